@@ -1,0 +1,3 @@
+module harmonyoracle
+
+go 1.19
