@@ -1,0 +1,53 @@
+"""Chat-model prompt formats rendered and parsed in pure Python, byte-identical to their templates.
+
+>>> import prompt_formats as pf
+>>> fmt = pf.get_format("chatml-multi-system")
+>>> fmt.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
+'<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n<think>\\n'
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    FormatError,
+    InjectionError,
+    InvalidInputError,
+    ParseError,
+    TemplateError,
+    UnknownOptionError,
+)
+from .format import ChatFormat
+from .messages import (
+    AssistantReply,
+    ImagePart,
+    Message,
+    TextPart,
+    ToolCall,
+    ToolDefinition,
+    VideoPart,
+)
+from .registry import available_formats, get_format
+from .tools import PreparedTools, prepare_tools
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AssistantReply",
+    "ChatFormat",
+    "FormatError",
+    "ImagePart",
+    "InjectionError",
+    "InvalidInputError",
+    "Message",
+    "ParseError",
+    "PreparedTools",
+    "TemplateError",
+    "TextPart",
+    "ToolCall",
+    "ToolDefinition",
+    "UnknownOptionError",
+    "VideoPart",
+    "available_formats",
+    "get_format",
+    "prepare_tools",
+]

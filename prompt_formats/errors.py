@@ -1,0 +1,80 @@
+"""The exception hierarchy: every error the package raises on bad input is a :class:`FormatError`.
+
+``FormatError`` subclasses :class:`ValueError`, so code that already guards ``apply_chat_template``
+with ``except ValueError`` keeps working. Each subclass answers one question about *why* rendering or
+parsing refused:
+
+- :class:`InvalidInputError`: the input is not of the documented shape (wrong type, missing field).
+  The message starts with a path to the offending value, e.g.
+  ``messages[3].tool_calls[0].function.name: expected a string, got int``.
+- :class:`TemplateError`: the reference template itself raises for this input; the message is the
+  template's own text, byte for byte (``No user query found in messages.``).
+- :class:`UnknownOptionError`: a keyword option the format does not define.
+- :class:`InjectionError`: the guard found a control token in untrusted text (policy ``reject``).
+- :class:`ParseError`: a reply parser was used wrongly (for example fed after ``close()``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FormatError",
+    "InjectionError",
+    "InvalidInputError",
+    "ParseError",
+    "TemplateError",
+    "UnknownOptionError",
+]
+
+
+class FormatError(ValueError):
+    """Base class of every error this package raises for bad input or misuse."""
+
+
+class InvalidInputError(FormatError):
+    """The input does not have the documented shape.
+
+    ``path`` names the offending value (``messages[2].content[0].text``); ``str(error)`` is
+    ``"<path>: <what was wrong>"``.
+    """
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[type[InvalidInputError], tuple[str, str]]:
+        return (type(self), (self.path, self.problem))
+
+
+class TemplateError(FormatError):
+    """The reference template raises for this input; ``str(error)`` is the template's message exactly."""
+
+
+class UnknownOptionError(FormatError):
+    """An option that the format does not define was passed."""
+
+
+class InjectionError(FormatError):
+    """Untrusted text contains a control token and the guard's policy is ``reject``.
+
+    ``path`` names the field (``messages[1].content``) and ``token`` the control token found.
+    """
+
+    def __init__(self, path: str, token: str) -> None:
+        super().__init__(f"{path}: contains the control token {token!r}")
+        self.path = path
+        self.token = token
+
+    def __reduce__(self) -> tuple[type[InjectionError], tuple[str, str]]:
+        return (type(self), (self.path, self.token))
+
+
+class ParseError(FormatError):
+    """A reply parser was used in a way its contract forbids (for example fed after ``close()``)."""
+
+
+def type_name(value: object) -> str:
+    """The short type name used in error messages (``None`` reads as ``null``, as in JSON)."""
+    if value is None:
+        return "null"
+    return type(value).__name__

@@ -1,0 +1,100 @@
+"""The interface every format implements: ``render``, ``render_batch``, ``parse``, ``stream_parser``.
+
+A format object is immutable configuration (for example a guard policy) plus code: it holds no
+per-call state, so one instance can be shared by threads and pickled to worker processes. Reply
+parsing that spans several calls lives in the separate per-stream object ``stream_parser`` returns.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Literal
+
+from .errors import FormatError, UnknownOptionError
+from .messages import AssistantReply
+from .tools import PreparedTools, prepare_tools
+
+__all__ = ["ChatFormat", "Conversation", "Tools"]
+
+#: A conversation: OpenAI-style message dicts or :class:`~prompt_formats.messages.Message` objects.
+Conversation = Sequence[Any]
+#: Tools: a list of OpenAI-style tool dicts, or a :class:`~prompt_formats.tools.PreparedTools`.
+Tools = Sequence[Mapping[str, Any]] | PreparedTools | None
+
+
+class ChatFormat(abc.ABC):
+    """A prompt format: renders conversations to prompt text and parses the model's replies.
+
+    Subclasses set ``name`` (the registry name) and ``options`` (every keyword option ``render``
+    accepts beyond ``tools`` and ``add_generation_prompt``, with a one-line description).
+    """
+
+    name: ClassVar[str]
+    options: ClassVar[Mapping[str, str]] = {}
+    parse_options: ClassVar[Mapping[str, str]] = {}
+
+    @abc.abstractmethod
+    def render(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool = False,
+        **options: Any,
+    ) -> str:
+        """Render one conversation to the exact prompt text of the format's reference template.
+
+        Raises a :class:`~prompt_formats.errors.FormatError` subclass, and returns nothing, when the
+        input is invalid or the reference template raises for it.
+        """
+
+    def render_batch(
+        self,
+        conversations: Iterable[Conversation],
+        tools: Tools = None,
+        add_generation_prompt: bool = False,
+        *,
+        errors: Literal["raise", "collect"] = "raise",
+        **options: Any,
+    ) -> list[str | FormatError]:
+        """Render many conversations with the same tools and options; the result keeps their order.
+
+        ``tools`` are prepared once for the whole batch. With ``errors="raise"`` the first failing
+        conversation raises; with ``errors="collect"`` its place in the result holds the
+        :class:`FormatError` instead and the others are still rendered.
+        """
+        self.check_options(options)
+        if errors not in ("raise", "collect"):
+            raise FormatError(f"errors must be 'raise' or 'collect', got {errors!r}")
+        shared_tools = prepare_tools(tools) if tools else tools
+        out: list[str | FormatError] = []
+        for messages in conversations:
+            try:
+                out.append(self.render(messages, shared_tools, add_generation_prompt, **options))
+            except FormatError as error:
+                if errors == "raise":
+                    raise
+                out.append(error)
+        return out
+
+    def parse(self, completion: str, tools: Tools = None, **context: Any) -> AssistantReply:
+        """Parse a whole completion into reasoning, content and tool calls."""
+        raise NotImplementedError(f"format {self.name!r} has no reply parser yet")
+
+    def stream_parser(self, tools: Tools = None, **context: Any) -> Any:
+        """A new per-stream parser: ``feed(delta)`` any number of times, then ``close()``."""
+        raise NotImplementedError(f"format {self.name!r} has no streaming parser yet")
+
+    def check_options(self, options: Mapping[str, Any], allowed: Mapping[str, str] | None = None) -> None:
+        """Raise :class:`UnknownOptionError` naming every option not in ``allowed`` (default ``self.options``)."""
+        allowed = self.options if allowed is None else allowed
+        unknown = [key for key in options if key not in allowed]
+        if unknown:
+            known = ", ".join(sorted(allowed)) or "none"
+            raise UnknownOptionError(
+                f"unknown option{'s' if len(unknown) > 1 else ''} for format {self.name!r}: "
+                f"{', '.join(sorted(unknown))} (known: {known})"
+            )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

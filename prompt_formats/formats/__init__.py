@@ -1,0 +1,1 @@
+"""One module per format; ``chatml`` holds the ChatML rules the two ChatML formats share."""

@@ -1,0 +1,322 @@
+"""The message model shared by every format: OpenAI-style chat dicts in, typed objects, dicts out.
+
+Formatters read plain dicts directly (converting every request into objects would cost more than
+rendering it), so these classes are the *documented shape* of a conversation and a convenient way to
+build one; ``Message.from_openai(d).to_openai()`` normalises a dict without changing what any format
+renders from it.
+
+What is accepted, as real clients send it:
+
+- ``content``: a string, ``None``, or a list of parts: ``{"type": "text", "text": ...}``, images
+  (``{"type": "image", ...}``, ``{"type": "image_url", "image_url": ...}``, any part with an
+  ``"image"`` key) and videos (``{"type": "video", ...}`` or a ``"video"`` key);
+- ``tool_calls``: ``{"id", "type": "function", "function": {"name", "arguments"}}`` or the flat
+  ``{"name", "arguments"}``; ``arguments`` as a mapping or as a JSON string (kept as given: templates
+  render the two differently);
+- reasoning under ``reasoning_content``, ``thinking`` or ``reasoning`` (the first that is not ``None``,
+  in that order, as transformers 5.22+ resolves them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import orjson
+
+from .errors import InvalidInputError, type_name
+
+__all__ = [
+    "REASONING_FIELDS",
+    "AssistantReply",
+    "ContentPart",
+    "ImagePart",
+    "Message",
+    "TextPart",
+    "ToolCall",
+    "ToolDefinition",
+    "VideoPart",
+    "message_dict",
+    "reasoning_of",
+]
+
+#: Names a message's reasoning may be given under, in the order of precedence transformers uses.
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+
+def reasoning_of(message: Mapping[str, Any]) -> Any:
+    """The message's reasoning: the first of ``REASONING_FIELDS`` whose value is not ``None``."""
+    for key in REASONING_FIELDS:
+        value = message.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+@attrs.frozen
+class TextPart:
+    """A text part of a message's content."""
+
+    text: str
+
+    def to_openai(self) -> dict[str, Any]:
+        """The part as an OpenAI content-part dict."""
+        return {"type": "text", "text": self.text}
+
+
+@attrs.frozen
+class ImagePart:
+    """An image part. ``source`` is the part dict as the client sent it; formats only mark its place."""
+
+    source: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "image"})
+
+    def to_openai(self) -> dict[str, Any]:
+        """The part dict as it was given."""
+        return dict(self.source)
+
+
+@attrs.frozen
+class VideoPart:
+    """A video part. ``source`` is the part dict as the client sent it; formats only mark its place."""
+
+    source: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "video"})
+
+    def to_openai(self) -> dict[str, Any]:
+        """The part dict as it was given."""
+        return dict(self.source)
+
+
+ContentPart = TextPart | ImagePart | VideoPart
+
+
+def _part_from_openai(part: Any, path: str) -> ContentPart:
+    if not isinstance(part, Mapping):
+        raise InvalidInputError(path, f"expected a content part object, got {type_name(part)}")
+    # The same dispatch order as the Qwen template: image keys first, then video, then text.
+    if "image" in part or "image_url" in part or part.get("type") == "image":
+        return ImagePart(dict(part))
+    if "video" in part or part.get("type") == "video":
+        return VideoPart(dict(part))
+    if "text" in part:
+        text = part["text"]
+        if not isinstance(text, str):
+            raise InvalidInputError(path + ".text", f"expected a string, got {type_name(text)}")
+        return TextPart(text)
+    raise InvalidInputError(path, f"unknown content part type {part.get('type')!r}")
+
+
+@attrs.frozen
+class ToolCall:
+    """A call of a tool by the assistant.
+
+    ``arguments`` is a mapping, a string (as given by a client that sends JSON text), or ``None``.
+    Parsers always produce a mapping unless the model wrote arguments that are not valid JSON.
+    """
+
+    name: str
+    arguments: Mapping[str, Any] | str | None = None
+    id: str | None = None
+
+    @classmethod
+    def from_openai(cls, data: Any, path: str = "tool_call") -> ToolCall:
+        """Read a tool call with or without the ``"function"`` wrapper; raise ``InvalidInputError`` if malformed."""
+        if not isinstance(data, Mapping):
+            raise InvalidInputError(path, f"expected an object, got {type_name(data)}")
+        call_id = data.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise InvalidInputError(path + ".id", f"expected a string, got {type_name(call_id)}")
+        body = data
+        if "function" in data:
+            body = data["function"]
+            path += ".function"
+            if not isinstance(body, Mapping):
+                raise InvalidInputError(path, f"expected an object, got {type_name(body)}")
+        name = body.get("name")
+        if not isinstance(name, str):
+            raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
+        arguments = body.get("arguments")
+        if arguments is not None and not isinstance(arguments, (str, Mapping)):
+            raise InvalidInputError(
+                path + ".arguments", f"expected an object or a JSON string, got {type_name(arguments)}"
+            )
+        return cls(name=name, arguments=arguments, id=call_id)
+
+    def arguments_json(self) -> str:
+        """The arguments as a JSON string, as the OpenAI API carries them (``"{}"`` when there are none)."""
+        if self.arguments is None:
+            return "{}"
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return orjson.dumps(self.arguments).decode()
+
+    def to_openai(self) -> dict[str, Any]:
+        """The call in the wrapped OpenAI shape; ``arguments`` is kept as given (mapping or string)."""
+        function: dict[str, Any] = {"name": self.name}
+        if self.arguments is not None:
+            function["arguments"] = self.arguments
+        out: dict[str, Any] = {"type": "function", "function": function}
+        if self.id is not None:
+            out = {"id": self.id, **out}
+        return out
+
+
+def _optional_str(data: Mapping[str, Any], key: str, path: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(f"{path}.{key}", f"expected a string, got {type_name(value)}")
+    return value
+
+
+@attrs.frozen
+class Message:
+    """One chat message. ``content`` is a string, a tuple of parts, or ``None``."""
+
+    role: str
+    content: str | tuple[ContentPart, ...] | None = None
+    reasoning: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def from_openai(cls, data: Any, index: int = 0) -> Message:
+        """Read an OpenAI-style message dict, validating every field.
+
+        Raises ``InvalidInputError`` whose path starts with ``messages[index]``.
+        """
+        path = f"messages[{index}]"
+        if isinstance(data, Message):
+            return data
+        if not isinstance(data, Mapping):
+            raise InvalidInputError(path, f"expected a message object, got {type_name(data)}")
+        role = data.get("role")
+        if not isinstance(role, str):
+            raise InvalidInputError(path + ".role", f"expected a string, got {type_name(role)}")
+        raw_content = data.get("content")
+        content: str | tuple[ContentPart, ...] | None
+        if raw_content is None or isinstance(raw_content, str):
+            content = raw_content
+        elif isinstance(raw_content, Sequence) and not isinstance(raw_content, (bytes, bytearray)):
+            content = tuple(
+                _part_from_openai(part, f"{path}.content[{i}]") for i, part in enumerate(raw_content)
+            )
+        else:
+            raise InvalidInputError(
+                path + ".content", f"expected a string, a list of parts or null, got {type_name(raw_content)}"
+            )
+        reasoning = reasoning_of(data)
+        if reasoning is not None and not isinstance(reasoning, str):
+            field = next(k for k in REASONING_FIELDS if data.get(k) is not None)
+            raise InvalidInputError(f"{path}.{field}", f"expected a string, got {type_name(reasoning)}")
+        raw_calls = data.get("tool_calls")
+        calls: tuple[ToolCall, ...] = ()
+        if raw_calls is not None:
+            if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes)):
+                raise InvalidInputError(path + ".tool_calls", f"expected a list, got {type_name(raw_calls)}")
+            calls = tuple(
+                ToolCall.from_openai(call, f"{path}.tool_calls[{i}]") for i, call in enumerate(raw_calls)
+            )
+        return cls(
+            role=role,
+            content=content,
+            reasoning=reasoning,
+            tool_calls=calls,
+            tool_call_id=_optional_str(data, "tool_call_id", path),
+            name=_optional_str(data, "name", path),
+        )
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as an OpenAI-style dict (reasoning under ``reasoning_content``; absent fields left out)."""
+        out: dict[str, Any] = {"role": self.role}
+        content = self.content
+        out["content"] = content if content is None or isinstance(content, str) else [
+            part.to_openai() for part in content
+        ]
+        if self.reasoning is not None:
+            out["reasoning_content"] = self.reasoning
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+
+def message_dict(message: Any, index: int) -> Mapping[str, Any]:
+    """What formatters render from: a mapping as it is, a :class:`Message` as its OpenAI dict.
+
+    Raises ``InvalidInputError`` for anything else.
+    """
+    if isinstance(message, Mapping):
+        return message
+    if isinstance(message, Message):
+        return message.to_openai()
+    raise InvalidInputError(f"messages[{index}]", f"expected a message object, got {type_name(message)}")
+
+
+@attrs.frozen
+class ToolDefinition:
+    """A tool offered to the model. ``raw`` is the tool dict exactly as given; formats render it."""
+
+    name: str
+    description: str | None
+    parameters: Mapping[str, Any] | None
+    raw: Mapping[str, Any]
+
+    @classmethod
+    def from_openai(cls, data: Any, index: int = 0) -> ToolDefinition:
+        """Read ``{"type": "function", "function": {...}}`` or a bare function dict; validate name and schema."""
+        path = f"tools[{index}]"
+        if not isinstance(data, Mapping):
+            raise InvalidInputError(path, f"expected a tool object, got {type_name(data)}")
+        body = data
+        if "function" in data:
+            body = data["function"]
+            path += ".function"
+            if not isinstance(body, Mapping):
+                raise InvalidInputError(path, f"expected an object, got {type_name(body)}")
+        name = body.get("name")
+        if not isinstance(name, str):
+            raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
+        description = _optional_str(body, "description", path)
+        parameters = body.get("parameters")
+        if parameters is not None and not isinstance(parameters, Mapping):
+            raise InvalidInputError(path + ".parameters", f"expected an object, got {type_name(parameters)}")
+        return cls(name=name, description=description, parameters=parameters, raw=data)
+
+    def to_openai(self) -> dict[str, Any]:
+        """The tool dict as it was given."""
+        return dict(self.raw)
+
+
+@attrs.frozen
+class AssistantReply:
+    """What a reply parser makes of a completion.
+
+    ``content`` and ``reasoning`` are ``None`` when the model wrote none; ``tool_calls`` carry typed
+    arguments. ``malformed`` lists, in order, a note for every piece of the completion that looked
+    like structure but was not well formed (it is kept in ``content``, never dropped).
+    """
+
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    malformed: tuple[str, ...] = ()
+
+    def to_openai(self) -> dict[str, Any]:
+        """The reply as an OpenAI assistant message; tool-call arguments as JSON strings."""
+        out: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning is not None:
+            out["reasoning_content"] = self.reasoning
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments_json()},
+                }
+                for call in self.tool_calls
+            ]
+        return out

@@ -1,0 +1,56 @@
+"""The registry of formats by name. Modules are imported on first use, so importing the package stays cheap."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Any
+
+from .errors import FormatError
+from .format import ChatFormat
+
+__all__ = ["available_formats", "format_class", "get_format"]
+
+# name -> "module:Class"; a format module is imported only when its name is first asked for.
+_FORMATS: dict[str, str] = {
+    "chatml-multi-system": "prompt_formats.formats.chatml_multi_system:ChatMLMultiSystemFormat",
+    "chatml-safety": "prompt_formats.formats.chatml_safety:ChatMLSafetyFormat",
+    "harmony": "prompt_formats.formats.harmony:HarmonyFormat",
+}
+_DEFAULT_INSTANCES: dict[str, ChatFormat] = {}
+_LOCK = threading.Lock()
+
+
+def available_formats() -> list[str]:
+    """The registered format names, sorted."""
+    return sorted(_FORMATS)
+
+
+def format_class(name: str) -> type[ChatFormat]:
+    """The class registered under ``name``; raises :class:`FormatError` for an unknown name."""
+    try:
+        target = _FORMATS[name]
+    except KeyError:
+        raise FormatError(
+            f"unknown format {name!r} (available: {', '.join(available_formats())})"
+        ) from None
+    module_name, _, class_name = target.partition(":")
+    cls: type[ChatFormat] = getattr(importlib.import_module(module_name), class_name)
+    return cls
+
+
+def get_format(name: str, **config: Any) -> ChatFormat:
+    """The format registered under ``name``.
+
+    Without ``config`` the same shared instance is returned every time (formats are stateless);
+    with ``config`` (for example ``policy="reject"``) a new instance configured with it.
+    """
+    if config:
+        return format_class(name)(**config)
+    instance = _DEFAULT_INSTANCES.get(name)
+    if instance is None:
+        with _LOCK:
+            instance = _DEFAULT_INSTANCES.get(name)
+            if instance is None:
+                instance = _DEFAULT_INSTANCES[name] = format_class(name)()
+    return instance
