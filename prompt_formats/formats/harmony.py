@@ -1,0 +1,452 @@
+"""Harmony, OpenAI's gpt-oss prompt format, exactly as Ollama renders it with its Go template.
+
+The reference is ``tests/fixtures/harmony_gpt_oss.gotmpl`` executed by Go's ``text/template`` with the
+data Ollama feeds it. :meth:`HarmonyFormat.render` produces the same bytes, in one pass over the
+messages, with every quirk of that template and of Ollama's preprocessing kept:
+
+- Ollama *collates* the messages first: ``.System`` is the content of every system message joined
+  with a blank line (``"\\n\\n"``), and a message of the same role as the one before it (``tool``
+  excepted) is merged into that one: contents joined with ``"\\n\\n"``, its other fields (reasoning,
+  tool name) dropped. System messages stay in the list (so they separate runs) but render nothing
+  there; the system header is always rendered, with an empty system text if there is none;
+- the header says ``Reasoning: <level>`` unless thinking was explicitly disabled, and has the
+  ``# Tools / ## python`` block only when a tool named ``python`` is offered (no other tool renders);
+- a user message renders as ``<|start|>user<|message|>…<|end|>``; an assistant message renders its
+  reasoning (``analysis`` channel) only if it comes after the last user message, then its content
+  (``final`` channel) if non-empty; a tool result renders only when the tool is named ``python``;
+  other roles render nothing (they still take part in collation);
+- prefill: when the last message is an assistant message with content, ``<|end|>`` is left off
+  *every* final-channel message; when it has reasoning but no content, ``<|end|>`` is left off every
+  analysis message. Otherwise the prompt ends with the generation header ``<|start|>assistant``.
+
+Input normalisation (OpenAI-style dicts or :class:`~prompt_formats.messages.Message` objects):
+``developer`` is read as ``system``; reasoning is the first non-``None`` of ``reasoning_content``,
+``thinking``, ``reasoning``; a tool result's name is ``tool_name``, else ``name``; content is a string,
+``None`` (empty) or a list of text parts joined with ``"\\n\\n"``. Image and video parts raise
+:class:`UnsupportedContentError`. Fields the template never reads (``tool_calls``, ids) are ignored.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from ..errors import FormatError, InvalidInputError, type_name
+from ..format import ChatFormat, Conversation, Tools
+from ..messages import ImagePart, Message, TextPart, VideoPart
+from ..tools import PreparedTools
+
+__all__ = ["HarmonyFormat", "UnsupportedContentError", "render_harmony"]
+
+
+class UnsupportedContentError(InvalidInputError):
+    """A content part the format cannot render (the Harmony template is text-only: images, videos).
+
+    ``path`` names the part, e.g. ``messages[2].content[1]``.
+    """
+
+
+# ---------------------------------------------------------------------------------------------------
+# Fixed text of the template.
+
+_SYSTEM_START = "<|start|>system<|message|>"
+_DATE = "\nCurrent date: "
+_PYTHON_TOOL = (
+    "\n# Tools\n## python\n"
+    "Use this tool to execute Python code in your chain of thought. The code will not be shown to the "
+    "user. This tool should be used for internal reasoning, but not for code that is intended to be "
+    "visible to the user (e.g. plots/tables/files).\n"
+    "When you send a message containing Python code to python, it will be executed in a stateful "
+    "Jupyter notebook environment and respond with its output. Internet access may be unavailable."
+)
+_SYSTEM_END = (
+    "\n# Valid channels: analysis, commentary, final. Channel must be included for every message.\n<|end|>"
+)
+_USER = "<|start|>user<|message|>"
+_ANALYSIS = "<|start|>assistant<|channel|>analysis<|message|>"
+_FINAL = "<|start|>assistant<|channel|>final<|message|>"
+_PYTHON_RESULT = "<|start|>python to=assistant<|message|>"
+_END = "<|end|>"
+_GENERATION = "<|start|>assistant"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Options.
+
+_OPTIONS = {
+    "current_date": "datetime.date or 'YYYY-MM-DD' string for 'Current date:' (default: today, local time)",
+    "think": "Ollama's think value: None (unset), True, False, 'low', 'medium', 'high' or 'max'",
+    "reasoning_effort": "OpenAI's reasoning effort: 'none', 'minimal', 'low', 'medium', 'high' or 'xhigh'",
+}
+
+ThinkValue = bool | Literal["low", "medium", "high", "max"] | None
+
+
+def _ollama_think(value: ThinkValue) -> tuple[bool, str, bool]:
+    """``(Think, ThinkLevel, IsThinkSet)`` as Ollama derives them from a think value for gpt-oss."""
+    if value is None:
+        return False, "", False
+    if value is True:
+        return True, "medium", True
+    if value is False:
+        return False, "", True
+    return True, "high" if value == "max" else value, True
+
+
+def _reasoning_line(think: bool, level: str, is_set: bool) -> str:
+    """The template's reasoning-level branch, transcribed."""
+    if is_set and think and level != "":
+        return "\nReasoning: " + level
+    if not is_set or (is_set and think):
+        return "\nReasoning: medium"
+    return ""
+
+
+_THINK_VALUES: tuple[ThinkValue, ...] = (None, True, False, "low", "medium", "high", "max")
+#: think value -> the header's reasoning line. Keys are checked by type first (True == 1 in a dict).
+_REASONING_LINE: dict[ThinkValue, str] = {v: _reasoning_line(*_ollama_think(v)) for v in _THINK_VALUES}
+#: OpenAI reasoning_effort -> the equivalent Ollama think value.
+_EFFORT_TO_THINK: dict[str, ThinkValue] = {
+    "none": False,
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+}
+
+
+def _reasoning_line_for(think: Any, effort: Any) -> str:
+    if effort is not None:
+        if think is not None:
+            raise FormatError("harmony: pass either think or reasoning_effort, not both")
+        if not isinstance(effort, str) or effort not in _EFFORT_TO_THINK:
+            raise InvalidInputError(
+                "reasoning_effort",
+                "expected null or one of 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', "
+                f"got {_shown(effort)}",
+            )
+        return _REASONING_LINE[_EFFORT_TO_THINK[effort]]
+    if think is None or type(think) is bool or (isinstance(think, str) and think in _REASONING_LINE):
+        return _REASONING_LINE[think]
+    raise InvalidInputError(
+        "think", f"expected null, a bool or one of 'low', 'medium', 'high', 'max', got {_shown(think)}"
+    )
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else type_name(value)
+
+
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+@functools.lru_cache(maxsize=256)
+def _date_from_string(value: str) -> str:
+    if _DATE_RE.fullmatch(value):
+        try:
+            datetime.date.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            return value
+    raise InvalidInputError("current_date", f"expected a 'YYYY-MM-DD' date, got {value!r}")
+
+
+def _date_text(value: Any) -> str:
+    """The ``currentDate`` text: Go's ``Format("2006-01-02")`` of the given or today's local date."""
+    if value is None:
+        value = datetime.date.today()
+    elif isinstance(value, str):
+        return _date_from_string(value)
+    if isinstance(value, datetime.date):  # a datetime is a date too: its calendar date is used
+        return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+    raise InvalidInputError(
+        "current_date", f"expected a datetime.date or a 'YYYY-MM-DD' string, got {type_name(value)}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tools: only whether one is named "python" matters.
+
+
+def _tool_name(tool: Any, index: int) -> Any:
+    if not isinstance(tool, Mapping):
+        raise InvalidInputError(f"tools[{index}]", f"expected a tool object, got {type_name(tool)}")
+    path = f"tools[{index}]"
+    if "function" in tool:
+        tool = tool["function"]
+        path += ".function"
+        if not isinstance(tool, Mapping):
+            raise InvalidInputError(path, f"expected an object, got {type_name(tool)}")
+    name = tool.get("name")
+    if not isinstance(name, str):
+        raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
+    return name
+
+
+def _offers_python(tools: Iterable[Any]) -> bool:
+    found = False
+    for i, tool in enumerate(tools):
+        if _tool_name(tool, i) == "python":
+            found = True
+    return found
+
+
+def _tools_text(tools: Tools) -> str:
+    """The header's tools text: the python block if a tool named ``python`` is offered, else ``""``.
+
+    Every tool's name is checked (``tools[i].function.name: expected a string``); a
+    :class:`PreparedTools` is checked once and the answer cached on it.
+    """
+    if not tools:
+        return ""
+    if isinstance(tools, PreparedTools):
+        offers = tools.cached("harmony.offers_python", _offers_python)
+    elif isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
+    else:
+        offers = _offers_python(tools)
+    return _PYTHON_TOOL if offers else ""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Messages.
+
+
+def _parts_text(parts: Iterable[Any], index: int) -> str:
+    texts = []
+    for j, part in enumerate(parts):
+        if isinstance(part, Mapping):
+            if "image" in part or "image_url" in part or part.get("type") == "image":
+                kind = "image"
+            elif "video" in part or part.get("type") == "video":
+                kind = "video"
+            elif "text" in part:
+                text = part["text"]
+                if not isinstance(text, str):
+                    raise InvalidInputError(
+                        f"messages[{index}].content[{j}].text", f"expected a string, got {type_name(text)}"
+                    )
+                texts.append(text)
+                continue
+            else:
+                raise InvalidInputError(
+                    f"messages[{index}].content[{j}]", f"unknown content part type {part.get('type')!r}"
+                )
+        elif isinstance(part, TextPart):
+            texts.append(part.text)
+            continue
+        elif isinstance(part, ImagePart):
+            kind = "image"
+        elif isinstance(part, VideoPart):
+            kind = "video"
+        else:
+            raise InvalidInputError(
+                f"messages[{index}].content[{j}]", f"expected a content part object, got {type_name(part)}"
+            )
+        raise UnsupportedContentError(
+            f"messages[{index}].content[{j}]", f"{kind} parts are not supported by the harmony format (text only)"
+        )
+    return "\n\n".join(texts)
+
+
+def _content_text(content: Any, index: int) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, (list, tuple)):
+        return _parts_text(content, index)
+    raise InvalidInputError(
+        f"messages[{index}].content", f"expected a string, a list of parts or null, got {type_name(content)}"
+    )
+
+
+def _optional_text(value: Any, index: int, key: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(value)}")
+
+
+def _fields(message: Any, index: int) -> tuple[str, str, str, str]:
+    """``(role, content, thinking, tool_name)`` of one message, validated; ``developer`` -> ``system``."""
+    if isinstance(message, Mapping):
+        role = message.get("role")
+        if not isinstance(role, str):
+            raise InvalidInputError(f"messages[{index}].role", f"expected a string, got {type_name(role)}")
+        content = message.get("content")
+        if not isinstance(content, str):
+            content = _content_text(content, index)
+        key = "reasoning_content"
+        thinking = message.get(key)
+        if thinking is None:
+            key = "thinking"
+            thinking = message.get(key)
+            if thinking is None:
+                key = "reasoning"
+                thinking = message.get(key)
+        if not isinstance(thinking, str):
+            thinking = _optional_text(thinking, index, key)
+        key = "tool_name"
+        name = message.get(key)
+        if name is None:
+            key = "name"
+            name = message.get(key)
+        if not isinstance(name, str):
+            name = _optional_text(name, index, key)
+    elif isinstance(message, Message):
+        role = message.role
+        content = message.content
+        if not isinstance(content, str):
+            content = _content_text(content, index)
+        thinking = _optional_text(message.reasoning, index, "reasoning")
+        name = _optional_text(message.name, index, "name")
+    else:
+        raise InvalidInputError(f"messages[{index}]", f"expected a message object, got {type_name(message)}")
+    if role == "developer":
+        role = "system"
+    return role, content, thinking, name
+
+
+def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_line: str) -> str:
+    """Render ``messages`` as Ollama's Harmony template does, given the header's date and reasoning line.
+
+    ``date`` is the ``Current date:`` text and ``reasoning_line`` the header's ``"\\nReasoning: …"``
+    line (or ``""``); everything else follows the module docstring. Raises
+    :class:`~prompt_formats.errors.InvalidInputError` (or its subclass
+    :class:`UnsupportedContentError`) naming the offending field for malformed input.
+    """
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
+    tools_text = _tools_text(tools)
+
+    # Ollama's collate: one entry per run of same-role messages (each tool message its own entry).
+    system: list[str] = []
+    roles: list[str] = []
+    contents: list[str] = []
+    thinkings: list[str] = []
+    names: list[str] = []
+    last_user = -1
+    previous = None
+    for index, message in enumerate(messages):
+        role, content, thinking, name = _fields(message, index)
+        if role == "system":
+            system.append(content)
+        if role == previous and role != "tool":
+            contents[-1] += "\n\n" + content
+            continue
+        if role == "user":
+            last_user = len(roles)
+        roles.append(role)
+        contents.append(content)
+        thinkings.append(thinking)
+        names.append(name)
+        previous = role
+
+    prefill_content = prefill_thinking = False
+    if roles and roles[-1] == "assistant":
+        if contents[-1]:
+            prefill_content = True
+        elif thinkings[-1]:
+            prefill_thinking = True
+    final_end = "" if prefill_content else _END
+    analysis_end = "" if prefill_thinking else _END
+
+    out = [_SYSTEM_START, "\n\n".join(system), _DATE, date, reasoning_line, tools_text, _SYSTEM_END]
+    append = out.append
+    for index, role in enumerate(roles):
+        if role == "user":
+            append(_USER)
+            append(contents[index])
+            append(_END)
+        elif role == "assistant":
+            thinking = thinkings[index]
+            if thinking and index > last_user:
+                append(_ANALYSIS)
+                append(thinking)
+                append(analysis_end)
+            content = contents[index]
+            if content:
+                append(_FINAL)
+                append(content)
+                append(final_end)
+        elif role == "tool" and names[index] == "python":
+            append(_PYTHON_RESULT)
+            append(contents[index])
+            append(_END)
+    if not (prefill_content or prefill_thinking):
+        append(_GENERATION)
+    return "".join(out)
+
+
+def _check_generation_prompt(add_generation_prompt: Any) -> None:
+    if add_generation_prompt is None or add_generation_prompt is True:
+        return
+    if add_generation_prompt is False:
+        raise FormatError(
+            "harmony: add_generation_prompt=False is not supported: the template always ends with "
+            "'<|start|>assistant' (except after an assistant prefill); pass True or leave it out"
+        )
+    raise InvalidInputError("add_generation_prompt", f"expected a bool or null, got {type_name(add_generation_prompt)}")
+
+
+class HarmonyFormat(ChatFormat):
+    """gpt-oss Harmony, byte-identical to Ollama's Go template (see the module docstring).
+
+    Options: ``current_date`` (``datetime.date`` or ``"YYYY-MM-DD"``; default today's local date),
+    ``think`` (Ollama's think value) or ``reasoning_effort`` (OpenAI's; not both).
+
+    ``add_generation_prompt``: the template has no such switch; it always ends with the generation
+    header ``<|start|>assistant`` unless the last message is an assistant prefill, in which case the
+    prompt ends inside that message so the model continues it. ``None`` (the default) and ``True``
+    render that; ``False`` raises :class:`~prompt_formats.errors.FormatError` rather than render
+    something the template never produces.
+    """
+
+    name = "harmony"
+    options = _OPTIONS
+
+    def render(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool | None = None,
+        **options: Any,
+    ) -> str:
+        """Render one conversation to exactly the bytes Ollama's Harmony template produces.
+
+        Raises a :class:`~prompt_formats.errors.FormatError` subclass for invalid input or options:
+        :class:`~prompt_formats.errors.InvalidInputError` naming the field
+        (``messages[3].content: expected a string, a list of parts or null, got int``),
+        :class:`UnsupportedContentError` for image or video parts,
+        :class:`~prompt_formats.errors.UnknownOptionError` for an option not in :attr:`options`.
+        """
+        _check_generation_prompt(add_generation_prompt)
+        if options:
+            self.check_options(options)
+            date = _date_text(options.get("current_date"))
+            reasoning_line = _reasoning_line_for(options.get("think"), options.get("reasoning_effort"))
+        else:
+            date = _date_text(None)
+            reasoning_line = _REASONING_LINE[None]
+        return render_harmony(messages, tools, date, reasoning_line)
+
+    def render_batch(
+        self,
+        conversations: Iterable[Conversation],
+        tools: Tools = None,
+        add_generation_prompt: bool | None = None,
+        *,
+        errors: Literal["raise", "collect"] = "raise",
+        **options: Any,
+    ) -> list[str | FormatError]:
+        """Render many conversations with the same tools and options, as :meth:`ChatFormat.render_batch`.
+
+        ``add_generation_prompt`` is read as in :meth:`render`.
+        """
+        _check_generation_prompt(add_generation_prompt)
+        return super().render_batch(conversations, tools, True, errors=errors, **options)

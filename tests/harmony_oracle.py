@@ -1,0 +1,127 @@
+"""Driver for the Go reference renderer of the Harmony template (``tests/oracle/harmony``).
+
+The Go program executes ``tests/fixtures/harmony_gpt_oss.gotmpl`` with ``text/template`` the way
+Ollama does (collation, think mapping, ``currentDate``); see the comment at the top of its
+``main.go`` for the case format. This module builds it once and talks to it:
+
+- :meth:`HarmonyOracle.render` sends one case to a long-lived process and reads one answer (fast
+  enough for hypothesis, which needs answers one example at a time);
+- :meth:`HarmonyOracle.render_many` and :meth:`HarmonyOracle.bench` run one process per batch.
+
+Go is required: :func:`build_oracle` raises :class:`OracleUnavailable` when it is missing, so the
+tests that depend on it fail rather than skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+ORACLE_DIR = ROOT / "tests" / "oracle" / "harmony"
+TEMPLATE = ROOT / "tests" / "fixtures" / "harmony_gpt_oss.gotmpl"
+
+
+class OracleUnavailable(RuntimeError):
+    """The Go toolchain is missing or the oracle does not build."""
+
+
+def build_oracle(dest_dir: Path) -> Path:
+    """Compile the oracle into ``dest_dir`` and return the binary's path.
+
+    Uses only the standard library (no module download: ``GOPROXY=off``). Raises
+    :class:`OracleUnavailable` if ``go`` is not on ``PATH`` or the build fails.
+    """
+    go = shutil.which("go")
+    if go is None:
+        raise OracleUnavailable(
+            "the Go toolchain (`go`) is required for the Harmony oracle tests; "
+            "install it (Debian: apt-get install golang-go)"
+        )
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    binary = dest_dir / "harmonyoracle"
+    env = dict(os.environ)
+    env.update({"GO111MODULE": "on", "GOPROXY": "off", "GOTOOLCHAIN": "local", "GOFLAGS": "-buildvcs=false"})
+    if "GOCACHE" not in env and not env.get("HOME"):
+        env["GOCACHE"] = str(dest_dir / "gocache")
+    proc = subprocess.run(
+        [go, "build", "-o", str(binary), "."],
+        cwd=ORACLE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise OracleUnavailable(f"go build of the Harmony oracle failed:\n{proc.stdout}{proc.stderr}")
+    return binary
+
+
+def _line(case: dict[str, Any]) -> bytes:
+    return json.dumps(case, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+class HarmonyOracle:
+    """A built oracle binary, with a lazily started long-lived process for one-at-a-time use."""
+
+    def __init__(self, binary: Path, template: Path = TEMPLATE) -> None:
+        self.binary = binary
+        self.template = template
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def _args(self, bench: int = 0) -> list[str]:
+        args = [str(self.binary), "-template", str(self.template)]
+        if bench:
+            args += ["-bench", str(bench)]
+        return args
+
+    def render(self, case: dict[str, Any]) -> dict[str, Any]:
+        """Render one case; return ``{"output": str}`` or ``{"error": str}``."""
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
+            proc = self._proc = subprocess.Popen(self._args(), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_line(case))
+        proc.stdin.flush()
+        answer = proc.stdout.readline()
+        if not answer:
+            raise OracleUnavailable(f"the Harmony oracle exited (code {proc.wait()})")
+        result: dict[str, Any] = json.loads(answer)
+        return result
+
+    def _batch(self, cases: Iterable[dict[str, Any]], bench: int = 0) -> list[dict[str, Any]]:
+        cases = list(cases)
+        data = b"".join(_line(case) for case in cases)
+        proc = subprocess.run(self._args(bench), input=data, capture_output=True, check=False)
+        if proc.returncode != 0:
+            raise OracleUnavailable(f"the Harmony oracle failed: {proc.stderr.decode(errors='replace')}")
+        results = [json.loads(line) for line in proc.stdout.splitlines()]
+        if len(results) != len(cases):
+            raise OracleUnavailable(f"the Harmony oracle answered {len(results)} of {len(cases)} cases")
+        return results
+
+    def render_many(self, cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Render many cases through one process; one result per case, in order."""
+        return self._batch(cases)
+
+    def bench(self, cases: Sequence[dict[str, Any]], renders: int) -> list[dict[str, Any]]:
+        """Time each case ``renders`` times inside Go; ``{"ns_per_render": float, ...}`` per case."""
+        return self._batch(cases, bench=renders)
+
+    def close(self) -> None:
+        """Stop the long-lived process, if one was started."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()

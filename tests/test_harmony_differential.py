@@ -1,0 +1,323 @@
+"""Harmony against its Go template executed as Ollama executes it, on generated conversations.
+
+Every case is rendered by our formatter and by the Go oracle (``tests/oracle/harmony``: Go's
+``text/template`` with Ollama's collation and think mapping); the bytes must be identical. Expected
+values come only from the oracle. Go is required: without it the oracle fixture fails, it does not
+skip.
+
+The test turns each OpenAI-style input into the oracle's Ollama-style case with :func:`to_case`,
+which is the input contract of the format written out plainly: ``developer`` is ``system``;
+reasoning is the first non-``None`` of ``reasoning_content``, ``thinking``, ``reasoning``; the tool
+name is ``tool_name``, else ``name``; text parts are joined with a blank line; ``reasoning_effort``
+maps to a think value.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from harmony_oracle import HarmonyOracle, build_oracle
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import differential_settings
+
+import prompt_formats as pf
+from prompt_formats.messages import Message, TextPart
+
+HARMONY = pf.get_format("harmony")
+
+
+@pytest.fixture(scope="session")
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
+    """The Go oracle, built once per session (fails, does not skip, when Go is missing)."""
+    instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_oracle")))
+    yield instance
+    instance.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# The input contract, written out plainly: OpenAI-style input -> the oracle's Ollama-style case.
+
+EFFORT_TO_THINK: dict[str, Any] = {
+    "none": False,
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+}
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n\n".join(part.text if isinstance(part, TextPart) else part["text"] for part in content)
+
+
+def to_oracle_message(message: Any) -> dict[str, str]:
+    """One message as the Ollama api.Message the oracle reads."""
+    if isinstance(message, Message):
+        role, content, thinking, name = message.role, message.content, message.reasoning, message.name
+    else:
+        role, content = message["role"], message.get("content")
+        thinking = next(
+            (message[k] for k in ("reasoning_content", "thinking", "reasoning") if message.get(k) is not None),
+            None,
+        )
+        name = message.get("tool_name")
+        if name is None:
+            name = message.get("name")
+    return {
+        "role": "system" if role == "developer" else role,
+        "content": _text(content),
+        "thinking": thinking or "",
+        "tool_name": name or "",
+    }
+
+
+def _tool_name(tool: dict[str, Any]) -> str:
+    return str(tool["function"]["name"] if "function" in tool else tool["name"])
+
+
+def to_case(messages: list[Any], tools: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The oracle case for rendering ``messages`` with ``tools`` and ``options``."""
+    case: dict[str, Any] = {"messages": [to_oracle_message(m) for m in messages]}
+    if tools:
+        case["tools"] = [_tool_name(tool) for tool in tools]
+    if options.get("reasoning_effort") is not None:
+        case["think"] = EFFORT_TO_THINK[options["reasoning_effort"]]
+    elif "think" in options:
+        case["think"] = options["think"]
+    date = options.get("current_date")
+    if date is not None:
+        case["date"] = date if isinstance(date, str) else datetime.date(date.year, date.month, date.day).isoformat()
+    return case
+
+
+def check(oracle: HarmonyOracle, messages: list[Any], tools: Any, options: dict[str, Any], prepared: bool) -> None:
+    expected = oracle.render(to_case(messages, tools, options))
+    assert "output" in expected, expected
+    our_tools = pf.prepare_tools(tools) if prepared and tools else tools
+    got = HARMONY.render(messages, our_tools, **options)
+    assert got == expected["output"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Strategies.
+
+FRAGMENTS = [
+    "", " ", "\n", "\n\n", "\t", "python", "assistant", "user", "<|end|>", "<|start|>", "<|message|>",
+    "<|channel|>final", "<|return|>", "Reasoning: high", "{{ .System }}", "é", "日本語", "🙂", "\u2028",
+    "\x00", "\u200b", "\\", '"',
+]
+no_surrogates = st.characters(blacklist_categories=["Cs"])  # not representable in Ollama's JSON input
+text = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(no_surrogates, max_size=8)), max_size=4).map(
+    "".join
+)
+ROLES = ["user", "assistant", "system", "developer", "tool"]
+role = st.one_of(
+    st.sampled_from(ROLES), st.sampled_from(["user", "assistant", "assistant", "tool"]), st.just("critic")
+)
+tool_names = st.sampled_from(["python", "python", "browser", "get_weather", "Python", ""])
+
+text_parts = st.lists(
+    st.one_of(
+        st.builds(lambda t: {"type": "text", "text": t}, text),
+        st.builds(lambda t: {"text": t}, text),
+    ),
+    max_size=3,
+)
+content = st.one_of(text, text, st.none(), text_parts)
+reasoning = st.one_of(st.none(), text)
+
+
+@st.composite
+def message_dict(draw: st.DrawFn, role_strategy: st.SearchStrategy[str] = role) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": draw(role_strategy)}
+    if draw(st.booleans()) or message["role"] != "assistant":
+        message["content"] = draw(content)
+    # reasoning under any alias, sometimes several (with None in front: the first non-None wins)
+    for key in draw(st.lists(st.sampled_from(["reasoning_content", "thinking", "reasoning"]), unique=True, max_size=2)):
+        message[key] = draw(reasoning)
+    for key in draw(st.lists(st.sampled_from(["tool_name", "name"]), unique=True, max_size=2)):
+        message[key] = draw(st.one_of(st.none(), tool_names))
+    if message["role"] == "assistant" and draw(st.integers(0, 4)) == 0:
+        message["tool_calls"] = [{"type": "function", "function": {"name": "python", "arguments": "{}"}}]
+    return message
+
+
+@st.composite
+def message_object(draw: st.DrawFn) -> Message:
+    raw = draw(st.one_of(text, st.none(), st.lists(st.builds(TextPart, text), max_size=2)))
+    return Message(
+        role=draw(role),
+        content=tuple(raw) if isinstance(raw, list) else raw,
+        reasoning=draw(reasoning),
+        name=draw(st.one_of(st.none(), tool_names)),
+    )
+
+
+message = st.one_of(message_dict(), message_dict(), message_dict(), message_object())
+
+
+@st.composite
+def conversation(draw: st.DrawFn) -> list[Any]:
+    messages = draw(st.lists(message, max_size=8))
+    shape = draw(st.sampled_from(["plain", "plain", "prefill_content", "prefill_thinking", "run"]))
+    if shape == "prefill_content":
+        prefill = draw(text.map(lambda t: t or "x"))
+        messages.append({"role": "assistant", "content": prefill, "thinking": draw(reasoning)})
+    elif shape == "prefill_thinking":
+        messages.append({"role": "assistant", "content": draw(st.sampled_from(["", None])), "reasoning": draw(text)})
+    elif shape == "run":
+        same = draw(st.sampled_from(ROLES))
+        messages.extend(draw(st.lists(message_dict(st.just(same)), min_size=2, max_size=4)))
+    return messages
+
+
+tool_dict = st.builds(
+    lambda name, wrapped: {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+    if wrapped
+    else {"name": name, "description": "d"},
+    tool_names,
+    st.booleans(),
+)
+tools = st.one_of(st.none(), st.just([]), st.lists(tool_dict, min_size=1, max_size=4))
+
+THINK = [None, True, False, "low", "medium", "high", "max"]
+EFFORT = [None, "none", "minimal", "low", "medium", "high", "xhigh"]
+dates = st.one_of(
+    st.none(), st.dates(), st.dates().map(datetime.date.isoformat), st.datetimes(), st.just("2025-08-05")
+)
+
+
+@st.composite
+def options(draw: st.DrawFn) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    which = draw(st.sampled_from(["none", "think", "effort"]))
+    if which == "think":
+        out["think"] = draw(st.sampled_from(THINK))
+    elif which == "effort":
+        out["reasoning_effort"] = draw(st.sampled_from(EFFORT))
+    date = draw(dates)
+    if date is not None or draw(st.booleans()):
+        out["current_date"] = date
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tests.
+
+
+@differential_settings
+@given(conversation(), tools, options(), st.booleans())
+def test_harmony_matches_go_template(oracle, messages, tool_list, opts, prepared):
+    check(oracle, messages, tool_list, opts, prepared)
+
+
+def _random_case(rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None, dict[str, Any]]:
+    words = ["hi", "python", "print(1)", "", "日本", "<|end|>", "a\nb", "🙂", " "]
+    messages = []
+    for _ in range(rng.randrange(0, 10)):
+        m: dict[str, Any] = {"role": rng.choice([*ROLES, "assistant", "user"]), "content": rng.choice(words)}
+        if rng.random() < 0.4:
+            m[rng.choice(["thinking", "reasoning_content", "reasoning"])] = rng.choice(words)
+        if rng.random() < 0.5:
+            m[rng.choice(["tool_name", "name"])] = rng.choice(["python", "browser"])
+        messages.append(m)
+    tool_list = None
+    if rng.random() < 0.6:
+        tool_list = [
+            {"type": "function", "function": {"name": rng.choice(["python", "x"])}} for _ in range(rng.randrange(3))
+        ]
+    date = f"{rng.randrange(1, 9999):04d}-0{rng.randrange(1, 10)}-1{rng.randrange(10)}"
+    opts: dict[str, Any] = {"current_date": date}
+    if rng.random() < 0.5:
+        opts["think"] = rng.choice(THINK)
+    elif rng.random() < 0.5:
+        opts["reasoning_effort"] = rng.choice(EFFORT)
+    return messages, tool_list, opts
+
+
+def test_harmony_matches_go_template_bulk(oracle):
+    """Thousands of seeded random conversations, checked through one oracle process."""
+    rng = random.Random(4)
+    cases = [_random_case(rng) for _ in range(5000)]
+    expected = oracle.render_many([to_case(*case) for case in cases])
+    for (messages, tool_list, opts), want in zip(cases, expected, strict=True):
+        assert HARMONY.render(messages, tool_list, **opts) == want["output"], (messages, tool_list, opts)
+
+
+def _m(role: str, content: Any = "", **fields: Any) -> dict[str, Any]:
+    return {"role": role, "content": content, **fields}
+
+
+PYTHON = [{"type": "function", "function": {"name": "python"}}]
+QUIRKS = {
+    "empty conversation": ([], None, {}),
+    "empty system still renders its header": ([_m("system", ""), _m("user", "hi")], None, {}),
+    "all system messages joined, developer as system": (
+        [_m("system", "a"), _m("user", "u"), _m("developer", "b"), _m("system", "c"), _m("user", "v")],
+        None,
+        {},
+    ),
+    "consecutive user messages merge": ([_m("user", "a"), _m("user", "b"), _m("user", "c")], None, {}),
+    "merged assistant keeps the first message's thinking only": (
+        [_m("user", "q"), _m("assistant", "a", thinking="t1"), _m("assistant", "b", thinking="t2")],
+        None,
+        {},
+    ),
+    "prefill content drops <|end|> from every final message": (
+        [_m("user", "q"), _m("assistant", "one"), _m("user", "q2"), _m("assistant", "two")],
+        None,
+        {},
+    ),
+    "prefill thinking only": (
+        [_m("user", "q"), _m("assistant", "", thinking="t0"), _m("tool", "r", name="python"),
+         _m("assistant", None, reasoning="t1")],
+        PYTHON,
+        {},
+    ),
+    "thinking before the last user is dropped": (
+        [_m("user", "q"), _m("assistant", "a", thinking="old"), _m("user", "q2"), _m("assistant", "b", thinking="new"),
+         _m("user", "q3")],
+        None,
+        {},
+    ),
+    "only python tool results render": (
+        [_m("user", "q"), _m("tool", "1", name="python"), _m("tool", "2", tool_name="browser"), _m("tool", "3")],
+        [{"type": "function", "function": {"name": "browser"}}],
+        {},
+    ),
+    "tool messages do not merge": ([_m("tool", "1", name="python"), _m("tool", "2", name="python")], PYTHON, {}),
+    "think false drops the reasoning line": ([_m("user", "q")], None, {"think": False}),
+    "think max is high": ([_m("user", "q")], None, {"think": "max"}),
+    "reasoning_effort minimal is low": ([_m("user", "q")], None, {"reasoning_effort": "minimal"}),
+    "reasoning_effort none disables": ([_m("user", "q")], None, {"reasoning_effort": "none"}),
+    "unknown role renders nothing but splits runs": (
+        [_m("user", "a"), _m("critic", "x"), _m("user", "b")],
+        None,
+        {},
+    ),
+    "text parts joined": ([_m("user", [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])], None, {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUIRKS))
+def test_documented_quirks_match_go_template(oracle, name):
+    messages, tool_list, opts = QUIRKS[name]
+    check(oracle, messages, tool_list, {"current_date": "2025-08-05", **opts}, prepared=False)
+    check(oracle, messages, tool_list, {"current_date": datetime.date(2025, 8, 5), **opts}, prepared=True)
+
+
+def test_default_date_is_today(oracle):
+    """Without ``current_date`` both use today's local date (as Ollama's ``time.Now()``)."""
+    expected = oracle.render({"messages": [{"role": "user", "content": "q"}]})["output"]
+    assert HARMONY.render([_m("user", "q")]) == expected
+    assert f"Current date: {datetime.date.today().isoformat()}\n" in expected
