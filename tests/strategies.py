@@ -25,22 +25,46 @@ differential_settings = settings(
 )
 
 FRAGMENTS = [
-    "<think>", "</think>", "<tool_response>", "</tool_response>", "<tool_call>", "</tool_call>",
-    "\n", "\n\n", " ", "\t", "\u3000", "\u2028", "\x00", "\x1f", "\ud800", "é", "日本", "🙂",
-    "hello", "Picture 1: ", "<|im_start|>", "<|im_end|>", "{", "}", '"', "\\", "</", "<",
+    "<think>",
+    "</think>",
+    "<tool_response>",
+    "</tool_response>",
+    "<tool_call>",
+    "</tool_call>",
+    "\n",
+    "\n\n",
+    " ",
+    "\t",
+    "\u3000",
+    "\u2028",
+    "\x00",
+    "\x1f",
+    "\ud800",
+    "é",
+    "日本",
+    "🙂",
+    "hello",
+    "Picture 1: ",
+    "<|im_start|>",
+    "<|im_end|>",
+    "{",
+    "}",
+    '"',
+    "\\",
+    "</",
+    "<",
 ]
 
-text = st.lists(
-    st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=6
-).map("".join)
+text = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=6).map("".join)
 
-plain_text = st.text(
-    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="<>"), max_size=12
-)
+plain_text = st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="<>"), max_size=12)
 
 # JSON values including those where fast encoders differ from json.dumps.
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(min_value=2**63, max_value=2**80),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=2**63, max_value=2**80),
     st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from([1e16, -0.0, 1e-7, 1.5e300, math.nan, math.inf, -math.inf, 0.1, 100.0]),
     text,
@@ -58,14 +82,17 @@ json_values = st.recursive(
 )
 
 text_part = st.builds(lambda t: {"type": "text", "text": t}, text)
-image_part = st.sampled_from([
-    {"type": "image", "image": "file:///a.png"},
-    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-    {"image": "b.jpg"},
-    {"type": "image"},
-])
+image_part = st.sampled_from(
+    [
+        {"type": "image", "image": "file:///a.png"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        {"image": "b.jpg"},
+        {"type": "image"},
+    ]
+)
 video_part = st.sampled_from([{"type": "video", "video": "v.mp4"}, {"video": ["f1.jpg", "f2.jpg"]}, {"type": "video"}])
 odd_part = st.sampled_from([{"type": "audio", "audio": "x.wav"}, {"type": "input_text", "content": "x"}])
+
 
 def weighted(*options: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     """Pick one of the strategies with the given integer weights."""
@@ -82,7 +109,9 @@ content = weighted(
 text_content = st.one_of(text, st.none(), st.lists(text_part, max_size=3))
 wrapped_tool_response = st.builds(
     lambda pre, body, post: pre + "<tool_response>" + body + "</tool_response>" + post,
-    st.sampled_from(["", " ", "\n"]), text, st.sampled_from(["", " ", "\n"]),
+    st.sampled_from(["", " ", "\n"]),
+    text,
+    st.sampled_from(["", " ", "\n"]),
 )
 
 tool_name = st.one_of(st.sampled_from(["get_weather", "python", "search", "read_file"]), plain_text)
@@ -167,7 +196,9 @@ tool_definition = st.one_of(
                 "parameters": {"type": "object", "properties": props, "required": sorted(props)[:1]},
             },
         },
-        tool_name, text, st.dictionaries(plain_text, st.dictionaries(json_keys, json_values, max_size=3), max_size=3),
+        tool_name,
+        text,
+        st.dictionaries(plain_text, st.dictionaries(json_keys, json_values, max_size=3), max_size=3),
     ),
     st.builds(lambda name, extra: {"name": name, "extra": extra}, tool_name, json_values),
 )

@@ -19,7 +19,12 @@ MULTI = pf.get_format("chatml-multi-system")
 
 
 def check_against_jinja(
-    fmt: pf.ChatFormat, template: str, messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any],
+    fmt: pf.ChatFormat,
+    template: str,
+    messages: list[Any],
+    tool_list: Any,
+    gen: bool,
+    options: dict[str, Any],
     prepared: bool,
 ) -> None:
     expected = render_jinja(template, messages, tool_list, gen, **options)

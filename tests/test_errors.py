@@ -1,0 +1,95 @@
+"""Bad input: one error hierarchy, messages that name the message index and field, nothing half-rendered."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import pytest
+
+import prompt_formats as pf
+from prompt_formats import FormatError, InvalidInputError, TemplateError, UnknownOptionError
+
+CHATML = ["chatml-multi-system"]
+USER = {"role": "user", "content": "hi"}
+
+
+@pytest.mark.parametrize("name", CHATML)
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        ("hello", "messages: expected a list of messages, got str"),
+        ([USER, "hello"], "messages[1]: expected a message object, got str"),
+        ([USER, {"content": "x"}], "messages[1].role: expected a string, got null"),
+        ([USER, {"role": 3}], "messages[1].role: expected a string, got int"),
+        (
+            [USER, {"role": "assistant", "tool_calls": [{"function": {"name": 7}}]}],
+            "messages[1].tool_calls[0].function.name: expected a string, got int",
+        ),
+        (
+            [USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": [1]}]}],
+            "messages[1].tool_calls[0].arguments: expected an object or a JSON string, got list",
+        ),
+        (
+            [USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": {1, 2}}}]}],
+            "messages[1].tool_calls[0].arguments.a: not serialisable as JSON"
+            " (Object of type set is not JSON serializable)",
+        ),
+        (
+            [USER, {"role": "assistant", "tool_calls": {"name": "f"}}],
+            "messages[1].tool_calls: expected a list, got dict",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "text", "text": 5}]}],
+            "messages[0].content[0].text: expected a string, got int",
+        ),
+        (
+            [{"role": "user", "content": ["just text"]}],
+            "messages[0].content[0]: expected a content part object, got str",
+        ),
+        (
+            [USER, {"role": "assistant", "content": "a", "reasoning_content": 1}],
+            "messages[1].reasoning_content: expected a string, got int",
+        ),
+    ],
+)
+def test_invalid_input_names_index_and_field(name: str, messages: Any, message: str) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        pf.get_format(name).render(messages)
+    assert str(info.value) == message
+    assert isinstance(info.value, FormatError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("name", CHATML)
+def test_invalid_tools(name: str) -> None:
+    fmt = pf.get_format(name)
+    with pytest.raises(InvalidInputError, match=r"^tools\[1\]: expected a tool object, got str$"):
+        fmt.render([USER], tools=[{"name": "a"}, "b"])
+    with pytest.raises(InvalidInputError, match=r"^tools: expected a list of tool objects, got dict$"):
+        fmt.render([USER], tools={"name": "a"})
+    with pytest.raises(InvalidInputError, match=r"^tools\[0\]\.function\.name: expected a string, got null$"):
+        pf.prepare_tools([{"type": "function", "function": {}}])
+
+
+@pytest.mark.parametrize("name", CHATML)
+def test_unknown_option_is_an_error(name: str) -> None:
+    with pytest.raises(UnknownOptionError, match="enable_thinkin"):
+        pf.get_format(name).render([USER], enable_thinkin=False)
+
+
+def test_template_errors_carry_the_template_message() -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    with pytest.raises(TemplateError) as info:
+        fmt.render([{"role": "assistant", "content": "x"}])
+    assert str(info.value) == "No user query found in messages."
+
+
+def test_errors_pickle() -> None:
+    for error in (InvalidInputError("messages[0].role", "expected a string, got int"), pf.InjectionError("p", "<t>")):
+        clone = pickle.loads(pickle.dumps(error))
+        assert type(clone) is type(error) and str(clone) == str(error)
+
+
+def test_unknown_format() -> None:
+    with pytest.raises(FormatError, match="unknown format 'chatml'"):
+        pf.get_format("chatml")
