@@ -258,3 +258,24 @@ def test_render_batch() -> None:
         HARMONY.render_batch([USER], add_generation_prompt=False, **DATE)
     with pytest.raises(pf.UnknownOptionError):
         HARMONY.render_batch([USER], bogus=1)
+
+
+def test_any_mapping_renders_like_a_dict() -> None:
+    """Plain dicts take a fast path; other mappings and Message objects must render the same."""
+    from types import MappingProxyType
+
+    messages = [
+        {"role": "developer", "content": "d"},
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"text": "b"}]},
+        {"role": "assistant", "content": None, "reasoning": "r", "tool_calls": []},
+        {"role": "tool", "content": "42", "name": "python"},
+        {"role": "assistant", "content": "done", "thinking": "t"},
+        {"role": "user", "content": "q"},
+    ]
+    tools = [{"type": "function", "function": {"name": "python"}}]
+    expected = HARMONY.render(messages, tools, **DATE)
+    proxies = [MappingProxyType(m) for m in messages]
+    assert HARMONY.render(proxies, [MappingProxyType(t) for t in tools], **DATE) == expected
+    objects = [pf.Message.from_openai(m, i) for i, m in enumerate(messages)]
+    assert HARMONY.render(objects, tools, **DATE) == expected
+    assert HARMONY.render(tuple(messages), tuple(tools), **DATE) == expected

@@ -31,12 +31,13 @@ from __future__ import annotations
 import datetime
 import functools
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from ..errors import FormatError, InvalidInputError, type_name
 from ..format import ChatFormat, Conversation, Tools
-from ..messages import ImagePart, Message, TextPart, VideoPart
+from ..messages import REASONING_FIELDS, ImagePart, Message, TextPart, VideoPart
 from ..tools import PreparedTools
 
 __all__ = ["HarmonyFormat", "UnsupportedContentError", "render_harmony"]
@@ -81,6 +82,8 @@ _OPTIONS = {
     "think": "Ollama's think value: None (unset), True, False, 'low', 'medium', 'high' or 'max'",
     "reasoning_effort": "OpenAI's reasoning effort: 'none', 'minimal', 'low', 'medium', 'high' or 'xhigh'",
 }
+
+_OPTION_NAMES = frozenset(_OPTIONS)
 
 ThinkValue = bool | Literal["low", "medium", "high", "max"] | None
 
@@ -156,11 +159,28 @@ def _date_from_string(value: str) -> str:
     raise InvalidInputError("current_date", f"expected a 'YYYY-MM-DD' date, got {value!r}")
 
 
+#: (today's local date as text, the time.time() at which it stops being today)
+_today: tuple[str, float] = ("", 0.0)
+
+
+def _today_text() -> str:
+    """Today's local date as ``YYYY-MM-DD`` (Go's ``time.Now().Format("2006-01-02")``), cached until midnight."""
+    global _today
+    text, until = _today
+    if time.time() < until:
+        return text
+    today = datetime.date.today()
+    midnight = datetime.datetime.combine(today + datetime.timedelta(days=1), datetime.time())
+    text = f"{today.year:04d}-{today.month:02d}-{today.day:02d}"
+    _today = (text, midnight.timestamp())
+    return text
+
+
 def _date_text(value: Any) -> str:
     """The ``currentDate`` text: Go's ``Format("2006-01-02")`` of the given or today's local date."""
     if value is None:
-        value = datetime.date.today()
-    elif isinstance(value, str):
+        return _today_text()
+    if isinstance(value, str):
         return _date_from_string(value)
     if isinstance(value, datetime.date):  # a datetime is a date too: its calendar date is used
         return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
@@ -191,7 +211,12 @@ def _tool_name(tool: Any, index: int) -> Any:
 def _offers_python(tools: Iterable[Any]) -> bool:
     found = False
     for i, tool in enumerate(tools):
-        if _tool_name(tool, i) == "python":
+        # Fast path for the usual {"type": "function", "function": {"name": ...}} dict.
+        function = tool.get("function") if type(tool) is dict else None
+        name = function.get("name") if type(function) is dict else None
+        if type(name) is not str:
+            name = _tool_name(tool, i)
+        if name == "python":
             found = True
     return found
 
@@ -264,49 +289,47 @@ def _content_text(content: Any, index: int) -> str:
     )
 
 
-def _optional_text(value: Any, index: int, key: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
+def _optional_text(value: Any, index: int, key: str) -> str | None:
+    if value is None or isinstance(value, str):
         return value
     raise InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(value)}")
 
 
-def _fields(message: Any, index: int) -> tuple[str, str, str, str]:
-    """``(role, content, thinking, tool_name)`` of one message, validated; ``developer`` -> ``system``."""
+def _fields(message: Any, index: int) -> tuple[str, str, str | None, str | None]:
+    """``(role, content, thinking, tool_name)`` of one message, validated; ``developer`` -> ``system``.
+
+    Reasoning is read (and validated) only on assistant messages and the tool name only on tool
+    messages: the template reads them nowhere else. Absent ones are ``None``.
+    """
     if isinstance(message, Mapping):
         role = message.get("role")
         if not isinstance(role, str):
             raise InvalidInputError(f"messages[{index}].role", f"expected a string, got {type_name(role)}")
         content = message.get("content")
-        if not isinstance(content, str):
-            content = _content_text(content, index)
-        key = "reasoning_content"
-        thinking = message.get(key)
-        if thinking is None:
-            key = "thinking"
-            thinking = message.get(key)
-            if thinking is None:
-                key = "reasoning"
+        thinking = name = None
+        if role == "assistant":
+            for key in REASONING_FIELDS:
                 thinking = message.get(key)
-        if not isinstance(thinking, str):
-            thinking = _optional_text(thinking, index, key)
-        key = "tool_name"
-        name = message.get(key)
-        if name is None:
-            key = "name"
-            name = message.get(key)
-        if not isinstance(name, str):
-            name = _optional_text(name, index, key)
+                if thinking is not None:
+                    thinking = _optional_text(thinking, index, key)
+                    break
+        elif role == "tool":
+            for key in ("tool_name", "name"):
+                name = message.get(key)
+                if name is not None:
+                    name = _optional_text(name, index, key)
+                    break
     elif isinstance(message, Message):
         role = message.role
+        if not isinstance(role, str):
+            raise InvalidInputError(f"messages[{index}].role", f"expected a string, got {type_name(role)}")
         content = message.content
-        if not isinstance(content, str):
-            content = _content_text(content, index)
-        thinking = _optional_text(message.reasoning, index, "reasoning")
-        name = _optional_text(message.name, index, "name")
+        thinking = _optional_text(message.reasoning, index, "reasoning") if role == "assistant" else None
+        name = _optional_text(message.name, index, "name") if role == "tool" else None
     else:
         raise InvalidInputError(f"messages[{index}]", f"expected a message object, got {type_name(message)}")
+    if not isinstance(content, str):
+        content = _content_text(content, index)
     if role == "developer":
         role = "system"
     return role, content, thinking, name
@@ -320,63 +343,85 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
     :class:`~prompt_formats.errors.InvalidInputError` (or its subclass
     :class:`UnsupportedContentError`) naming the offending field for malformed input.
     """
-    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+    if (type(messages) is not list and type(messages) is not tuple) and (
+        isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
+    ):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-    tools_text = _tools_text(tools)
+    tools_text = _tools_text(tools) if tools else ""
 
-    # Ollama's collate: one entry per run of same-role messages (each tool message its own entry).
+    # Ollama's collate: one entry per run of same-role messages (each tool message its own entry);
+    # the run's first message keeps its reasoning and tool name, the contents are joined.
     system: list[str] = []
-    roles: list[str] = []
-    contents: list[str] = []
-    thinkings: list[str] = []
-    names: list[str] = []
+    entries: list[tuple[str, str, str | None, str | None]] = []
     last_user = -1
     previous = None
+    role: Any
+    content: Any
+    thinking: Any
+    name: Any
     for index, message in enumerate(messages):
-        role, content, thinking, name = _fields(message, index)
+        # Fast path for the common, well-formed dict; anything else goes through _fields.
+        if type(message) is dict:
+            role = message.get("role")
+            content = message.get("content")
+            thinking = name = None
+            if role == "assistant":
+                thinking = message.get("reasoning_content")
+                if thinking is None:
+                    thinking = message.get("thinking")
+                    if thinking is None:
+                        thinking = message.get("reasoning")
+                ok = type(content) is str and (thinking is None or type(thinking) is str)
+            elif role == "tool":
+                name = message.get("tool_name")
+                if name is None:
+                    name = message.get("name")
+                ok = type(content) is str and (name is None or type(name) is str)
+            else:
+                ok = type(content) is str and type(role) is str and role != "developer"
+            if not ok:
+                role, content, thinking, name = _fields(message, index)
+        else:
+            role, content, thinking, name = _fields(message, index)
         if role == "system":
             system.append(content)
         if role == previous and role != "tool":
-            contents[-1] += "\n\n" + content
+            first = entries[-1]
+            entries[-1] = (role, first[1] + "\n\n" + content, first[2], first[3])
             continue
         if role == "user":
-            last_user = len(roles)
-        roles.append(role)
-        contents.append(content)
-        thinkings.append(thinking)
-        names.append(name)
+            last_user = len(entries)
+        entries.append((role, content, thinking, name))
         previous = role
 
     prefill_content = prefill_thinking = False
-    if roles and roles[-1] == "assistant":
-        if contents[-1]:
+    if entries and previous == "assistant":
+        if entries[-1][1]:
             prefill_content = True
-        elif thinkings[-1]:
+        elif entries[-1][2]:
             prefill_thinking = True
     final_end = "" if prefill_content else _END
     analysis_end = "" if prefill_thinking else _END
 
     out = [_SYSTEM_START, "\n\n".join(system), _DATE, date, reasoning_line, tools_text, _SYSTEM_END]
     append = out.append
-    for index, role in enumerate(roles):
+    for index, (role, content, thinking, name) in enumerate(entries):
         if role == "user":
             append(_USER)
-            append(contents[index])
+            append(content)
             append(_END)
         elif role == "assistant":
-            thinking = thinkings[index]
             if thinking and index > last_user:
                 append(_ANALYSIS)
                 append(thinking)
                 append(analysis_end)
-            content = contents[index]
             if content:
                 append(_FINAL)
                 append(content)
                 append(final_end)
-        elif role == "tool" and names[index] == "python":
+        elif role == "tool" and name == "python":
             append(_PYTHON_RESULT)
-            append(contents[index])
+            append(content)
             append(_END)
     if not (prefill_content or prefill_thinking):
         append(_GENERATION)
@@ -425,13 +470,20 @@ class HarmonyFormat(ChatFormat):
         :class:`UnsupportedContentError` for image or video parts,
         :class:`~prompt_formats.errors.UnknownOptionError` for an option not in :attr:`options`.
         """
-        _check_generation_prompt(add_generation_prompt)
+        if add_generation_prompt is not None and add_generation_prompt is not True:
+            _check_generation_prompt(add_generation_prompt)
         if options:
-            self.check_options(options)
+            if not _OPTION_NAMES.issuperset(options):
+                self.check_options(options)
             date = _date_text(options.get("current_date"))
-            reasoning_line = _reasoning_line_for(options.get("think"), options.get("reasoning_effort"))
+            think = options.get("think")
+            effort = options.get("reasoning_effort")
+            if effort is None and (type(think) is bool or think is None):
+                reasoning_line = _REASONING_LINE[think]
+            else:
+                reasoning_line = _reasoning_line_for(think, effort)
         else:
-            date = _date_text(None)
+            date = _today_text()
             reasoning_line = _REASONING_LINE[None]
         return render_harmony(messages, tools, date, reasoning_line)
 
