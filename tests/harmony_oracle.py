@@ -22,9 +22,75 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from prompt_formats.messages import Message, TextPart
+
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE_DIR = ROOT / "tests" / "oracle" / "harmony"
 TEMPLATE = ROOT / "tests" / "fixtures" / "harmony_gpt_oss.gotmpl"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The format's input contract, written out plainly: OpenAI-style input -> the oracle's Ollama case.
+# ``developer`` is ``system``; reasoning is the first non-None of reasoning_content, thinking,
+# reasoning; the tool name is tool_name, else name; text parts are joined with a blank line;
+# reasoning_effort maps to a think value; a date object becomes its YYYY-MM-DD text.
+
+EFFORT_TO_THINK: dict[str, Any] = {
+    "none": False,
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+}
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n\n".join(part.text if isinstance(part, TextPart) else part["text"] for part in content)
+
+
+def to_oracle_message(message: Any) -> dict[str, str]:
+    """One OpenAI-style message (dict or :class:`Message`) as the Ollama api.Message the oracle reads."""
+    if isinstance(message, Message):
+        role, content, thinking, name = message.role, message.content, message.reasoning, message.name
+    else:
+        role, content = message["role"], message.get("content")
+        thinking = next(
+            (message[k] for k in ("reasoning_content", "thinking", "reasoning") if message.get(k) is not None),
+            None,
+        )
+        name = message.get("tool_name")
+        if name is None:
+            name = message.get("name")
+    return {
+        "role": "system" if role == "developer" else role,
+        "content": _text(content),
+        "thinking": thinking or "",
+        "tool_name": name or "",
+    }
+
+
+def _tool_name(tool: Any) -> str:
+    return str(tool["function"]["name"] if "function" in tool else tool["name"])
+
+
+def to_case(messages: Sequence[Any], tools: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The oracle case for rendering ``messages`` with ``tools`` and the format's ``options``."""
+    case: dict[str, Any] = {"messages": [to_oracle_message(m) for m in messages]}
+    if tools:
+        case["tools"] = [_tool_name(tool) for tool in tools]
+    if options.get("reasoning_effort") is not None:
+        case["think"] = EFFORT_TO_THINK[options["reasoning_effort"]]
+    elif "think" in options:
+        case["think"] = options["think"]
+    date = options.get("current_date")
+    if date is not None:
+        case["date"] = date if isinstance(date, str) else f"{date.year:04d}-{date.month:02d}-{date.day:02d}"
+    return case
 
 
 class OracleUnavailable(RuntimeError):

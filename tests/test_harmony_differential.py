@@ -5,22 +5,20 @@ Every case is rendered by our formatter and by the Go oracle (``tests/oracle/har
 values come only from the oracle. Go is required: without it the oracle fixture fails, it does not
 skip.
 
-The test turns each OpenAI-style input into the oracle's Ollama-style case with :func:`to_case`,
-which is the input contract of the format written out plainly: ``developer`` is ``system``;
-reasoning is the first non-``None`` of ``reasoning_content``, ``thinking``, ``reasoning``; the tool
-name is ``tool_name``, else ``name``; text parts are joined with a blank line; ``reasoning_effort``
-maps to a think value.
+The test turns each OpenAI-style input into the oracle's Ollama-style case with
+:func:`harmony_oracle.to_case`, the format's input contract written out plainly.
 """
 
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import random
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from harmony_oracle import HarmonyOracle, build_oracle
+from harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import differential_settings
@@ -37,67 +35,6 @@ def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
     instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_oracle")))
     yield instance
     instance.close()
-
-
-# ---------------------------------------------------------------------------------------------------
-# The input contract, written out plainly: OpenAI-style input -> the oracle's Ollama-style case.
-
-EFFORT_TO_THINK: dict[str, Any] = {
-    "none": False,
-    "minimal": "low",
-    "low": "low",
-    "medium": "medium",
-    "high": "high",
-    "xhigh": "high",
-}
-
-
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "\n\n".join(part.text if isinstance(part, TextPart) else part["text"] for part in content)
-
-
-def to_oracle_message(message: Any) -> dict[str, str]:
-    """One message as the Ollama api.Message the oracle reads."""
-    if isinstance(message, Message):
-        role, content, thinking, name = message.role, message.content, message.reasoning, message.name
-    else:
-        role, content = message["role"], message.get("content")
-        thinking = next(
-            (message[k] for k in ("reasoning_content", "thinking", "reasoning") if message.get(k) is not None),
-            None,
-        )
-        name = message.get("tool_name")
-        if name is None:
-            name = message.get("name")
-    return {
-        "role": "system" if role == "developer" else role,
-        "content": _text(content),
-        "thinking": thinking or "",
-        "tool_name": name or "",
-    }
-
-
-def _tool_name(tool: dict[str, Any]) -> str:
-    return str(tool["function"]["name"] if "function" in tool else tool["name"])
-
-
-def to_case(messages: list[Any], tools: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """The oracle case for rendering ``messages`` with ``tools`` and ``options``."""
-    case: dict[str, Any] = {"messages": [to_oracle_message(m) for m in messages]}
-    if tools:
-        case["tools"] = [_tool_name(tool) for tool in tools]
-    if options.get("reasoning_effort") is not None:
-        case["think"] = EFFORT_TO_THINK[options["reasoning_effort"]]
-    elif "think" in options:
-        case["think"] = options["think"]
-    date = options.get("current_date")
-    if date is not None:
-        case["date"] = date if isinstance(date, str) else datetime.date(date.year, date.month, date.day).isoformat()
-    return case
 
 
 def check(oracle: HarmonyOracle, messages: list[Any], tools: Any, options: dict[str, Any], prepared: bool) -> None:
@@ -321,3 +258,21 @@ def test_default_date_is_today(oracle):
     expected = oracle.render({"messages": [{"role": "user", "content": "q"}]})["output"]
     assert HARMONY.render([_m("user", "q")]) == expected
     assert f"Current date: {datetime.date.today().isoformat()}\n" in expected
+
+
+def test_benchmark_corpus_matches_go_template(oracle):
+    """The shared benchmark corpus (everyday requests and a 257-message agent request) renders identically."""
+    spec = importlib.util.spec_from_file_location("bench_corpus", ROOT / "benchmarks" / "corpus.py")
+    assert spec is not None and spec.loader is not None
+    corpus = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(corpus)
+    requests = [*corpus.realistic_requests(300), corpus.agent_request(), corpus.agent_request(64, reminders="inline")]
+    options = [{"current_date": "2025-08-05", "reasoning_effort": effort} for effort in EFFORT_CYCLE]
+    cases = [(r.messages, r.tools, options[i % len(options)]) for i, r in enumerate(requests)]
+    expected = oracle.render_many([to_case(*case) for case in cases])
+    for (messages, tool_list, opts), want in zip(cases, expected, strict=True):
+        assert HARMONY.render(messages, tool_list, **opts) == want["output"]
+        assert HARMONY.render(messages, pf.prepare_tools(tool_list) if tool_list else None, **opts) == want["output"]
+
+
+EFFORT_CYCLE = [None, "none", "minimal", "low", "medium", "high", "xhigh"]
