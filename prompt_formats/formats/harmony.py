@@ -492,13 +492,12 @@ class HarmonyFormat(ChatFormat):
         conversations: Iterable[Conversation],
         tools: Tools = None,
         add_generation_prompt: bool | None = None,
-        *,
-        errors: Literal["raise", "collect"] = "raise",
-        **options: Any,
+        **kwargs: Any,
     ) -> list[str | FormatError]:
         """Render many conversations with the same tools and options, as :meth:`ChatFormat.render_batch`.
 
-        ``add_generation_prompt`` is read as in :meth:`render`.
+        ``add_generation_prompt`` is read as in :meth:`render` (``None`` or ``True``; ``False`` raises);
+        every other keyword (``errors``, the options, ...) goes to :meth:`ChatFormat.render_batch`.
         """
         _check_generation_prompt(add_generation_prompt)
-        return super().render_batch(conversations, tools, True, errors=errors, **options)
+        return super().render_batch(conversations, tools, True, **kwargs)
