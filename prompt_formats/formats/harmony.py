@@ -229,7 +229,9 @@ def _tools_text(tools: Tools) -> str:
     """
     if not tools:
         return ""
-    if isinstance(tools, PreparedTools):
+    if type(tools) is list or type(tools) is tuple:
+        offers = _offers_python(tools)
+    elif isinstance(tools, PreparedTools):
         offers = tools.cached("harmony.offers_python", _offers_python)
     elif isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
         raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
