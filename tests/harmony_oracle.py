@@ -32,7 +32,8 @@ TEMPLATE = ROOT / "tests" / "fixtures" / "harmony_gpt_oss.gotmpl"
 # ---------------------------------------------------------------------------------------------------
 # The format's input contract, written out plainly: OpenAI-style input -> the oracle's Ollama case.
 # ``developer`` is ``system``; reasoning is the first non-None of reasoning_content, thinking,
-# reasoning; the tool name is tool_name, else name; text parts are joined with a blank line;
+# reasoning; the tool name is tool_name, else name, else found through tool_call_id as Ollama's
+# OpenAI endpoint finds it; text parts are joined with a blank line;
 # reasoning_effort maps to a think value; a date object becomes its YYYY-MM-DD text.
 
 EFFORT_TO_THINK: dict[str, Any] = {
@@ -53,8 +54,32 @@ def _text(content: Any) -> str:
     return "\n\n".join(part.text if isinstance(part, TextPart) else part["text"] for part in content)
 
 
-def to_oracle_message(message: Any) -> dict[str, str]:
-    """One OpenAI-style message (dict or :class:`Message`) as the Ollama api.Message the oracle reads."""
+def _calls(message: Any) -> list[tuple[Any, Any]]:
+    """``(id, name)`` of each of the message's tool calls (any shape, malformed ones left out)."""
+    if isinstance(message, Message):
+        return [(call.id, call.name) for call in message.tool_calls]
+    out = []
+    for call in message.get("tool_calls") or []:
+        if isinstance(call, dict):
+            function = call.get("function", call)
+            out.append((call.get("id"), function.get("name") if isinstance(function, dict) else None))
+    return out
+
+
+def name_from_tool_call_id(messages: Sequence[Any], call_id: str) -> str:
+    """Ollama's nameFromToolCallID: the last message first, its calls in order; first match wins."""
+    for message in reversed(messages):
+        for candidate, name in _calls(message):
+            if candidate == call_id:
+                return name if isinstance(name, str) else ""
+    return ""
+
+
+def to_oracle_message(message: Any, messages: Sequence[Any] = ()) -> dict[str, str]:
+    """One OpenAI-style message (dict or :class:`Message`) as the Ollama api.Message the oracle reads.
+
+    ``messages`` is the whole conversation, searched for the tool call that names a tool result.
+    """
     if isinstance(message, Message):
         role, content, thinking, name = message.role, message.content, message.reasoning, message.name
     else:
@@ -66,6 +91,10 @@ def to_oracle_message(message: Any) -> dict[str, str]:
         name = message.get("tool_name")
         if name is None:
             name = message.get("name")
+    if role == "tool" and not name:
+        call_id = message.tool_call_id if isinstance(message, Message) else message.get("tool_call_id")
+        if call_id:
+            name = name_from_tool_call_id(messages, call_id)
     return {
         "role": "system" if role == "developer" else role,
         "content": _text(content),
@@ -80,7 +109,7 @@ def _tool_name(tool: Any) -> str:
 
 def to_case(messages: Sequence[Any], tools: Any, options: dict[str, Any]) -> dict[str, Any]:
     """The oracle case for rendering ``messages`` with ``tools`` and the format's ``options``."""
-    case: dict[str, Any] = {"messages": [to_oracle_message(m) for m in messages]}
+    case: dict[str, Any] = {"messages": [to_oracle_message(m, messages) for m in messages]}
     if tools:
         case["tools"] = [_tool_name(tool) for tool in tools]
     if options.get("reasoning_effort") is not None:

@@ -76,6 +76,11 @@ BAD_INPUT: list[tuple[Any, Any, str]] = [
     ),
     ([{"role": "tool", "content": "1", "tool_name": 3}], None, "messages[0].tool_name: expected a string, got int"),
     ([{"role": "tool", "content": "1", "name": False}], None, "messages[0].name: expected a string, got bool"),
+    (
+        [{"role": "tool", "content": "1", "tool_call_id": 7}],
+        None,
+        "messages[0].tool_call_id: expected a string, got int",
+    ),
     (USER, "python", "tools: expected a list of tool objects, got str"),
     (USER, {"type": "function", "function": {"name": "python"}}, "tools: expected a list of tool objects, got dict"),
     (USER, ["python"], "tools[0]: expected a tool object, got str"),

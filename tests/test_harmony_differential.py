@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from strategies import differential_settings
 
 import prompt_formats as pf
-from prompt_formats.messages import Message, TextPart
+from prompt_formats.messages import Message, TextPart, ToolCall
 
 HARMONY = pf.get_format("harmony")
 
@@ -74,6 +74,17 @@ content = st.one_of(text, text, st.none(), text_parts)
 reasoning = st.one_of(st.none(), text)
 
 
+call_ids = st.sampled_from(["call_1", "call_2", "call_3", ""])
+tool_call = st.builds(
+    lambda call_id, name, wrapped: {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+    if wrapped
+    else {"id": call_id, "name": name, "arguments": {}},
+    st.one_of(call_ids, st.none()),
+    tool_names,
+    st.booleans(),
+)
+
+
 @st.composite
 def message_dict(draw: st.DrawFn, role_strategy: st.SearchStrategy[str] = role) -> dict[str, Any]:
     message: dict[str, Any] = {"role": draw(role_strategy)}
@@ -84,19 +95,24 @@ def message_dict(draw: st.DrawFn, role_strategy: st.SearchStrategy[str] = role) 
         message[key] = draw(reasoning)
     for key in draw(st.lists(st.sampled_from(["tool_name", "name"]), unique=True, max_size=2)):
         message[key] = draw(st.one_of(st.none(), tool_names))
-    if message["role"] == "assistant" and draw(st.integers(0, 4)) == 0:
-        message["tool_calls"] = [{"type": "function", "function": {"name": "python", "arguments": "{}"}}]
+    if message["role"] == "assistant" and draw(st.integers(0, 2)) == 0:
+        message["tool_calls"] = draw(st.lists(tool_call, max_size=3))
+    if message["role"] == "tool" and draw(st.booleans()):
+        message["tool_call_id"] = draw(call_ids)
     return message
 
 
 @st.composite
 def message_object(draw: st.DrawFn) -> Message:
     raw = draw(st.one_of(text, st.none(), st.lists(st.builds(TextPart, text), max_size=2)))
+    calls = draw(st.lists(tool_call, max_size=2))
     return Message(
         role=draw(role),
         content=tuple(raw) if isinstance(raw, list) else raw,
         reasoning=draw(reasoning),
         name=draw(st.one_of(st.none(), tool_names)),
+        tool_calls=tuple(ToolCall.from_openai(call) for call in calls),
+        tool_call_id=draw(st.one_of(st.none(), call_ids)),
     )
 
 
@@ -240,6 +256,15 @@ QUIRKS = {
     "unknown role renders nothing but splits runs": (
         [_m("user", "a"), _m("critic", "x"), _m("user", "b")],
         None,
+        {},
+    ),
+    "tool result named through tool_call_id, last call wins": (
+        [_m("user", "q"),
+         _m("assistant", "", tool_calls=[{"id": "c1", "type": "function", "function": {"name": "python"}}]),
+         _m("tool", "1", tool_call_id="c1"),
+         _m("tool", "2", tool_call_id="c2", name=""),
+         _m("assistant", "", tool_calls=[{"id": "c2", "name": "python"}, {"id": "c1", "name": "browser"}])],
+        PYTHON,
         {},
     ),
     "text parts joined": ([_m("user", [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])], None, {}),

@@ -21,9 +21,11 @@ messages, with every quirk of that template and of Ollama's preprocessing kept:
 
 Input normalisation (OpenAI-style dicts or :class:`~prompt_formats.messages.Message` objects):
 ``developer`` is read as ``system``; reasoning is the first non-``None`` of ``reasoning_content``,
-``thinking``, ``reasoning``; a tool result's name is ``tool_name``, else ``name``; content is a string,
-``None`` (empty) or a list of text parts joined with ``"\\n\\n"``. Image and video parts raise
-:class:`UnsupportedContentError`. Fields the template never reads (``tool_calls``, ids) are ignored.
+``thinking``, ``reasoning``; a tool result's name is ``tool_name``, else ``name``, else (as Ollama's
+OpenAI endpoint does) the name of the tool call whose ``id`` is its ``tool_call_id``; content is a
+string, ``None`` (empty) or a list of text parts joined with ``"\\n\\n"``. Image and video parts
+raise :class:`UnsupportedContentError`. Tool calls are read only to name such a tool result; other
+fields are not read.
 """
 
 from __future__ import annotations
@@ -337,6 +339,40 @@ def _fields(message: Any, index: int) -> tuple[str, str, str | None, str | None]
     return role, content, thinking, name
 
 
+def _tool_call_id(message: Any, index: int) -> str | None:
+    value = message.tool_call_id if isinstance(message, Message) else message.get("tool_call_id")
+    return _optional_text(value, index, "tool_call_id")
+
+
+def _call_names(messages: Sequence[Any]) -> dict[str, str]:
+    """tool call id -> tool name, as Ollama's ``nameFromToolCallID`` finds it.
+
+    Ollama searches the messages from the last to the first and, within one message, its tool
+    calls in order; the first call with the id wins. Malformed calls are skipped (the template never
+    reads tool calls; they serve only to name a tool result).
+    """
+    names: dict[str, str] = {}
+    for message in reversed(messages):
+        if isinstance(message, Message):
+            for call in message.tool_calls:
+                if call.id is not None:
+                    names.setdefault(call.id, call.name)
+            continue
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        if not isinstance(calls, (list, tuple)):
+            continue
+        for call in calls:
+            if not isinstance(call, Mapping):
+                continue
+            call_id = call.get("id")
+            if not isinstance(call_id, str) or call_id in names:
+                continue
+            function = call.get("function", call)
+            name = function.get("name") if isinstance(function, Mapping) else None
+            names[call_id] = name if isinstance(name, str) else ""
+    return names
+
+
 def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_line: str) -> str:
     """Render ``messages`` as Ollama's Harmony template does, given the header's date and reasoning line.
 
@@ -357,6 +393,7 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
     entries: list[tuple[str, str, str | None, str | None]] = []
     last_user = -1
     previous = None
+    unresolved: list[tuple[int, str]] = []  # (entry, tool_call_id) of tool results given no name
     role: Any
     content: Any
     thinking: Any
@@ -393,8 +430,17 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
             continue
         if role == "user":
             last_user = len(entries)
+        elif role == "tool" and not name:
+            call_id = _tool_call_id(message, index)
+            if call_id:
+                unresolved.append((len(entries), call_id))
         entries.append((role, content, thinking, name))
         previous = role
+    if unresolved:
+        names = _call_names(messages)
+        for position, call_id in unresolved:
+            role, content, thinking, name = entries[position]
+            entries[position] = (role, content, thinking, names.get(call_id, name))
 
     prefill_content = prefill_thinking = False
     if entries and previous == "assistant":
