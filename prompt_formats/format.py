@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal
 
 from .errors import FormatError, UnknownOptionError
 from .messages import AssistantReply
-from .tools import PreparedTools, prepare_tools
+from .tools import PreparedTools
 
 __all__ = ["ChatFormat", "Conversation", "Tools"]
 
@@ -54,6 +54,7 @@ class ChatFormat(abc.ABC):
         tools: Tools = None,
         add_generation_prompt: bool = False,
         *,
+        workers: int | None = None,
         errors: Literal["raise", "collect"] = "raise",
         **options: Any,
     ) -> list[str | FormatError]:
@@ -61,21 +62,29 @@ class ChatFormat(abc.ABC):
 
         ``tools`` are prepared once for the whole batch. With ``errors="raise"`` the first failing
         conversation raises; with ``errors="collect"`` its place in the result holds the
-        :class:`FormatError` instead and the others are still rendered.
+        :class:`FormatError` instead and the others are still rendered. ``workers > 1`` spreads the
+        conversations over that many processes (0: one per CPU) and returns the same list; see
+        :mod:`prompt_formats.batch` (and :func:`~prompt_formats.batch.iter_render` for the streaming form).
         """
-        self.check_options(options)
-        if errors not in ("raise", "collect"):
-            raise FormatError(f"errors must be 'raise' or 'collect', got {errors!r}")
-        shared_tools = prepare_tools(tools) if tools else tools
-        out: list[str | FormatError] = []
-        for messages in conversations:
-            try:
-                out.append(self.render(messages, shared_tools, add_generation_prompt, **options))
-            except FormatError as error:
-                if errors == "raise":
-                    raise
-                out.append(error)
-        return out
+        from .batch import render_batch
+
+        return render_batch(
+            self, conversations, tools, add_generation_prompt, workers=workers, errors=errors, **options
+        )
+
+    def parse_batch(
+        self,
+        completions: Iterable[str],
+        tools: Tools = None,
+        *,
+        workers: int | None = None,
+        errors: Literal["raise", "collect"] = "raise",
+        **context: Any,
+    ) -> list[AssistantReply | FormatError]:
+        """Parse many completions with the same tools and context, as :meth:`render_batch` renders."""
+        from .batch import parse_batch
+
+        return parse_batch(self, completions, tools, workers=workers, errors=errors, **context)
 
     def parse(self, completion: str, tools: Tools = None, **context: Any) -> AssistantReply:
         """Parse a whole completion into reasoning, content and tool calls."""

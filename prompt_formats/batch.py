@@ -1,0 +1,331 @@
+"""Rendering and parsing many conversations: in order, optionally over several processes, in bounded memory.
+
+Everything here is built on :func:`ordered_map`, which cuts an iterable into chunks, runs a picklable
+*job* on each chunk (in this process, or in worker processes), and yields the results in input
+order. At most ``max_in_flight`` chunks are submitted and not yet consumed at any time, so an input
+iterator of any length (a JSONL file of millions of lines) is processed in bounded memory.
+
+A job is sent to each worker process once, when the worker starts: a batch's tools and options
+travel with the job, so they are pickled once per worker, not once per conversation, and the tools'
+rendered form is built once per worker and then reused from the :class:`~prompt_formats.tools.PreparedTools` cache.
+
+Worker processes are started with the ``forkserver`` method where the platform has it (``spawn``
+elsewhere): unlike ``fork`` it is safe in a parent process that runs threads. As with any
+:mod:`multiprocessing` code, a script that calls these functions with ``workers > 1`` must guard its
+entry point with ``if __name__ == "__main__":``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from .errors import FormatError
+from .tools import PreparedTools, prepare_tools
+
+if TYPE_CHECKING:
+    from .format import ChatFormat, Conversation, Tools
+    from .messages import AssistantReply
+
+__all__ = [
+    "ErrorMode",
+    "cpu_count",
+    "iter_parse",
+    "iter_render",
+    "ordered_map",
+    "parse_batch",
+    "render_batch",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ErrorMode = Literal["raise", "collect"]
+
+#: Chunk size for an input whose length is unknown (an iterator): big enough that pickling and
+#: inter-process overhead is small per item, small enough that the first results come quickly.
+DEFAULT_CHUNK_SIZE = 256
+#: Chunks per worker that may be submitted and not yet consumed (keeps every worker busy while the
+#: parent consumes results, and bounds memory).
+IN_FLIGHT_PER_WORKER = 3
+
+
+def cpu_count() -> int:
+    """The number of CPUs this process may run on (its affinity mask where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _start_method() -> str:
+    methods = multiprocessing.get_all_start_methods()
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def _check_workers(workers: int | None) -> int:
+    if workers is None:
+        return 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise FormatError(f"workers must be a positive integer, 0 (one per CPU) or None, got {workers!r}")
+    return cpu_count() if workers == 0 else workers
+
+
+def _check_errors(errors: str) -> None:
+    if errors not in ("raise", "collect"):
+        raise FormatError(f"errors must be 'raise' or 'collect', got {errors!r}")
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+# The job of a worker process, installed once by the pool's initializer.
+_WORKER_JOB: Callable[[list[Any]], list[Any]] | None = None
+
+
+def _install_job(job: Callable[[list[Any]], list[Any]]) -> None:
+    global _WORKER_JOB
+    _WORKER_JOB = job
+
+
+def _run_installed_job(chunk: list[Any]) -> list[Any]:
+    assert _WORKER_JOB is not None, "worker started without a job"
+    return _WORKER_JOB(chunk)
+
+
+def ordered_map(
+    job: Callable[[list[T]], list[R]],
+    items: Iterable[T],
+    *,
+    workers: int | None = None,
+    chunk_size: int | None = None,
+    max_in_flight: int | None = None,
+) -> Iterator[R]:
+    """``job`` applied to ``items`` chunk by chunk; yields ``job``'s results in input order.
+
+    ``job(chunk)`` must return one result per item of ``chunk``, in order. With ``workers`` ``None``
+    or 1 it runs in this process; with ``workers > 1`` in that many worker processes (0: one per
+    CPU), and then ``job`` must be picklable: it is pickled once per worker. At most
+    ``max_in_flight`` chunks (default three per worker) are submitted and not yet yielded, so memory
+    stays bounded whatever the length of ``items``. An exception raised by ``job`` is raised here,
+    after the results of every chunk before it were yielded; the remaining chunks are cancelled.
+    Closing the iterator early cancels the chunks not yet started and stops the workers.
+    """
+    n_workers = _check_workers(workers)
+    if chunk_size is None:
+        chunk_size = _auto_chunk_size(items, n_workers)
+    elif chunk_size < 1:
+        raise FormatError(f"chunk_size must be at least 1, got {chunk_size!r}")
+    if n_workers == 1:
+        for chunk in _chunks(items, chunk_size):
+            yield from job(chunk)
+        return
+    limit = max_in_flight if max_in_flight is not None else IN_FLIGHT_PER_WORKER * n_workers
+    if limit < 1:
+        raise FormatError(f"max_in_flight must be at least 1, got {limit!r}")
+    context = multiprocessing.get_context(_start_method())
+    pool = ProcessPoolExecutor(n_workers, mp_context=context, initializer=_install_job, initargs=(job,))
+    pending: deque[Future[list[R]]] = deque()
+    try:
+        for chunk in _chunks(items, chunk_size):
+            pending.append(pool.submit(_run_installed_job, chunk))
+            if len(pending) >= limit:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+    finally:
+        # Normal end: nothing pending. Error or early close: drop what has not started.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _auto_chunk_size(items: Iterable[Any], workers: int) -> int:
+    if workers == 1 or not isinstance(items, Sequence):
+        return DEFAULT_CHUNK_SIZE
+    # A known length: about eight chunks per worker balances the load without tiny chunks.
+    return max(1, min(DEFAULT_CHUNK_SIZE * 4, -(-len(items) // (workers * 8))))
+
+
+def _raise_or_collect(results: Iterator[Any], errors: ErrorMode) -> Iterator[Any]:
+    if errors == "collect":
+        return results
+    return _raise_first(results)
+
+
+def _raise_first(results: Iterator[Any]) -> Iterator[Any]:
+    try:
+        for result in results:
+            if isinstance(result, FormatError):
+                raise result
+            yield result
+    finally:
+        # Stops the workers now rather than when the suspended generator is garbage-collected.
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+
+
+class RenderJob:
+    """Renders a chunk of conversations with one format, one toolset and one set of options.
+
+    Picklable; a :class:`FormatError` for a conversation takes that conversation's place in the result.
+    """
+
+    __slots__ = ("add_generation_prompt", "fmt", "options", "tools")
+
+    def __init__(
+        self, fmt: ChatFormat, tools: PreparedTools | None, add_generation_prompt: Any, options: Mapping[str, Any]
+    ) -> None:
+        self.fmt = fmt
+        self.tools = tools
+        self.add_generation_prompt = add_generation_prompt
+        self.options = dict(options)
+
+    def __call__(self, chunk: list[Conversation]) -> list[str | FormatError]:
+        render = self.fmt.render
+        tools = self.tools
+        add_generation_prompt = self.add_generation_prompt
+        options = self.options
+        out: list[str | FormatError] = []
+        for messages in chunk:
+            try:
+                out.append(render(messages, tools, add_generation_prompt, **options))
+            except FormatError as error:
+                out.append(error)
+        return out
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.fmt, self.tools, self.add_generation_prompt, self.options)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.fmt, self.tools, self.add_generation_prompt, self.options = state
+
+
+class ParseJob:
+    """Parses a chunk of completions with one format, one toolset and one parse context. Picklable."""
+
+    __slots__ = ("context", "fmt", "tools")
+
+    def __init__(self, fmt: ChatFormat, tools: PreparedTools | None, context: Mapping[str, Any]) -> None:
+        self.fmt = fmt
+        self.tools = tools
+        self.context = dict(context)
+
+    def __call__(self, chunk: list[str]) -> list[AssistantReply | FormatError]:
+        parse = self.fmt.parse
+        tools = self.tools
+        context = self.context
+        out: list[AssistantReply | FormatError] = []
+        for completion in chunk:
+            try:
+                out.append(parse(completion, tools, **context))
+            except FormatError as error:
+                out.append(error)
+        return out
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.fmt, self.tools, self.context)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.fmt, self.tools, self.context = state
+
+
+def _shared_tools(tools: Tools) -> PreparedTools | None:
+    # Validated once here, so a bad toolset fails the call before any work is sent anywhere.
+    return prepare_tools(tools) if tools else None
+
+
+def iter_render(
+    fmt: ChatFormat,
+    conversations: Iterable[Conversation],
+    tools: Tools = None,
+    add_generation_prompt: Any = False,
+    *,
+    workers: int | None = None,
+    errors: ErrorMode = "raise",
+    chunk_size: int | None = None,
+    **options: Any,
+) -> Iterator[str | FormatError]:
+    """Yield ``fmt.render(messages, tools, add_generation_prompt, **options)`` for each conversation, in order.
+
+    The streaming form of :func:`render_batch`: ``conversations`` may be an iterator of any length,
+    and memory stays bounded (see :func:`ordered_map`). ``tools`` are validated and prepared once.
+    With ``errors="raise"`` the first conversation that fails raises its :class:`FormatError` (after
+    every earlier prompt was yielded); with ``"collect"`` the error is yielded in its place and the
+    others are still rendered. Options are checked before anything is rendered.
+    """
+    _check_errors(errors)
+    _check_workers(workers)
+    fmt.check_options(options)
+    job = RenderJob(fmt, _shared_tools(tools), add_generation_prompt, options)
+    return _raise_or_collect(ordered_map(job, conversations, workers=workers, chunk_size=chunk_size), errors)
+
+
+def render_batch(
+    fmt: ChatFormat,
+    conversations: Iterable[Conversation],
+    tools: Tools = None,
+    add_generation_prompt: Any = False,
+    *,
+    workers: int | None = None,
+    errors: ErrorMode = "raise",
+    chunk_size: int | None = None,
+    **options: Any,
+) -> list[str | FormatError]:
+    """The list of :func:`iter_render`'s results: one prompt (or, with ``errors="collect"``, error) per conversation.
+
+    The result is the same, element for element, whatever ``workers`` is.
+    """
+    return list(
+        iter_render(
+            fmt, conversations, tools, add_generation_prompt,
+            workers=workers, errors=errors, chunk_size=chunk_size, **options,
+        )
+    )
+
+
+def iter_parse(
+    fmt: ChatFormat,
+    completions: Iterable[str],
+    tools: Tools = None,
+    *,
+    workers: int | None = None,
+    errors: ErrorMode = "raise",
+    chunk_size: int | None = None,
+    **context: Any,
+) -> Iterator[AssistantReply | FormatError]:
+    """Yield ``fmt.parse(completion, tools, **context)`` for each completion, in order (see :func:`iter_render`).
+
+    A format without a reply parser raises :class:`NotImplementedError` before anything is parsed.
+    """
+    _check_errors(errors)
+    _check_workers(workers)
+    fmt.check_options(context, fmt.parse_options)
+    shared = _shared_tools(tools)
+    # Fail here, not inside a worker, when the format cannot parse at all.
+    with contextlib.suppress(FormatError):
+        fmt.parse("", shared, **context)
+    job = ParseJob(fmt, shared, context)
+    return _raise_or_collect(ordered_map(job, completions, workers=workers, chunk_size=chunk_size), errors)
+
+
+def parse_batch(
+    fmt: ChatFormat,
+    completions: Iterable[str],
+    tools: Tools = None,
+    *,
+    workers: int | None = None,
+    errors: ErrorMode = "raise",
+    chunk_size: int | None = None,
+    **context: Any,
+) -> list[AssistantReply | FormatError]:
+    """The list of :func:`iter_parse`'s results; the same whatever ``workers`` is."""
+    return list(iter_parse(fmt, completions, tools, workers=workers, errors=errors, chunk_size=chunk_size, **context))

@@ -1,0 +1,183 @@
+"""render_batch / parse_batch / iter_render: order, workers, error collection, bounded memory.
+
+Prompts are checked against the Jinja2 oracle; the parallel path must then give exactly the same
+list as the serial one (same prompts, same error types and messages, same places).
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracles import render_jinja
+from strategies import conversation, tools
+
+import prompt_formats as pf
+from prompt_formats import batch
+from prompt_formats.format import ChatFormat
+from prompt_formats.messages import AssistantReply
+
+MULTI = pf.get_format("chatml-multi-system")
+TEMPLATE = "chatml_multi_system.jinja"
+
+
+def comparable(results: list[Any]) -> list[Any]:
+    """Prompts as they are; errors as (class name, message), which survive the trip through a worker."""
+    return [(type(r).__name__, str(r)) if isinstance(r, Exception) else r for r in results]
+
+
+def oracle_outcome(messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:
+    return render_jinja(TEMPLATE, messages, tool_list, gen, **options)
+
+
+def our_outcome(result: Any) -> tuple[str, str] | None:
+    if isinstance(result, pf.TemplateError):
+        return ("error", str(result))
+    if isinstance(result, str):
+        return ("ok", result)
+    return None  # an InvalidInputError: input outside the template's domain, no oracle outcome to compare
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(conversation(), min_size=6, max_size=12),
+    tools,
+    st.booleans(),
+    st.sampled_from([{}, {"enable_thinking": False}]),
+)
+def test_parallel_batch_equals_serial_and_oracle(drawn, tool_list, gen, options):
+    # Repeated so that there are many chunks: generating a long list directly is too much data.
+    conversations = drawn * 5
+    serial = MULTI.render_batch(conversations, tool_list, gen, errors="collect", **options)
+    for messages, result in zip(conversations, serial, strict=True):
+        ours = our_outcome(result)
+        if ours is not None:
+            assert ours == oracle_outcome(messages, tool_list, gen, options)
+    parallel = MULTI.render_batch(conversations, tool_list, gen, workers=2, errors="collect", **options)
+    assert comparable(parallel) == comparable(serial)
+    # Small chunks: many chunks in flight, results must still come back in order.
+    small = batch.render_batch(
+        MULTI, conversations, tool_list, gen, workers=2, errors="collect", chunk_size=3, **options
+    )
+    assert comparable(small) == comparable(serial)
+
+
+GOOD = [{"role": "user", "content": "Hi"}]
+BAD_ROLE = [{"role": 3, "content": "x"}]
+NO_QUERY = [{"role": "assistant", "content": "x"}]
+
+
+def test_collect_keeps_every_record_and_its_place():
+    conversations = [GOOD, BAD_ROLE, GOOD, NO_QUERY, GOOD]
+    for workers in (None, 2):
+        results = MULTI.render_batch(conversations, errors="collect", workers=workers, chunk_size=2)
+        assert [type(r).__name__ for r in results] == ["str", "InvalidInputError", "str", "TemplateError", "str"]
+        assert str(results[1]) == "messages[0].role: expected a string, got int"
+        assert str(results[3]) == oracle_outcome(NO_QUERY, None, False, {})[1]
+        assert results[0] == oracle_outcome(GOOD, None, False, {})[1]
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_raise_raises_the_first_failure_in_input_order(workers):
+    # The second bad conversation is in an earlier-finishing small chunk; the first in order must win.
+    conversations = [GOOD] * 7 + [NO_QUERY] + [BAD_ROLE]
+    with pytest.raises(pf.TemplateError, match=r"No user query found in messages\."):
+        MULTI.render_batch(conversations, workers=workers, chunk_size=1)
+
+
+def test_options_and_arguments_are_checked_before_any_work():
+    with pytest.raises(pf.UnknownOptionError):
+        batch.iter_render(MULTI, iter([GOOD]), enable_thinkin=False)
+    with pytest.raises(pf.FormatError, match="errors must be"):
+        MULTI.render_batch([GOOD], errors="ignore")  # type: ignore[arg-type]
+    with pytest.raises(pf.FormatError, match="workers must be"):
+        batch.iter_render(MULTI, [GOOD], workers=-1)
+    with pytest.raises(pf.InvalidInputError, match=r"tools\[0\]"):
+        MULTI.render_batch([GOOD], tools=[{"type": "function", "function": {"name": 5}}], workers=2)
+
+
+class CountingTools(pf.PreparedTools):
+    """A toolset that counts how often it is pickled (in the parent process)."""
+
+    pickled = 0
+
+    def __getstate__(self) -> Any:
+        CountingTools.pickled += 1
+        return super().__getstate__()
+
+
+def test_shared_tools_are_pickled_once_per_worker_not_per_conversation():
+    tool_list = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    toolset = CountingTools(tool_list)
+    CountingTools.pickled = 0
+    conversations = [[{"role": "user", "content": f"question {i}"}] for i in range(200)]
+    results = MULTI.render_batch(conversations, toolset, True, workers=2)
+    assert 1 <= CountingTools.pickled <= 2
+    assert results == [oracle_outcome(c, tool_list, True, {})[1] for c in conversations]
+
+
+def test_iterator_input_is_consumed_in_bounded_memory():
+    consumed = 0
+
+    def endless() -> Iterator[list[dict[str, str]]]:
+        nonlocal consumed
+        for i in itertools.count():
+            consumed += 1
+            yield [{"role": "user", "content": str(i)}]
+
+    results = batch.iter_render(MULTI, endless(), workers=2, chunk_size=4)
+    first = list(itertools.islice(results, 100))
+    assert first[99] == oracle_outcome([{"role": "user", "content": "99"}], None, False, {})[1]
+    # At most max_in_flight (3 per worker) chunks beyond what was yielded, plus the chunk being cut.
+    assert consumed <= 100 + 4 * (3 * 2 + 1)
+    results.close()  # stops the workers; must not hang
+
+
+def test_workers_zero_means_one_per_cpu():
+    assert batch.cpu_count() >= 1
+    assert MULTI.render_batch([GOOD, GOOD], workers=0) == [oracle_outcome(GOOD, None, False, {})[1]] * 2
+
+
+def test_jobs_pickle():
+    job = batch.RenderJob(MULTI, pf.prepare_tools([{"name": "f"}]), True, {"enable_thinking": False})
+    copy = pickle.loads(pickle.dumps(job))
+    assert copy([GOOD]) == job([GOOD])
+
+
+class EchoFormat(ChatFormat):
+    """A test format whose parser splits 'reasoning|content' (the batch machinery, not a real parser)."""
+
+    name = "echo"
+
+    def render(self, messages: Any, tools: Any = None, add_generation_prompt: bool = False, **options: Any) -> str:
+        return ""
+
+    def parse(self, completion: str, tools: Any = None, **context: Any) -> AssistantReply:
+        if completion == "bad":
+            raise pf.InvalidInputError("completion", "bad")
+        reasoning, _, content = completion.rpartition("|")
+        return AssistantReply(content=content, reasoning=reasoning or None)
+
+
+def test_parse_batch_keeps_order_and_collects_errors():
+    completions = [f"r{i}|c{i}" for i in range(50)] + ["bad", "x"]
+    fmt = EchoFormat()
+    serial = fmt.parse_batch(completions, errors="collect")
+    assert serial[3] == AssistantReply(content="c3", reasoning="r3")
+    assert str(serial[50]) == "completion: bad"
+    assert comparable(fmt.parse_batch(completions, errors="collect", workers=2)) == comparable(serial)
+    with pytest.raises(pf.InvalidInputError):
+        fmt.parse_batch(completions, workers=2)
+
+
+def test_parse_batch_without_a_parser_fails_before_any_work():
+    class NoParser(EchoFormat):
+        parse = ChatFormat.parse
+
+    with pytest.raises(NotImplementedError):
+        batch.iter_parse(NoParser(), iter(["x"]))
