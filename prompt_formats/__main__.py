@@ -1,0 +1,8 @@
+"""``python -m prompt_formats``: the ``prompt-formats`` command."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

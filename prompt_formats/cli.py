@@ -1,0 +1,409 @@
+"""The ``prompt-formats`` command: render and parse JSONL files of chat requests and completions.
+
+::
+
+    prompt-formats render --format NAME [--add-generation-prompt] [--option KEY=JSON ...] IN.jsonl [-o OUT.jsonl]
+    prompt-formats parse  --format NAME [--option KEY=JSON ...] IN.jsonl [-o OUT.jsonl]
+    prompt-formats formats [--json]
+
+Record shapes are described in :mod:`prompt_formats.records`. ``-`` is standard input or output.
+
+Exit status: 0 when every record was rendered (parsed); 1 when at least one record failed (each is
+reported on standard error or in ``--errors FILE``; the others are in the output, unless
+``--fail-fast`` stopped the run, which then writes no output file); 2 for a usage error or when the
+run could not be carried out (unknown format, unreadable input, unwritable output); 130 when
+interrupted. An output file (``-o FILE``, ``--errors FILE``) is written under a temporary name in the
+same directory and renamed into place only when the run ends normally, so a crash never leaves a
+half-written file under the final name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
+
+import orjson
+
+from .batch import DEFAULT_CHUNK_SIZE, cpu_count, ordered_map
+from .errors import FormatError
+from .format import ChatFormat
+from .records import RecordParser, RecordRenderer
+from .registry import available_formats, get_format
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_RECORDS_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """The run cannot be carried out as asked; exit status 2."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Files.
+
+
+class AtomicOutput:
+    """A binary output written under a temporary name and renamed to ``path`` by :meth:`commit`.
+
+    ``path == "-"`` writes standard output directly (it cannot be renamed). :meth:`discard` removes
+    the temporary file; a process that dies leaves only a ``.NAME.*.tmp`` file, never ``NAME``.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._temp: str | None = None
+        if path == "-":
+            self.stream: IO[bytes] = sys.stdout.buffer
+            return
+        directory = os.path.dirname(os.path.abspath(path))
+        try:
+            fd, self._temp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+        self.stream = os.fdopen(fd, "wb", buffering=1 << 20)
+
+    def write(self, data: bytes) -> None:
+        self.stream.write(data)
+
+    def commit(self) -> None:
+        """Flush, sync and rename the temporary file to the final name (standard output: flush)."""
+        self.stream.flush()
+        if self._temp is None:
+            return
+        os.fsync(self.stream.fileno())
+        self.stream.close()
+        # mkstemp creates the file 0600; give it the mode an ordinary new file would have.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self._temp, 0o666 & ~umask)
+        os.replace(self._temp, self.path)
+        self._temp = None
+
+    def discard(self) -> None:
+        """Remove the temporary file, if any; the final name is left untouched."""
+        if self._temp is None:
+            return
+        with contextlib.suppress(OSError):
+            self.stream.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self._temp)
+        self._temp = None
+
+
+class LineReader:
+    """The non-blank lines of a binary input with their 1-based line numbers; counts bytes read."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.bytes_read = 0
+        self.total: int | None = None
+        if path == "-":
+            self._stream: IO[bytes] = sys.stdin.buffer
+        else:
+            try:
+                self._stream = open(path, "rb", buffering=1 << 20)  # noqa: SIM115 (closed by close())
+            except OSError as exc:
+                raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+        with contextlib.suppress(OSError, ValueError):
+            stat = os.fstat(self._stream.fileno())
+            if stat.st_size and os.path.isfile(path):
+                self.total = stat.st_size
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        for number, line in enumerate(self._stream, 1):
+            self.bytes_read += len(line)
+            if line.strip():
+                yield number, line
+
+    def close(self) -> None:
+        if self._stream is not sys.stdin.buffer:
+            self._stream.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Progress.
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    """A one-line progress display on standard error (records, records/s, errors, percent and ETA)."""
+
+    INTERVAL = 0.2
+
+    def __init__(self, verb: str, reader: LineReader, enabled: bool) -> None:
+        self.verb = verb
+        self.reader = reader
+        self.enabled = enabled
+        self.start = time.monotonic()
+        self._last = 0.0
+        self._shown = False
+
+    def update(self, done: int, failed: int, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < self.INTERVAL:
+            return
+        self._last = now
+        elapsed = max(now - self.start, 1e-9)
+        text = f"{self.verb} {done:,} records  {done / elapsed:,.0f}/s  {failed:,} failed  {_duration(elapsed)}"
+        total = self.reader.total
+        if total:
+            fraction = min(self.reader.bytes_read / total, 1.0)
+            eta = elapsed * (1 - fraction) / fraction if fraction else 0.0
+            text += f"  {fraction:6.1%}  ETA {_duration(eta)}"
+        sys.stderr.write("\r" + text + "\x1b[K")
+        sys.stderr.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        """Erase the progress line (before another message is written to standard error)."""
+        if self._shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self._shown = False
+
+
+# ---------------------------------------------------------------------------------------------------
+# Commands.
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=JSONVALUE, got {text!r}")
+    try:
+        return key, orjson.loads(value)
+    except orjson.JSONDecodeError:
+        # A bare word is a string: --option reasoning_effort=high.
+        return key, value
+
+
+def _format(args: argparse.Namespace) -> ChatFormat:
+    config = dict(args.config or [])
+    try:
+        return get_format(args.format, **config)
+    except FormatError as exc:
+        raise UsageError(str(exc)) from None
+    except TypeError as exc:  # a configuration keyword the format does not take
+        raise UsageError(f"format {args.format!r}: {exc}") from None
+
+
+def _job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | RecordParser:
+    options = dict(args.option or [])
+    try:
+        if args.command == "render":
+            return RecordRenderer(fmt, args.add_generation_prompt, options)
+        try:
+            fmt.parse("", **options)
+        except NotImplementedError as exc:
+            raise UsageError(str(exc)) from None
+        except FormatError:
+            pass
+        return RecordParser(fmt, options)
+    except FormatError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    fmt = _format(args)
+    job = _job(args, fmt)
+    workers = cpu_count() if args.workers == 0 else args.workers
+    reader = LineReader(args.input)
+    outputs: list[AtomicOutput] = []
+    progress = Progress(
+        "rendered" if args.command == "render" else "parsed",
+        reader,
+        enabled=not args.quiet and (args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())),
+    )
+    done = failed = 0
+    committed = False
+    try:
+        output = AtomicOutput(args.output)
+        outputs.append(output)
+        error_file = AtomicOutput(args.errors) if args.errors else None
+        if error_file is not None:
+            outputs.append(error_file)
+        for ok, data in ordered_map(job, reader, workers=workers, chunk_size=args.chunk_size):
+            done += 1
+            if ok:
+                output.write(data)
+            else:
+                failed += 1
+                if error_file is not None:
+                    error_file.write(data)
+                else:
+                    progress.clear()
+                    _report_error(data)
+                if args.fail_fast:
+                    break
+            if not done & 255:
+                progress.update(done, failed)
+        progress.update(done, failed, force=True)
+        progress.clear()
+        stopped = args.fail_fast and failed
+        if error_file is not None:
+            error_file.commit()
+        if stopped:
+            output.discard()
+        else:
+            output.commit()
+        committed = True
+    finally:
+        reader.close()
+        if not committed:
+            progress.clear()
+            for out in outputs:
+                out.discard()
+    if not args.quiet:
+        elapsed = time.monotonic() - progress.start
+        rate = done / elapsed if elapsed > 0 else 0.0
+        verb = "rendered" if args.command == "render" else "parsed"
+        summary = f"prompt-formats: {done - failed:,} of {done:,} records {verb}, {failed:,} failed, {elapsed:.2f} s"
+        summary += f" ({rate:,.0f} records/s, {workers} worker{'s' if workers > 1 else ''})"
+        if args.fail_fast and failed:
+            summary += "; stopped at the first failure (--fail-fast), no output written"
+        print(summary, file=sys.stderr)
+    return EXIT_RECORDS_FAILED if failed else EXIT_OK
+
+
+def _report_error(data: bytes) -> None:
+    report = orjson.loads(data)
+    record = f" (id {report['id']!r})" if report["id"] is not None else ""
+    print(f"line {report['line']}{record}: {report['error']}: {report['message']}", file=sys.stderr)
+
+
+def _formats(args: argparse.Namespace) -> int:
+    listing: list[dict[str, Any]] = []
+    for name in available_formats():
+        try:
+            fmt = get_format(name)
+        except ImportError as exc:  # registered but not installed in this build
+            listing.append({"name": name, "available": False, "reason": str(exc)})
+            continue
+        listing.append({
+            "name": name,
+            "available": True,
+            "options": dict(fmt.options),
+            "parse_options": dict(fmt.parse_options),
+            "doc": (type(fmt).__doc__ or "").strip().split("\n")[0],
+        })
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps(listing, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+        return EXIT_OK
+    for entry in listing:
+        if not entry["available"]:
+            print(f"{entry['name']}  (not available: {entry['reason']})\n")
+            continue
+        print(f"{entry['name']}  {entry['doc']}")
+        for kind in ("options", "parse_options"):
+            label = "render option" if kind == "options" else "parse option"
+            for key, description in entry[kind].items():
+                print(f"    {label} {key}: {description}")
+        print()
+    return EXIT_OK
+
+
+def _positive_or_zero(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _positive_or_zero(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("expected 1 or more")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line parser (``prompt-formats --help``)."""
+    parser = argparse.ArgumentParser(
+        prog="prompt-formats",
+        description="Render chat requests to prompts and parse completions, byte-identical to the models' "
+        "chat templates. Input and output are JSON Lines; '-' is standard input or output.",
+        epilog="Exit status: 0 every record succeeded; 1 some records failed (reported, the rest written); "
+        "2 usage error or the run could not be carried out; 130 interrupted.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add_run_arguments(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--format", "-f", required=True, metavar="NAME", help="the format (see 'formats')")
+        sub.add_argument("input", nargs="?", default="-", metavar="INPUT", help="JSONL input file (default: -)")
+        sub.add_argument("-o", "--output", default="-", metavar="FILE", help="JSONL output file (default: -)")
+        sub.add_argument("--errors", metavar="FILE",
+                         help="write an error record per failed record to FILE (JSONL) instead of standard error")
+        sub.add_argument("--fail-fast", action="store_true",
+                         help="stop at the first failed record; no output file is written")
+        sub.add_argument("--workers", "-j", type=_positive_or_zero, default=1, metavar="N",
+                         help="worker processes (default 1: in this process; 0: one per CPU)")
+        sub.add_argument("--chunk-size", type=_positive, default=DEFAULT_CHUNK_SIZE, metavar="N",
+                         help=f"records sent to a worker at a time (default {DEFAULT_CHUNK_SIZE})")
+        sub.add_argument("--option", action="append", type=_key_value, metavar="KEY=JSON",
+                         help="a format option for every record (records may override it); repeatable")
+        sub.add_argument("--config", action="append", type=_key_value, metavar="KEY=JSON",
+                         help="configure the format object itself (for example a guard policy); repeatable")
+        sub.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                         help="progress line on standard error (auto: when it is a terminal)")
+        sub.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
+
+    render = commands.add_parser("render", help="render chat requests to prompts",
+                                 description="Render chat requests ({'messages', 'tools', options}) to prompts "
+                                 "({'id', 'prompt'}).")
+    add_run_arguments(render)
+    generation = render.add_mutually_exclusive_group()
+    generation.add_argument("--add-generation-prompt", dest="add_generation_prompt", action="store_const",
+                            const=True, default=None, help="end each prompt with the assistant turn's opening")
+    generation.add_argument("--no-add-generation-prompt", dest="add_generation_prompt", action="store_const",
+                            const=False, help="explicitly no generation prompt (default: the format's default)")
+
+    parse = commands.add_parser("parse", help="parse completions to OpenAI assistant messages",
+                                description="Parse completions ({'completion', 'tools'}) to OpenAI assistant "
+                                "messages ({'id', 'message'}).")
+    add_run_arguments(parse)
+
+    formats = commands.add_parser("formats", help="list the formats and their options")
+    formats.add_argument("--json", action="store_true", help="as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (see the module docstring)."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "formats":
+            return _formats(args)
+        return _run(args)
+    except UsageError as exc:
+        print(f"prompt-formats: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("prompt-formats: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of standard output went away (`| head`): stop quietly.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_RECORDS_FAILED
+    except OSError as exc:
+        print(f"prompt-formats: {exc}", file=sys.stderr)
+        return EXIT_USAGE

@@ -1,0 +1,346 @@
+"""JSON records in, JSON records out: the shape the command-line tool and the Ray integration share.
+
+A *render record* is one chat request, as a client sends it to an OpenAI-compatible server::
+
+    {"id": "req-1", "messages": [...], "tools": [...], "enable_thinking": false}
+
+- ``messages`` (required) and ``tools`` (optional, a list or ``null``) as in the OpenAI API;
+- format options (``fmt.options``: ``enable_thinking``, ``reasoning_effort``, ...) either at the top
+  level or inside ``chat_template_kwargs`` (as vLLM and SGLang accept them), not both for one option;
+  they override the options given for the whole run;
+- ``add_generation_prompt`` (optional bool) overrides the run's setting for this record;
+- ``id`` or ``custom_id`` (a string or an integer) names the record in the output and the error
+  report; without one, the record is named by its 1-based line number;
+- keys that the chat template never sees (sampling and transport: ``model``, ``temperature``,
+  ``max_tokens``, ``stream``, ``tool_choice``, ... see :data:`IGNORED_REQUEST_KEYS`) are ignored;
+- any other key is an error (a misspelt option would otherwise be silently ignored).
+
+A line of an OpenAI Batch API input file, ``{"custom_id": ..., "method": ..., "url": ..., "body":
+{request}}``, is read as its ``body`` named by its ``custom_id``.
+
+The output record is ``{"id": <id>, "prompt": <text>}``.
+
+A *parse record* is ``{"id": ..., "completion": "<text the model generated>", "tools": [...]}`` plus
+the format's parse options; ``prompt`` and ``messages`` (a rendered record with the completion added)
+and the ignored request keys are allowed and ignored. The output record is ``{"id": <id>,
+"message": <OpenAI assistant message>}``, with ``"malformed": [...]`` added when the parser found
+structure it could not read (that text is kept in the message content).
+
+A record that cannot be rendered or parsed gives an *error record* instead:
+``{"line": <line number>, "id": <id or null>, "error": <exception class>, "message": <text>}``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from .errors import InvalidInputError, type_name
+from .tools import PreparedTools
+
+if TYPE_CHECKING:
+    from .format import ChatFormat
+
+__all__ = [
+    "IGNORED_REQUEST_KEYS",
+    "RecordParser",
+    "RecordRenderer",
+    "error_record",
+]
+
+#: OpenAI chat-request keys that do not reach the chat template (sampling, decoding, transport).
+IGNORED_REQUEST_KEYS = frozenset({
+    "model", "temperature", "top_p", "top_k", "min_p", "max_tokens", "max_completion_tokens", "n",
+    "stream", "stream_options", "stop", "seed", "presence_penalty", "frequency_penalty",
+    "repetition_penalty", "logprobs", "top_logprobs", "logit_bias", "user", "metadata", "store",
+    "service_tier", "tool_choice", "parallel_tool_calls", "response_format", "modalities",
+})
+_BATCH_API_KEYS = frozenset({"custom_id", "method", "url", "body"})
+#: Toolsets kept prepared per worker: a corpus usually offers a handful of distinct toolsets.
+TOOLS_CACHE_SIZE = 64
+
+# How a render record's top-level key is read.
+_ID, _MESSAGES, _TOOLS, _GENERATION, _KWARGS, _IGNORED, _OPTION = range(7)
+
+
+def _record_id(request: Mapping[str, Any], key: str, path: str) -> Any:
+    value = request[key]
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InvalidInputError(path + key, f"expected a string or an integer, got {type_name(value)}")
+    return value
+
+
+def _unwrap(record: Any) -> tuple[Mapping[str, Any], str, Any]:
+    """``(request, path prefix, id or None)``; reads the Batch API envelope."""
+    if not isinstance(record, Mapping):
+        raise InvalidInputError("record", f"expected a JSON object, got {_json_type(record)}")
+    if "body" in record:
+        unknown = sorted(key for key in record if key not in _BATCH_API_KEYS)
+        if unknown:
+            raise InvalidInputError(
+                unknown[0], "unknown key beside 'body' (a Batch API line has custom_id, method, url, body)"
+            )
+        body = record["body"]
+        if not isinstance(body, Mapping):
+            raise InvalidInputError("body", f"expected a JSON object, got {_json_type(body)}")
+        record_id = _record_id(record, "custom_id", "") if "custom_id" in record else None
+        return body, "body.", record_id
+    return record, "", None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null"
+
+
+class _ToolsCache:
+    """A bounded LRU of toolsets keyed by their JSON bytes; a toolset seen twice is prepared once.
+
+    Records of one corpus often repeat a few toolsets: preparing each once per worker keeps their
+    rendered form (the largest part of an agent prompt) cached across records. A toolset seen for
+    the first time is rendered from the list as decoded (preparing it would copy it, for nothing
+    if it never comes back); the same bytes either way, as every format guarantees.
+    """
+
+    __slots__ = ("_entries", "_size")
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[bytes, PreparedTools | None] = OrderedDict()
+
+    def get(self, tools: list[Any]) -> list[Any] | PreparedTools:
+        key = orjson.dumps(tools)
+        entries = self._entries
+        if key not in entries:
+            entries[key] = None
+            if len(entries) > self._size:
+                entries.popitem(last=False)
+            return tools
+        entries.move_to_end(key)
+        prepared = entries[key]
+        if prepared is None:
+            prepared = entries[key] = PreparedTools(tools)
+        return prepared
+
+
+def error_record(line: int, record_id: Any, error: BaseException) -> dict[str, Any]:
+    """The error report of one record: line number, id (``None`` if unknown), exception class and message."""
+    return {"line": line, "id": record_id, "error": type(error).__name__, "message": str(error)}
+
+
+def _encode(record: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+
+
+class _RecordJob:
+    """Shared by the renderer and the parser: decode a line, run, encode a result or an error report."""
+
+    def handle(self, record: Any, line: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def process_line(self, line: int, data: bytes) -> tuple[bool, bytes]:
+        """``(True, output line)`` or ``(False, error line)`` for one input line (JSON text, no newline needed).
+
+        Never raises for a bad record: any exception while handling it, even an unexpected one,
+        becomes its error line, so one record never stops a run.
+        """
+        try:
+            record = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            return False, _encode(error_record(line, None, InvalidInputError("record", f"not valid JSON ({exc})")))
+        try:
+            return True, _encode(self.handle(record, line))
+        except Exception as exc:
+            return False, _encode(error_record(line, _id_of(record), exc))
+
+    def __call__(self, chunk: list[tuple[int, bytes]]) -> list[tuple[bool, bytes]]:
+        """:meth:`process_line` for each ``(line number, line)`` of ``chunk``: a job for
+        :func:`~prompt_formats.batch.ordered_map`."""
+        process = self.process_line
+        return [process(line, data) for line, data in chunk]
+
+
+def _id_of(record: Any) -> Any:
+    """The record's id for an error report, when it has a readable one."""
+    if not isinstance(record, Mapping):
+        return None
+    for key in ("id", "custom_id"):
+        value = record.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return value
+    return None
+
+
+class RecordRenderer(_RecordJob):
+    """Turns render records into ``{"id", "prompt"}`` records with one format (see the module docstring).
+
+    ``add_generation_prompt`` and ``options`` apply to every record that does not set them itself.
+    Picklable (the toolset cache is not carried over); one instance per thread.
+    """
+
+    def __init__(
+        self,
+        fmt: ChatFormat,
+        add_generation_prompt: Any = None,
+        options: Mapping[str, Any] | None = None,
+        tools_cache_size: int = TOOLS_CACHE_SIZE,
+    ) -> None:
+        self.fmt = fmt
+        self.add_generation_prompt = add_generation_prompt
+        self.options = dict(options or {})
+        fmt.check_options(self.options)
+        self.tools_cache_size = tools_cache_size
+        self._tools = _ToolsCache(tools_cache_size)
+        kinds = {"id": _ID, "custom_id": _ID, "messages": _MESSAGES, "tools": _TOOLS,
+                 "add_generation_prompt": _GENERATION, "chat_template_kwargs": _KWARGS}
+        kinds.update(dict.fromkeys(IGNORED_REQUEST_KEYS, _IGNORED))
+        kinds.update(dict.fromkeys(fmt.options, _OPTION))
+        self._kinds = kinds
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.fmt, self.add_generation_prompt, self.options, self.tools_cache_size)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    def render_request(self, record: Any, line: int) -> tuple[Any, str]:
+        """``(id, prompt)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
+        request, prefix, record_id = _unwrap(record)
+        messages: Any = None
+        tools: Any = None
+        add_generation_prompt = self.add_generation_prompt
+        options = self.options
+        own_options: dict[str, Any] | None = None
+        kwargs: Any = None
+        kinds = self._kinds
+        for key, value in request.items():
+            kind = kinds.get(key)
+            if kind == _MESSAGES:
+                messages = value
+            elif kind == _TOOLS:
+                tools = value
+            elif kind == _OPTION:
+                if own_options is None:
+                    own_options = {}
+                own_options[key] = value
+            elif kind == _ID:
+                if record_id is None:
+                    record_id = _record_id(request, key, prefix)
+            elif kind == _GENERATION:
+                if value is not None and not isinstance(value, bool):
+                    raise InvalidInputError(prefix + key, f"expected a boolean, got {_json_type(value)}")
+                add_generation_prompt = value
+            elif kind == _KWARGS:
+                kwargs = value
+            elif kind is None:
+                known = ", ".join(sorted(self.fmt.options)) or "none"
+                raise InvalidInputError(
+                    prefix + key,
+                    f"unknown key: not a chat request key the template reads, nor an option of format "
+                    f"{self.fmt.name!r} (options: {known})",
+                )
+        if "messages" not in request:
+            raise InvalidInputError(prefix + "messages", "missing")
+        if kwargs is not None:
+            if not isinstance(kwargs, Mapping):
+                raise InvalidInputError(
+                    prefix + "chat_template_kwargs", f"expected an object, got {_json_type(kwargs)}"
+                )
+            if own_options is None:
+                own_options = {}
+            for key, value in kwargs.items():
+                if key in own_options:
+                    raise InvalidInputError(
+                        prefix + "chat_template_kwargs." + key, "also given at the top level of the request"
+                    )
+                own_options[key] = value
+        if own_options:
+            options = {**options, **own_options}
+        if tools is not None:
+            if not isinstance(tools, list):
+                raise InvalidInputError(prefix + "tools", f"expected an array or null, got {_json_type(tools)}")
+            tools = self._tools.get(tools) if tools else None
+        if record_id is None:
+            record_id = line
+        return record_id, self.fmt.render(messages, tools, add_generation_prompt, **options)
+
+    def handle(self, record: Any, line: int) -> dict[str, Any]:
+        """The output record ``{"id", "prompt"}`` of one decoded record."""
+        record_id, prompt = self.render_request(record, line)
+        return {"id": record_id, "prompt": prompt}
+
+
+class RecordParser(_RecordJob):
+    """Turns parse records into ``{"id", "message"}`` records with one format (see the module docstring).
+
+    ``context`` (parse options) applies to every record that does not set them itself. Picklable.
+    """
+
+    _PASSTHROUGH = frozenset({"prompt", "messages"}) | IGNORED_REQUEST_KEYS
+
+    def __init__(
+        self, fmt: ChatFormat, context: Mapping[str, Any] | None = None, tools_cache_size: int = TOOLS_CACHE_SIZE
+    ) -> None:
+        self.fmt = fmt
+        self.context = dict(context or {})
+        fmt.check_options(self.context, fmt.parse_options)
+        self.tools_cache_size = tools_cache_size
+        self._tools = _ToolsCache(tools_cache_size)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.fmt, self.context, self.tools_cache_size)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    def parse_request(self, record: Any, line: int) -> tuple[Any, Any]:
+        """``(id, AssistantReply)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
+        request, prefix, record_id = _unwrap(record)
+        context = self.context
+        own: dict[str, Any] = {}
+        for key in request:
+            if key in ("id", "custom_id"):
+                if record_id is None:
+                    record_id = _record_id(request, key, prefix)
+            elif key in self.fmt.parse_options:
+                own[key] = request[key]
+            elif key not in ("completion", "tools") and key not in self._PASSTHROUGH:
+                known = ", ".join(sorted(self.fmt.parse_options)) or "none"
+                raise InvalidInputError(
+                    prefix + key, f"unknown key: not completion, tools, id, nor a parse option of format "
+                    f"{self.fmt.name!r} (parse options: {known})",
+                )
+        if "completion" not in request:
+            raise InvalidInputError(prefix + "completion", "missing")
+        completion = request["completion"]
+        if not isinstance(completion, str):
+            raise InvalidInputError(prefix + "completion", f"expected a string, got {_json_type(completion)}")
+        tools = request.get("tools")
+        if tools is not None:
+            if not isinstance(tools, list):
+                raise InvalidInputError(prefix + "tools", f"expected an array or null, got {_json_type(tools)}")
+            tools = self._tools.get(tools) if tools else None
+        if own:
+            context = {**context, **own}
+        if record_id is None:
+            record_id = line
+        return record_id, self.fmt.parse(completion, tools, **context)
+
+    def handle(self, record: Any, line: int) -> dict[str, Any]:
+        """The output record ``{"id", "message"}`` (plus ``malformed`` when not empty) of one decoded record."""
+        record_id, reply = self.parse_request(record, line)
+        out: dict[str, Any] = {"id": record_id, "message": reply.to_openai()}
+        if reply.malformed:
+            out["malformed"] = list(reply.malformed)
+        return out
+

@@ -1,0 +1,254 @@
+"""The ``prompt-formats`` command, run as a real subprocess.
+
+Prompts in the output are compared with the reference engines (Jinja2 for ChatML, the Go oracle for
+Harmony), never with strings our own code produced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
+from oracles import render_jinja
+
+EXAMPLES = ROOT / "examples"
+CHATML_OPTIONS = ("enable_thinking", "preserve_thinking", "add_vision_id")
+HARMONY_OPTIONS = ("current_date", "think", "reasoning_effort")
+
+
+def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "prompt_formats", *args],
+        input=stdin, capture_output=True, cwd=cwd, timeout=120, check=False,
+    )
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def record_options(record: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """The record's format options as the documented record shape defines them (top level or chat_template_kwargs)."""
+    options = {key: record[key] for key in names if key in record}
+    options.update(record.get("chat_template_kwargs", {}))
+    return options
+
+
+def jinja_prompt(template: str, record: dict[str, Any], gen: bool) -> str:
+    status, text = render_jinja(
+        template, record["messages"], record.get("tools"), gen, **record_options(record, CHATML_OPTIONS)
+    )
+    assert status == "ok", text
+    return text
+
+
+@pytest.fixture(scope="module")
+def harmony_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
+    oracle = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_oracle")))
+    yield oracle
+    oracle.close()
+
+
+@pytest.mark.parametrize("example", ["agent_requests.jsonl", "tool_loop.jsonl"])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_render_examples_match_the_jinja_template(tmp_path: Path, example: str, workers: str) -> None:
+    out = tmp_path / "prompts.jsonl"
+    proc = run("render", "--format", "chatml-multi-system", "--add-generation-prompt", "--workers", workers,
+               str(EXAMPLES / example), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    inputs = records(EXAMPLES / example)
+    outputs = records(out)
+    assert [o["id"] for o in outputs] == [i["id"] for i in inputs]
+    for record, output in zip(inputs, outputs, strict=True):
+        assert set(output) == {"id", "prompt"}
+        assert output["prompt"] == jinja_prompt("chatml_multi_system.jinja", record, True)
+
+
+def test_render_harmony_example_matches_the_go_template(tmp_path: Path, harmony_oracle: HarmonyOracle) -> None:
+    example = EXAMPLES / "harmony_conversation.jsonl"
+    proc = run("render", "--format", "harmony", str(example), "-o", str(tmp_path / "out.jsonl"))
+    assert proc.returncode == 0, proc.stderr
+    inputs = records(example)
+    outputs = records(tmp_path / "out.jsonl")
+    expected = harmony_oracle.render_many(
+        [to_case(r["messages"], r.get("tools"), record_options(r, HARMONY_OPTIONS)) for r in inputs]
+    )
+    assert [o["id"] for o in outputs] == [r["id"] for r in inputs]
+    assert [o["prompt"] for o in outputs] == [e["output"] for e in expected]
+
+
+USER = {"role": "user", "content": "Hi"}
+BAD_INPUT = [
+    json.dumps({"id": "ok-1", "messages": [USER]}),
+    "{not json",
+    "",
+    json.dumps({"messages": [{"role": 7, "content": "x"}]}),
+    json.dumps({"id": "unknown-key", "messages": [USER], "enable_thinkng": False}),
+    json.dumps({"id": "no-query", "messages": [{"role": "assistant", "content": "x"}]}),
+    json.dumps({"id": "both", "messages": [USER], "enable_thinking": False,
+                "chat_template_kwargs": {"enable_thinking": True}}),
+    json.dumps([USER]),
+    json.dumps({"messages": [USER], "model": "m", "temperature": 0.2}),
+]
+
+
+def test_error_file_names_each_failed_record_and_the_rest_is_written(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(BAD_INPUT) + "\n", encoding="utf-8")
+    out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
+    proc = run("render", "-f", "chatml-multi-system", str(src), "-o", str(out), "--errors", str(errors))
+    assert proc.returncode == 1
+    expected_prompt = render_jinja("chatml_multi_system.jinja", [USER], None, False)[1]
+    assert records(out) == [{"id": "ok-1", "prompt": expected_prompt}, {"id": 9, "prompt": expected_prompt}]
+    reports = records(errors)
+    assert [(r["line"], r["id"], r["error"]) for r in reports] == [
+        (2, None, "InvalidInputError"),
+        (4, None, "InvalidInputError"),
+        (5, "unknown-key", "InvalidInputError"),
+        (6, "no-query", "TemplateError"),
+        (7, "both", "InvalidInputError"),
+        (8, None, "InvalidInputError"),
+    ]
+    messages = [r["message"] for r in reports]
+    assert messages[0].startswith("record: not valid JSON")
+    assert messages[1] == "messages[0].role: expected a string, got int"
+    assert messages[2].startswith("enable_thinkng: unknown key")
+    assert messages[3] == render_jinja("chatml_multi_system.jinja", [{"role": "assistant", "content": "x"}])[1]
+    assert messages[4] == "chat_template_kwargs.enable_thinking: also given at the top level of the request"
+    assert messages[5] == "record: expected a JSON object, got an array"
+    summary = proc.stderr.decode().strip().splitlines()[-1]
+    assert "2 of 8 records rendered, 6 failed" in summary
+
+
+def test_without_an_error_file_errors_go_to_stderr(tmp_path: Path) -> None:
+    proc = run("render", "-f", "chatml-multi-system", "-", stdin=("\n".join(BAD_INPUT[:4]) + "\n").encode())
+    assert proc.returncode == 1
+    stderr = proc.stderr.decode()
+    assert "line 2: InvalidInputError: record: not valid JSON" in stderr
+    assert "line 4: InvalidInputError: messages[0].role: expected a string, got int" in stderr
+    assert len(proc.stdout.splitlines()) == 1
+
+
+def test_fail_fast_stops_at_the_first_failure_and_writes_no_output(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(BAD_INPUT) + "\n", encoding="utf-8")
+    out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
+    out.write_text("previous run\n")
+    proc = run("render", "-f", "chatml-multi-system", "--fail-fast", str(src), "-o", str(out), "--errors", str(errors))
+    assert proc.returncode == 1
+    assert out.read_text() == "previous run\n"
+    assert [r["line"] for r in records(errors)] == [2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["errors.jsonl", "in.jsonl", "out.jsonl"]
+    assert "--fail-fast" in proc.stderr.decode()
+
+
+def test_exit_status_and_usage_errors(tmp_path: Path) -> None:
+    good = json.dumps({"messages": [USER]}).encode() + b"\n"
+    assert run("render", "-f", "chatml-multi-system", "-", stdin=good).returncode == 0
+    unknown = run("render", "-f", "no-such-format", "-", stdin=good)
+    assert unknown.returncode == 2
+    assert b"unknown format 'no-such-format'" in unknown.stderr
+    missing = run("render", "-f", "chatml-multi-system", str(tmp_path / "missing.jsonl"))
+    assert missing.returncode == 2
+    assert b"cannot read" in missing.stderr
+    bad_option = run("render", "-f", "chatml-multi-system", "--option", "enable_thinkng=false", "-", stdin=good)
+    assert bad_option.returncode == 2
+    assert b"enable_thinkng" in bad_option.stderr
+    assert run("render", "-f", "chatml-multi-system", "--workers", "-1", "-", stdin=good).returncode == 2
+    assert run("render", "-", stdin=good).returncode == 2  # --format is required
+    unwritable = run("render", "-f", "chatml-multi-system", "-", "-o", str(tmp_path / "no" / "dir" / "o.jsonl"),
+                     stdin=good)
+    assert unwritable.returncode == 2
+
+
+def test_stdin_to_stdout_with_options_from_the_command_line() -> None:
+    lines = [json.dumps({"id": "a", "messages": [USER]}),
+             json.dumps({"id": "b", "messages": [USER], "enable_thinking": True})]
+    proc = run("render", "-f", "chatml-multi-system", "--add-generation-prompt", "--option", "enable_thinking=false",
+               "-q", "-", "-o", "-", stdin=("\n".join(lines) + "\n").encode())
+    assert proc.returncode == 0
+    assert proc.stderr == b""
+    outputs = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert outputs == [
+        {"id": "a", "prompt": render_jinja("chatml_multi_system.jinja", [USER], None, True, enable_thinking=False)[1]},
+        {"id": "b", "prompt": render_jinja("chatml_multi_system.jinja", [USER], None, True, enable_thinking=True)[1]},
+    ]
+
+
+def test_batch_api_lines_are_read_as_their_body() -> None:
+    line = {"custom_id": "req-7", "method": "POST", "url": "/v1/chat/completions",
+            "body": {"model": "qwen", "messages": [USER], "max_tokens": 10}}
+    proc = run("render", "-f", "chatml-multi-system", "-", stdin=json.dumps(line).encode())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"id": "req-7", "prompt": render_jinja("chatml_multi_system.jinja", [USER])[1]}
+
+
+def test_a_killed_run_leaves_the_output_name_untouched(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous run\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "-", "-o", str(out)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write((json.dumps({"messages": [USER]}) + "\n").encode() * 1000)
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")]:
+            assert time.monotonic() < deadline, "the temporary output file never appeared"
+            time.sleep(0.05)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert out.read_text() == "previous run\n"
+
+
+def test_an_output_file_is_replaced_only_when_the_run_completes(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"messages": [USER]}) + "\n")
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous run\n")
+    assert run("render", "-f", "chatml-multi-system", str(src), "-o", str(out)).returncode == 0
+    assert records(out) == [{"id": 1, "prompt": render_jinja("chatml_multi_system.jinja", [USER])[1]}]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
+    assert oct(out.stat().st_mode & 0o777) != oct(0o600)  # an ordinary file's mode, not mkstemp's
+
+
+def test_progress_line_and_summary() -> None:
+    lines = (json.dumps({"messages": [USER]}) + "\n") * 3
+    proc = run("render", "-f", "chatml-multi-system", "--progress", "always", "-", stdin=lines.encode())
+    stderr = proc.stderr.decode()
+    assert "\rrendered 3 records" in stderr
+    assert "/s" in stderr
+    assert stderr.strip().splitlines()[-1].endswith(" records/s, 1 worker)")
+    assert "\x1b[Kprompt-formats: 3 of 3 records rendered, 0 failed" in stderr  # the progress line erased first
+    quiet = run("render", "-f", "chatml-multi-system", "--quiet", "-", stdin=lines.encode())
+    assert quiet.stderr == b""
+
+
+def test_formats_lists_every_format_and_its_options() -> None:
+    proc = run("formats", "--json")
+    assert proc.returncode == 0
+    listing = {entry["name"]: entry for entry in json.loads(proc.stdout)}
+    assert {"chatml-multi-system", "harmony"} <= set(listing)
+    assert set(listing["chatml-multi-system"]["options"]) == set(CHATML_OPTIONS)
+    assert set(listing["harmony"]["options"]) == set(HARMONY_OPTIONS)
+    text = run("formats").stdout.decode()
+    assert "render option enable_thinking" in text
+
+
+def test_the_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "prompt-formats"
+    proc = subprocess.run([str(script), "formats"], capture_output=True, timeout=60, check=False)
+    assert proc.returncode == 0
+    assert b"chatml-multi-system" in proc.stdout
