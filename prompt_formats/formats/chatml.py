@@ -19,13 +19,16 @@ Reading guide, in template order:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._json import tojson_at
 from ..errors import InvalidInputError, TemplateError, type_name
 from ..format import ChatFormat, Conversation, Tools
 from ..messages import REASONING_FIELDS, Message
 from ..tools import PreparedTools
+
+if TYPE_CHECKING:
+    from ..guard import ControlTokenGuard
 
 __all__ = ["ChatMLFormat", "render_chatml"]
 
@@ -321,10 +324,17 @@ def render_chatml(
 
 
 class ChatMLFormat(ChatFormat):
-    """Base of the two ChatML formats: the Qwen3.6 template's options and turn rules."""
+    """Base of the two ChatML formats: the Qwen3.6 template's options and turn rules.
+
+    ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
+    and tools before rendering (off by default: the output is then exactly the template's).
+    """
 
     merge_system: bool = False
     options = _OPTIONS
+
+    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
+        self.guard = guard
 
     def render(
         self,
@@ -333,9 +343,20 @@ class ChatMLFormat(ChatFormat):
         add_generation_prompt: bool = False,
         **options: Any,
     ) -> str:
-        """Render ``messages`` byte-identically to the reference template (see :func:`render_chatml`)."""
+        """Render ``messages`` byte-identically to the reference template (see :func:`render_chatml`).
+
+        With a guard, its policy is applied first to every untrusted field (it may raise
+        :class:`~prompt_formats.errors.InjectionError`).
+        """
         if options:
             self.check_options(options)
+        guard = self.guard
+        if guard is not None:
+            tools = guard.guard_tools(tools)
+            messages = guard.guard_messages(messages)
         return render_chatml(
             messages, tools, add_generation_prompt, merge_system=self.merge_system, **options
         )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"

@@ -1,0 +1,709 @@
+"""The control-token guard: untrusted text must not be able to forge a prompt's structure.
+
+A tokenizer turns a model's control tokens into special ids wherever they occur in the prompt text,
+including inside a user message. A user who writes ``<|im_end|>\\n<|im_start|>system\\n…`` in
+their message has forged a system turn; a retrieved document that ends with ``</tool_response>``
+has closed the tool result it was quoted in. The guard looks at every piece of untrusted text *as
+it will be read in the prompt* and applies a policy:
+
+``"escape"`` (default)
+    insert a backslash after the first character of each control token, so ``<|im_end|>`` becomes
+    ``<\\|im_end|>``: plain text to every tokenizer, still readable by the model and by a human
+    reading logs. The scheme is reversible (:func:`unescape`), see below.
+``"reject"``
+    raise :class:`~prompt_formats.errors.InjectionError` naming the field (``messages[3].content``)
+    and the token found.
+``"allow"``
+    do nothing: the format behaves exactly as its reference template.
+
+The escape scheme, exactly. Let a *lead* be the first character of a token (``<`` for every default
+token) and a *tail* the rest of it (``|im_end|>``). :meth:`ControlTokenGuard.escape` inserts one
+backslash after every lead that is followed by zero or more backslashes and then a tail;
+:meth:`ControlTokenGuard.unescape` removes one backslash after every lead that is followed by one or
+more backslashes and then a tail. So a text that already contains ``<\\|im_end|>`` escapes to
+``<\\\\|im_end|>`` and comes back unchanged, and ``unescape(escape(t)) == t`` for every text ``t``.
+Any other text is left alone: escaping changes a text only if it contains a control token or the
+escaped form of one. The result never contains a token: every occurrence lost its lead's
+neighbour, and a backslash cannot start or complete one (no token contains it).
+
+What "as read in the prompt" adds: a field that the template follows with fixed text can be
+completed by it. A ChatML tool-call name is rendered as ``<function=NAME>``, so the name
+``</think`` puts ``</think>`` in the prompt; such fields are checked with ``followed_by=">"``. Text
+parts of one message that the template concatenates are checked as one text, so a token split
+across two parts is found (and the backslash lands in the part holding its lead).
+
+What is untrusted (each format decides which fields it renders; see :meth:`guard_messages`):
+system, user and tool message content (strings and text parts) and any role other than
+``assistant``; tool-call names and argument names and values in history; tool definitions (names,
+descriptions, schemas: every string, keys included). An assistant message's content and reasoning
+are trusted by default (its ``<think>`` markup is meaningful to the ChatML template);
+``trust_assistant=False`` checks them too.
+
+The guard never mutates its input: it returns the very objects it was given when nothing was found,
+and copies of only the messages, calls and tools it changed otherwise. It does not validate shapes:
+anything it does not recognise (a non-string role, an ``int`` content) is passed through untouched
+for the formatter to reject with its usual error.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+import orjson
+
+from .errors import FormatError, InjectionError
+from .messages import REASONING_FIELDS, Message
+from .tools import PreparedTools
+
+__all__ = [
+    "CHATML_CONTROL_TOKENS",
+    "ESCAPE_MARKER",
+    "HARMONY_CONTROL_TOKENS",
+    "ControlTokenGuard",
+    "Policy",
+    "unescape",
+]
+
+#: The special and added tokens of the Qwen3 ChatML vocabulary.
+CHATML_CONTROL_TOKENS: tuple[str, ...] = (
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>",
+    "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>", "<|box_end|>",
+    "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>",
+    "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
+    "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>",
+    "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
+)
+
+#: The control tokens of OpenAI's Harmony format (gpt-oss).
+HARMONY_CONTROL_TOKENS: tuple[str, ...] = (
+    "<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|call|>", "<|return|>",
+    "<|endoftext|>",
+)
+
+#: The character :meth:`ControlTokenGuard.escape` inserts after a token's first character.
+ESCAPE_MARKER = "\\"
+
+Policy = Literal["escape", "reject", "allow"]
+_POLICIES = ("escape", "reject", "allow")
+
+
+@attrs.frozen
+class _Scanner:
+    """The compiled patterns for one token set (built once per guard)."""
+
+    leads: str
+    needs_escape: re.Pattern[str]
+    escaped_once: re.Pattern[str]
+    raw_token: re.Pattern[str]
+
+    @classmethod
+    def build(cls, tokens: tuple[str, ...]) -> _Scanner:
+        leads = "".join(sorted({token[0] for token in tokens}))
+        marker = re.escape(ESCAPE_MARKER)
+        needs = []
+        once = []
+        for lead in leads:
+            tails = sorted({token[1:] for token in tokens if token[0] == lead}, key=lambda t: (-len(t), t))
+            tail = "(?:" + "|".join(re.escape(t) for t in tails) + ")"
+            # A lead, then any run of markers, then a tail: a token, raw or escaped some number of times.
+            needs.append(f"{re.escape(lead)}(?={marker}*{tail})")
+            # The first marker of such a run (there must be one): the one escape() added.
+            once.append(f"(?<={re.escape(lead)}){marker}(?={marker}*{tail})")
+        raw = "|".join(re.escape(t) for t in sorted(set(tokens), key=lambda t: (-len(t), t)))
+        return cls(leads, re.compile("|".join(needs)), re.compile("|".join(once)), re.compile(raw))
+
+
+def _check_tokens(tokens: tuple[str, ...]) -> None:
+    if not tokens:
+        raise FormatError("a control-token guard needs at least one token")
+    for token in tokens:
+        if not isinstance(token, str) or len(token) < 2:
+            raise FormatError(f"control token {token!r}: expected a string of at least two characters")
+        if ESCAPE_MARKER in token:
+            raise FormatError(f"control token {token!r} contains the escape marker {ESCAPE_MARKER!r}")
+    leads = {token[0] for token in tokens}
+    for token in tokens:
+        # A lead inside a token would let two occurrences overlap, and escaping one could hide the
+        # other's tail from the unescape pattern: the scheme would no longer be exactly reversible.
+        inner = leads.intersection(token[1:])
+        if inner:
+            raise FormatError(
+                f"control token {token!r} contains {sorted(inner)[0]!r}, the first character of a token, "
+                "after its start; the guard supports token sets where that never happens"
+            )
+
+
+def _as_token_tuple(tokens: Any) -> tuple[str, ...]:
+    if isinstance(tokens, str):
+        raise FormatError("tokens: expected a collection of token strings, got one string")
+    return tuple(tokens)
+
+
+_SAME: Any = object()
+
+
+@attrs.frozen
+class ControlTokenGuard:
+    """Applies ``policy`` to control tokens found in untrusted text (see the module docstring).
+
+    ``tokens`` defaults to :data:`CHATML_CONTROL_TOKENS`; every token must be at least two characters
+    long, must not contain :data:`ESCAPE_MARKER`, and must not contain the first character of any
+    token after its own first position (true of the ChatML and Harmony sets). Immutable, hashable,
+    thread-safe and picklable.
+    """
+
+    tokens: tuple[str, ...] = attrs.field(default=CHATML_CONTROL_TOKENS, converter=_as_token_tuple)
+    policy: Policy = "escape"
+    trust_assistant: bool = True
+    _scanner: _Scanner = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _lead: str | None = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _lead_bytes: bytes | None = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _cache_key: str = attrs.field(init=False, repr=False, eq=False, hash=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.policy not in _POLICIES:
+            raise FormatError(f"policy must be one of {', '.join(map(repr, _POLICIES))}, got {self.policy!r}")
+        _check_tokens(self.tokens)
+        object.__setattr__(self, "_scanner", _Scanner.build(self.tokens))
+        # One lead character (both default sets: "<"): a single substring test clears most strings.
+        leads = self._scanner.leads
+        lead = leads if len(leads) == 1 else None
+        object.__setattr__(self, "_lead", lead)
+        # The JSON fast path needs a lead that orjson never escapes.
+        plain = lead is not None and lead != '"' and lead >= " "
+        object.__setattr__(self, "_lead_bytes", lead.encode() if lead is not None and plain else None)
+        object.__setattr__(self, "_cache_key", f"guard.tools:{self.policy}:" + "\x1f".join(self.tokens))
+
+    # -- single strings ------------------------------------------------------------------------------
+
+    def _marked(self, text: str, pattern: re.Pattern[str], followed_by: str) -> list[int]:
+        """Start positions in ``text`` of ``pattern``'s matches in ``text + followed_by``."""
+        end = len(text)
+        return [m.start() for m in pattern.finditer(text + followed_by) if m.start() < end]
+
+    def _contains_lead(self, text: str) -> bool:
+        leads = self._scanner.leads
+        if len(leads) == 1:
+            return leads in text
+        return any(lead in text for lead in leads)
+
+    def find(self, text: str, followed_by: str = "") -> tuple[int, str] | None:
+        """The first control token that ``text`` puts in the prompt, as ``(start, token)``, or ``None``.
+
+        ``followed_by`` is the fixed text the template writes right after ``text``; a token that
+        starts in ``text`` and ends in it counts.
+        """
+        if not self._contains_lead(text):
+            return None
+        end = len(text)
+        for m in self._scanner.raw_token.finditer(text + followed_by):
+            if m.start() >= end:
+                break
+            return m.start(), m.group()
+        return None
+
+    def escape(self, text: str, followed_by: str = "") -> str:
+        """``text`` with every control token it puts in the prompt neutralised (see the module docstring).
+
+        Returns ``text`` itself when it holds neither a token nor an escaped one.
+        """
+        if not self._contains_lead(text):
+            return text
+        if not followed_by:
+            return self._scanner.needs_escape.sub(_insert_marker, text)
+        positions = self._marked(text, self._scanner.needs_escape, followed_by)
+        return _insert_after(text, positions) if positions else text
+
+    def unescape(self, text: str, followed_by: str = "") -> str:
+        """The inverse of :meth:`escape`: ``unescape(escape(t, f), f) == t`` for every ``t`` and ``f``."""
+        if not self._contains_lead(text):
+            return text
+        if not followed_by:
+            return self._scanner.escaped_once.sub("", text)
+        positions = set(self._marked(text, self._scanner.escaped_once, followed_by))
+        return "".join(ch for i, ch in enumerate(text) if i not in positions)
+
+    def guard_text(self, text: str, path: str, followed_by: str = "") -> str:
+        """Apply the policy to one untrusted string rendered at ``path``.
+
+        ``escape``: the escaped text; ``reject``: ``text`` unchanged or :class:`InjectionError`;
+        ``allow``: ``text``.
+        """
+        try:
+            return self._text(text, followed_by)
+        except _Hit as hit:
+            raise hit.error(path) from None
+
+    def _text(self, text: str, followed_by: str = "") -> str:
+        """The policy applied to one string; a token under ``reject`` raises :class:`_Hit`."""
+        lead = self._lead
+        if lead is not None and lead not in text:
+            return text
+        if self.policy == "escape":
+            return self.escape(text, followed_by)
+        if self.policy == "reject":
+            found = self.find(text, followed_by)
+            if found is not None:
+                raise _Hit(found[1])
+        return text
+
+    # -- structures -------------------------------------------------------------------------------------
+    #
+    # The walkers below build no paths while they look: a token found under ``reject`` raises _Hit,
+    # and each level adds its step to the path as the exception passes through it, so clean input
+    # pays nothing for error reporting.
+
+    def guard_json(self, value: Any, path: str) -> Any:
+        """Apply the policy to every string (dict keys included) of a JSON-like value rendered with ``tojson``.
+
+        Only what a JSON encoder serialises is walked (``dict``, ``list``, ``tuple``, ``str``); a
+        changed container is rebuilt (a tuple as a list: the same JSON), anything else is returned
+        as is, so a value ``tojson`` rejects is still rejected. Returns ``value`` itself when unchanged.
+        """
+        try:
+            return self._json(value)
+        except _Hit as hit:
+            raise hit.error(path) from None
+
+    def _json(self, value: Any) -> Any:
+        try:
+            return self._json_walk(value)
+        except RecursionError:
+            # Too deep (or cyclic) to walk: too deep to serialise as well, and the formatter says so.
+            return value
+
+    def _json_walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._text(value)
+        if isinstance(value, dict):
+            changed = False
+            items = []
+            for key, item in value.items():
+                try:
+                    new_key = self._text(key) if isinstance(key, str) else key
+                    new_item = self._json_walk(item)
+                except _Hit as hit:
+                    hit.trail.append(f".{key}")
+                    raise
+                if new_key is not key or new_item is not item:
+                    changed = True
+                items.append((new_key, new_item))
+            return dict(items) if changed else value
+        if isinstance(value, (list, tuple)):
+            new_items = []
+            changed = False
+            for i, item in enumerate(value):
+                try:
+                    new_item = self._json_walk(item)
+                except _Hit as hit:
+                    hit.trail.append(f"[{i}]")
+                    raise
+                changed = changed or new_item is not item
+                new_items.append(new_item)
+            return new_items if changed else value
+        return value
+
+    def guard_content(self, content: Any, path: str, *, join_parts: bool = True) -> Any:
+        """Apply the policy to a message's content: a string, or the text parts of a list of parts.
+
+        ``join_parts``: the format concatenates adjacent text parts with nothing between them (ChatML),
+        so they are checked as one text; ``False`` when the format separates them (Harmony). Image and
+        video parts are recognised as the ChatML template does and left alone. Returns ``content``
+        itself when unchanged.
+        """
+        try:
+            return self._content(content, join_parts)
+        except _Hit as hit:
+            raise hit.error(path) from None
+
+    def _content(self, content: Any, join_parts: bool) -> Any:
+        if isinstance(content, str):
+            return self._text(content)
+        if not isinstance(content, (list, tuple)):
+            return content
+        runs: list[list[int]] = []
+        run: list[int] = []
+        for j, part in enumerate(content):
+            if _is_text_part(part):
+                run.append(j)
+                if not join_parts:
+                    runs.append(run)
+                    run = []
+            elif run:
+                runs.append(run)
+                run = []
+        if run:
+            runs.append(run)
+        new_texts: dict[int, str] = {}
+        for indices in runs:
+            texts = [content[j]["text"] for j in indices]
+            if not any(self._contains_lead(text) for text in texts):
+                continue
+            if len(indices) == 1:
+                j = indices[0]
+                try:
+                    new = self._text(texts[0])
+                except _Hit as hit:
+                    hit.trail.append(f"[{j}].text")
+                    raise
+                if new is not texts[0]:
+                    new_texts[j] = new
+            else:
+                self._run(indices, texts, new_texts)
+        if not new_texts:
+            return content
+        return [{**part, "text": new_texts[j]} if j in new_texts else part for j, part in enumerate(content)]
+
+    def _run(self, indices: list[int], texts: list[str], new_texts: dict[int, str]) -> None:
+        """Check text parts that the template concatenates as one text; record the changed parts."""
+        joined = "".join(texts)
+        offsets = []
+        offset = 0
+        for text in texts:
+            offsets.append(offset)
+            offset += len(text)
+
+        def part_of(position: int) -> int:
+            # The part holding the character at ``position`` (empty parts hold none).
+            k = len(offsets) - 1
+            while offsets[k] > position or (offsets[k] == position and not texts[k]):
+                k -= 1
+            return k
+
+        if self.policy == "reject":
+            found = self.find(joined)
+            if found is not None:
+                hit = _Hit(found[1])
+                hit.trail.append(f"[{indices[part_of(found[0])]}].text")
+                raise hit
+            return
+        if self.policy != "escape":
+            return
+        by_part: dict[int, list[int]] = {}
+        for m in self._scanner.needs_escape.finditer(joined):
+            k = part_of(m.start())
+            by_part.setdefault(k, []).append(m.start() - offsets[k])
+        for k, local in by_part.items():
+            new_texts[indices[k]] = _insert_after(texts[k], local)
+
+    def guard_tool_calls(self, calls: Any, path: str, *, name_followed_by: str = ">") -> Any:
+        """Apply the policy to the names and arguments of an assistant message's tool calls.
+
+        Both shapes (``{"function": {...}}`` and flat) are read; string arguments are one text,
+        mapping arguments have their names checked with ``name_followed_by`` (ChatML renders
+        ``<function=NAME>`` and ``<parameter=NAME>``) and their values as JSON-like values. Returns
+        ``calls`` itself when unchanged.
+        """
+        try:
+            return self._calls(calls, name_followed_by)
+        except _Hit as hit:
+            raise hit.error(path) from None
+
+    def _calls(self, calls: Any, name_followed_by: str) -> Any:
+        if not isinstance(calls, (list, tuple)):
+            return calls
+        new_calls = []
+        changed = False
+        for k, call in enumerate(calls):
+            try:
+                new_call = self._call(call, name_followed_by)
+            except _Hit as hit:
+                hit.trail.append(f"[{k}]")
+                raise
+            changed = changed or new_call is not call
+            new_calls.append(new_call)
+        return new_calls if changed else calls
+
+    def _call(self, call: Any, name_followed_by: str) -> Any:
+        if not isinstance(call, Mapping):
+            return call
+        body = call
+        wrapped = "function" in call
+        if wrapped:
+            body = call["function"]
+            if not isinstance(body, Mapping):
+                return call
+        changes: dict[str, Any] = {}
+        try:
+            name = body.get("name")
+            if isinstance(name, str):
+                try:
+                    new_name = self._text(name, name_followed_by)
+                except _Hit as hit:
+                    hit.trail.append(".name")
+                    raise
+                if new_name is not name:
+                    changes["name"] = new_name
+            if "arguments" in body:
+                arguments = body["arguments"]
+                try:
+                    new_arguments = self._arguments(arguments, name_followed_by)
+                except _Hit as hit:
+                    hit.trail.append(".arguments")
+                    raise
+                if new_arguments is not arguments:
+                    changes["arguments"] = new_arguments
+        except _Hit as hit:
+            if wrapped:
+                hit.trail.append(".function")
+            raise
+        if not changes:
+            return call
+        new_body = {**body, **changes}
+        return {**call, "function": new_body} if wrapped else new_body
+
+    def _arguments(self, arguments: Any, name_followed_by: str) -> Any:
+        if isinstance(arguments, str):
+            return self._text(arguments)
+        if not isinstance(arguments, Mapping):
+            return arguments
+        changed = False
+        items = []
+        for key, value in arguments.items():
+            try:
+                new_key = self._text(key, name_followed_by) if isinstance(key, str) else key
+                new_value = self._json(value)
+            except _Hit as hit:
+                hit.trail.append(f".{key}")
+                raise
+            if new_key is not key or new_value is not value:
+                changed = True
+            items.append((new_key, new_value))
+        return dict(items) if changed else arguments
+
+    def guard_message(
+        self, message: Any, index: int, *, join_parts: bool = True, tool_calls: bool = True
+    ) -> Any:
+        """Apply the policy to the untrusted fields of one message (see :meth:`guard_messages`)."""
+        try:
+            return self._message(message, join_parts, tool_calls)
+        except _Hit as hit:
+            raise hit.error(f"messages[{index}]") from None
+
+    def _message(self, message: Any, join_parts: bool, tool_calls: bool) -> Any:
+        if isinstance(message, Mapping):
+            data = message
+        elif isinstance(message, Message):
+            data = message.to_openai()
+        else:
+            return message
+        role = data.get("role")
+        if not isinstance(role, str):
+            return message
+        changes: dict[str, Any] = {}
+        if role != "assistant" or not self.trust_assistant:
+            content = data.get("content")
+            try:
+                new_content = self._content(content, join_parts)
+            except _Hit as hit:
+                hit.trail.append(".content")
+                raise
+            if new_content is not content:
+                changes["content"] = new_content
+        if role == "assistant":
+            if not self.trust_assistant:
+                for key in REASONING_FIELDS:
+                    value = data.get(key)
+                    if isinstance(value, str):
+                        try:
+                            new_value = self._text(value)
+                        except _Hit as hit:
+                            hit.trail.append(f".{key}")
+                            raise
+                        if new_value is not value:
+                            changes[key] = new_value
+            if tool_calls:
+                calls = data.get("tool_calls")
+                if calls and not self._json_clean(calls):
+                    try:
+                        new_calls = self._calls(calls, ">")
+                    except _Hit as hit:
+                        hit.trail.append(".tool_calls")
+                        raise
+                    if new_calls is not calls:
+                        changes["tool_calls"] = new_calls
+        if not changes:
+            return message
+        return {**data, **changes}
+
+    def guard_messages(self, messages: Any, *, join_parts: bool = True, tool_calls: bool = True) -> Any:
+        """Apply the policy to the untrusted fields of every message, in order.
+
+        Untrusted: the content of every message whose role is not ``assistant``; of an assistant
+        message its tool calls (if ``tool_calls``: the format renders them; names and argument names
+        are read as followed by ``>``) and, unless ``trust_assistant``, its content and reasoning.
+        ``join_parts`` as in :meth:`guard_content`. Returns ``messages`` itself when nothing changed,
+        else a list holding the original objects of unchanged messages and new dicts for changed
+        ones; ``allow`` always returns ``messages``. ``reject`` raises :class:`InjectionError` for
+        the first token found, e.g. at ``messages[2].tool_calls[0].function.arguments.city``.
+        """
+        if self.policy == "allow":
+            return messages
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+            return messages
+        suspects = self._suspects(messages, tool_calls)
+        out: list[Any] | None = None
+        for index in suspects:
+            message = messages[index]
+            new = self.guard_message(message, index, join_parts=join_parts, tool_calls=tool_calls)
+            if new is not message:
+                if out is None:
+                    out = list(messages)
+                out[index] = new
+        return messages if out is None else out
+
+    def _suspects(self, messages: Sequence[Any], tool_calls: bool) -> list[int]:
+        """Indices of the messages that may hold a token, ascending; the others are certainly clean.
+
+        The guard's fast path: one pass reads each plain dict message's content once (a string
+        without the lead character is clean), and the tool calls of all messages are cleared
+        together by one JSON encoding; only the suspects are then walked field by field. Trusted
+        assistant content is searched too (cheaper than telling it apart): such a message is then
+        walked and found unchanged.
+        """
+        lead = self._lead
+        if lead is None:
+            return list(range(len(messages)))
+        trust = self.trust_assistant
+        suspects = []
+        owners = []
+        call_lists = []
+        for index, message in enumerate(messages):
+            if type(message) is not dict:
+                suspects.append(index)
+                continue
+            content = message.get("content")
+            if type(content) is str:
+                if lead in content:
+                    suspects.append(index)
+                    continue
+            elif content is not None:
+                suspects.append(index)
+                continue
+            if not trust and any(message.get(key) is not None for key in REASONING_FIELDS):
+                suspects.append(index)
+                continue
+            if tool_calls:
+                calls = message.get("tool_calls")
+                if calls:
+                    owners.append(index)
+                    call_lists.append(calls)
+        if call_lists and not self._json_clean(call_lists):
+            for index, calls in zip(owners, call_lists, strict=True):
+                if not self._json_clean(calls):
+                    suspects.append(index)
+            suspects.sort()
+        return suspects
+
+    def _json_clean(self, value: Any) -> bool:
+        """True if no string in ``value`` (keys included) holds the lead character; False if unsure.
+
+        orjson writes every string with only ``"``, ``\\`` and control characters escaped, so a lead
+        character (never one of those: see ``_lead_bytes``) shows in its output exactly when some
+        string holds it. Anything orjson cannot encode answers "unsure".
+        """
+        lead = self._lead_bytes
+        if lead is None:
+            return False
+        try:
+            data = orjson.dumps(value)
+        except TypeError:
+            try:  # int, float, bool or None dict keys (json.dumps accepts them)
+                data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+            except (TypeError, ValueError, RecursionError):
+                return False
+        except (ValueError, RecursionError):
+            return False
+        return lead not in data
+
+    def guard_tools(self, tools: Any) -> Any:
+        """Apply the policy to every string of the tool definitions (rendered as JSON), keys included.
+
+        A :class:`~prompt_formats.tools.PreparedTools` is checked once: the verdict (itself, a new
+        ``PreparedTools`` of the escaped tools, or the error) is cached on it. Returns ``tools``
+        itself when unchanged.
+        """
+        if self.policy == "allow" or not tools:
+            return tools
+        if isinstance(tools, PreparedTools):
+            verdict = tools.cached(self._cache_key, self._prepared_verdict)
+            if isinstance(verdict, InjectionError):
+                raise InjectionError(verdict.path, verdict.token)
+            return tools if verdict is None else verdict
+        if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+            return tools
+        if self._json_clean(tools):
+            return tools
+        return self._tool_list(tools)
+
+    def _tool_list(self, tools: Sequence[Any]) -> Any:
+        new_tools = []
+        changed = False
+        for i, tool in enumerate(tools):
+            new_tool = self.guard_json(tool, f"tools[{i}]")
+            changed = changed or new_tool is not tool
+            new_tools.append(new_tool)
+        return new_tools if changed else tools
+
+    def _prepared_verdict(self, tools: tuple[Mapping[str, Any], ...]) -> PreparedTools | InjectionError | None:
+        try:
+            new_tools = self._tool_list(tools)
+        except InjectionError as error:
+            return error
+        return None if new_tools is tools else PreparedTools(new_tools)
+
+
+class _Hit(Exception):
+    """A token found under ``reject`` while walking; ``trail`` collects the path steps, innermost first."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+        self.trail: list[str] = []
+
+    def error(self, base: str) -> InjectionError:
+        return InjectionError(base + "".join(reversed(self.trail)), self.token)
+
+
+def _insert_after(text: str, positions: list[int]) -> str:
+    """``text`` with :data:`ESCAPE_MARKER` inserted after each of the (ascending) ``positions``."""
+    pieces = []
+    start = 0
+    for pos in positions:
+        pieces.append(text[start : pos + 1])
+        pieces.append(ESCAPE_MARKER)
+        start = pos + 1
+    pieces.append(text[start:])
+    return "".join(pieces)
+
+
+def _insert_marker(match: re.Match[str]) -> str:
+    return match.group() + ESCAPE_MARKER
+
+
+def _is_text_part(part: Any) -> bool:
+    """A part the ChatML template renders as its ``text`` (same dispatch order as the template)."""
+    return (
+        isinstance(part, Mapping)
+        and not ("image" in part or "image_url" in part or part.get("type") == "image")
+        and not ("video" in part or part.get("type") == "video")
+        and isinstance(part.get("text"), str)
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _escaping_guard(tokens: tuple[str, ...]) -> ControlTokenGuard:
+    return ControlTokenGuard(tokens)
+
+
+def unescape(text: str, tokens: Sequence[str] = CHATML_CONTROL_TOKENS, *, followed_by: str = "") -> str:
+    """Undo :meth:`ControlTokenGuard.escape` for ``tokens`` (default: the ChatML set).
+
+    Pass ``followed_by=">"`` for the text of a ChatML tool-call name or argument name, which the
+    guard escapes as it reads in the prompt, followed by ``>``.
+    """
+    return _escaping_guard(_as_token_tuple(tokens)).unescape(text, followed_by)
