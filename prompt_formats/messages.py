@@ -19,6 +19,7 @@ What is accepted, as real clients send it:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -148,7 +149,11 @@ class ToolCall:
             return "{}"
         if isinstance(self.arguments, str):
             return self.arguments
-        return orjson.dumps(self.arguments).decode()
+        try:
+            return orjson.dumps(self.arguments).decode()
+        except TypeError:
+            # orjson refuses integers beyond 64 bits and lone surrogates, which parsed replies can hold.
+            return json.dumps(self.arguments, ensure_ascii=False)
 
     def to_openai(self) -> dict[str, Any]:
         """The call in the wrapped OpenAI shape; ``arguments`` is kept as given (mapping or string)."""

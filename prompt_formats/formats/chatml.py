@@ -18,19 +18,39 @@ Reading guide, in template order:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import json
+import math
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import regex
 
 from .._json import tojson_at
 from ..errors import InvalidInputError, TemplateError, type_name
 from ..format import ChatFormat, Conversation, Tools
-from ..messages import REASONING_FIELDS, Message
+from ..messages import REASONING_FIELDS, AssistantReply, Message, ToolCall, ToolDefinition
+from ..streaming import (
+    ContentDelta,
+    Malformed,
+    ReasoningDelta,
+    StreamParser,
+    StrippedText,
+    Terminator,
+    TerminatorScan,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    hold_point,
+    new_call_id,
+)
 from ..tools import PreparedTools
 
 if TYPE_CHECKING:
     from ..guard import ControlTokenGuard
 
-__all__ = ["ChatMLFormat", "render_chatml"]
+__all__ = ["ChatMLFormat", "ChatMLReplyParser", "render_chatml", "typed_parameter_value"]
 
 _IMAGE = "<|vision_start|><|image_pad|><|vision_end|>"
 _VIDEO = "<|vision_start|><|video_pad|><|vision_end|>"
@@ -332,6 +352,46 @@ class ChatMLFormat(ChatFormat):
 
     merge_system: bool = False
     options = _OPTIONS
+    parse_options: ClassVar[Mapping[str, str]] = {
+        "enable_thinking": "as in render: only exactly False means the prompt closed the think block",
+        "preserve_thinking": "accepted so render's options can be passed as they are; no effect on parsing",
+        "add_vision_id": "accepted so render's options can be passed as they are; no effect on parsing",
+    }
+
+    def parse(
+        self,
+        completion: str,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> AssistantReply:
+        """Parse a whole completion (the text after the generation prompt) into an :class:`AssistantReply`.
+
+        ``tools`` types the call arguments by their schemas (and makes a call to any other tool
+        malformed); ``context`` takes ``render``'s options (``enable_thinking=False`` when the prompt
+        was rendered so); ``id_factory`` makes the call ids (default ``call_`` + 24 random hex digits).
+        Never raises for any completion text; raises :class:`~prompt_formats.errors.FormatError`
+        only for bad arguments (a non-string completion, malformed tools, an unknown option).
+        Rules: the "Reply parser" section of :mod:`prompt_formats.formats.chatml`.
+        """
+        return self.stream_parser(tools, id_factory=id_factory, **context).parse_all(completion)
+
+    def stream_parser(
+        self,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> ChatMLReplyParser:
+        """A new :class:`ChatMLReplyParser` for one completion; arguments as for :meth:`parse`.
+
+        Its events, concatenated over any split of the completion into deltas, assemble to exactly
+        ``parse(completion)`` (with the same ``id_factory`` sequence).
+        """
+        if context:
+            self.check_options(context, self.parse_options)
+        return ChatMLReplyParser(_tool_schemas(tools), context.get("enable_thinking") is not False, id_factory)
 
     def __init__(self, guard: ControlTokenGuard | None = None) -> None:
         self.guard = guard
@@ -360,3 +420,454 @@ class ChatMLFormat(ChatFormat):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"
+
+
+# ===================================================================================================
+# Reply parser (parse / stream_parser): the completion after the generation prompt, into reasoning,
+# content and typed tool calls.
+#
+# Rules (the README's "Parsing replies" section and docs/parsing.md say the same for users):
+#
+# - Reasoning. With thinking on (``enable_thinking`` not exactly False, as in ``render``) the prompt
+#   ended in ``<think>\n``, so the completion starts inside the reasoning: it runs up to ``</think>``
+#   (all of the completion when there is none); a ``<think>`` the model repeats at its start (after
+#   whitespace) is dropped. With thinking off, there is reasoning only if the completion opens with
+#   ``<think>`` (after whitespace). A tool call that opens inside the reasoning ends it.
+# - Whitespace rule: reasoning and content are ``str.strip``-ped as wholes, as the template strips
+#   both when it renders them. Content is all text outside reasoning and tool-call blocks (text between
+#   or after calls included, whitespace between them kept), so ``content.strip()`` of the template's
+#   ``{content}\n\n<tool_call>…`` is the content back.
+# - Tool calls: ``<tool_call>`` opens one only when followed (after at most 32 whitespace characters)
+#   by ``<function=NAME>``, NAME being 1 to 256 characters without ``<`` or ``>``; elsewhere it is
+#   ordinary text, counted in a note. Inside: ``<parameter=P>VALUE</parameter>`` blocks separated by
+#   whitespace, then ``</function>``, then optionally ``</tool_call>`` (after which another
+#   ``<function=…>`` may follow in the same block). A value loses one leading and one trailing ``\n``
+#   and is typed by the tool's schema (see :func:`typed_parameter_value`).
+# - Malformed calls (anything else inside the block, no ``</function>`` before the end, a
+#   ``<parameter=`` never closed, a name not among the offered tools) are returned as content, raw
+#   from ``<tool_call>`` to the offending point, with a note in ``reply.malformed``; parsing goes on
+#   from that point as content.
+# - ``<|im_end|>`` and ``<|endoftext|>`` end the reply; text after them is ignored (noted if it is not
+#   whitespace).
+
+_WS = r"[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+#: Possessive quantifiers (3.11+) make a failed call-start match give up at once instead of backtracking.
+_PLUS = "+" if sys.version_info >= (3, 11) else ""
+_NAME = "[^<>]{1,256}"
+_CALL_START_PATTERN = "<tool_call>" + _WS + "{0,32}" + _PLUS + "<function=(" + _NAME + _PLUS + ")>"
+_CALL_START = Terminator.regex(
+    "<tool_call>", _CALL_START_PATTERN, len("<tool_call>") + 32 + len("<function=") + 256 + 1
+)
+_THINK_END = Terminator.marker("</think>")
+_IM_END = Terminator.marker("<|im_end|>")
+_END_OF_TEXT = Terminator.marker("<|endoftext|>")
+_PARAMETER_END = Terminator.marker("</parameter>")
+_REASONING_ENDS = (_THINK_END, _CALL_START, _IM_END, _END_OF_TEXT)
+_CONTENT_ENDS = (_CALL_START, _IM_END, _END_OF_TEXT)
+_VALUE_ENDS = (_PARAMETER_END, _IM_END, _END_OF_TEXT)
+_STOPS = ("<|im_end|>", "<|endoftext|>")
+
+_WS_RUN = re.compile(_WS + "*")
+_THINK_OPEN = regex.compile("<think>")
+# What may follow inside a function block, after whitespace.
+_FUNCTION_ITEM = regex.compile(
+    "<parameter=(" + _NAME + ")>|(</function>)|(<\\|im_end\\|>|<\\|endoftext\\|>)"
+)
+# What may follow a function's end: the block's end, or another function in the same block.
+_AFTER_FUNCTION = regex.compile(_WS + "{0,32}(?:(</tool_call>)|<function=(" + _NAME + ")>)")
+
+_JUNK_CALL_NOTE = "'<tool_call>' not followed by '<function=NAME>': kept as text"
+
+# Parser states.
+_REASONING_START, _CONTENT_START, _REASONING, _CONTENT, _FUNCTION, _VALUE, _AFTER, _DONE = range(8)
+
+#: Options ``parse``/``stream_parser`` accept: ``render``'s, so the same dict can be passed to both.
+_PARSE_OPTIONS = {
+    "enable_thinking": "as in render: only exactly False means the prompt closed the think block",
+    "preserve_thinking": "accepted for symmetry with render; no effect on parsing",
+    "add_vision_id": "accepted for symmetry with render; no effect on parsing",
+}
+
+# --- Typing parameter values by the tool's JSON schema. ---------------------------------------------
+
+#: The order in which a value is tried against the types its schema allows (string last).
+TYPE_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_FAIL = object()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+_json_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+def schema_types(schema: Any) -> set[str]:
+    """The JSON types a parameter schema allows: ``type`` (a name or a list), the branches of
+    ``anyOf``/``oneOf`` (recursively), else what ``enum``, ``properties`` or ``items`` imply.
+    An empty set means the schema says nothing usable (the value stays a string).
+    """
+    if not isinstance(schema, Mapping):
+        return set()
+    found: set[str] = set()
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        found.add(declared)
+    elif isinstance(declared, (list, tuple)):
+        found.update(t for t in declared if isinstance(t, str))
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, (list, tuple)):
+            for branch in branches:
+                found |= schema_types(branch)
+    if not found:
+        enum = schema.get("enum")
+        if isinstance(enum, (list, tuple)):
+            for value in enum:
+                found.add(_json_type(value))
+        elif "properties" in schema:
+            found.add("object")
+        elif "items" in schema:
+            found.add("array")
+    return found
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return "string"
+
+
+def _as_type(text: str, kind: str) -> Any:
+    """``text`` read as a value of JSON type ``kind``, or ``_FAIL``."""
+    if kind == "null":
+        return None if text.lower() == "null" else _FAIL
+    if kind == "boolean":
+        lowered = text.lower()
+        return True if lowered == "true" else False if lowered == "false" else _FAIL
+    if kind == "integer" or kind == "number":
+        if _INTEGER.fullmatch(text):
+            return int(text)
+        if _NUMBER.fullmatch(text):
+            number = float(text)
+            if not math.isfinite(number):
+                return _FAIL
+            # A whole float becomes an int where the float holds it exactly.
+            if number.is_integer() and abs(number) < 2**53:
+                return int(number)
+            return _FAIL if kind == "integer" else number
+        return _FAIL
+    if kind == "object" or kind == "array":
+        try:
+            value = _json_loads(text)
+        except (ValueError, RecursionError):
+            return _FAIL
+        if isinstance(value, dict if kind == "object" else list):
+            return value
+        return _FAIL
+    return _FAIL
+
+
+def typed_parameter_value(text: str, schema: Any) -> Any:
+    """A parameter's value typed by its JSON schema (``None`` for an unknown parameter: a string).
+
+    The value is tried, stripped of surrounding whitespace, against each type the schema allows
+    (:func:`schema_types`) in :data:`TYPE_ORDER`: ``null`` (the word, any case), ``boolean``
+    (``true``/``false``, any case), ``integer`` (a JSON integer, or a number whose value is whole),
+    ``number`` (a JSON number; whole values below 2**53 become ints; overflow does not fit),
+    ``object`` and ``array`` (JSON text of that kind; ``NaN``/``Infinity`` do not fit); the first
+    that fits wins. ``string``, a value that fits none of its types, and a schema without types keep
+    the text exactly as written.
+    """
+    kinds = schema_types(schema)
+    if not kinds or kinds == {"string"}:
+        return text
+    stripped = text.strip()
+    for kind in TYPE_ORDER:
+        if kind in kinds and kind != "string":
+            value = _as_type(stripped, kind)
+            if value is not _FAIL:
+                return value
+    return text
+
+
+def _parameter_schemas(tools: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Tool name -> its parameters' ``properties`` (empty when it declares none); validates the tools."""
+    schemas: dict[str, Mapping[str, Any]] = {}
+    for i, tool in enumerate(tools):
+        definition = ToolDefinition.from_openai(tool, i)
+        properties = (definition.parameters or {}).get("properties")
+        schemas[definition.name] = properties if isinstance(properties, Mapping) else {}
+    return schemas
+
+
+def _tool_schemas(tools: Tools) -> dict[str, Mapping[str, Any]] | None:
+    if not tools:
+        return None
+    if isinstance(tools, PreparedTools):
+        return tools.cached("chatml.parameter_schemas", _parameter_schemas)
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
+    return _parameter_schemas(tools)
+
+
+# --- The state machine. -----------------------------------------------------------------------------
+
+
+class ChatMLReplyParser(StreamParser):
+    """Streaming parser of a Qwen3.6 ChatML completion (rules at the top of this section).
+
+    Made by :meth:`ChatMLFormat.stream_parser`; per stream, picklable between feeds when its
+    ``id_factory`` is.
+    """
+
+    __slots__ = (
+        "_call_name",
+        "_call_raw",
+        "_calls",
+        "_content",
+        "_id_factory",
+        "_junk_calls",
+        "_param_name",
+        "_params",
+        "_reasoning",
+        "_schemas",
+        "_state",
+        "_text_after_stop",
+        "_value",
+    )
+
+    def __init__(
+        self,
+        schemas: dict[str, Mapping[str, Any]] | None,
+        thinking: bool,
+        id_factory: Callable[[], str] | None = None,
+    ) -> None:
+        super().__init__()
+        self._schemas = schemas
+        self._id_factory = id_factory or new_call_id
+        self._reasoning = StrippedText(self._emit_reasoning)
+        self._content = StrippedText(self._emit_content)
+        self._state = _REASONING_START if thinking else _CONTENT_START
+        self._calls = 0
+        self._junk_calls = 0
+        self._text_after_stop = False
+        self._call_raw: list[str] = []
+        self._call_name = ""
+        self._params: dict[str, Any] = {}
+        self._param_name = ""
+        self._value: list[str] = []
+
+    # Event emission. ------------------------------------------------------------------------------
+
+    def _emit_reasoning(self, text: str) -> None:
+        self._out.append(ReasoningDelta(text))
+
+    def _emit_content(self, text: str) -> None:
+        self._out.append(ContentDelta(text))
+
+    def _reasoning_text(self, text: str) -> None:
+        self._reasoning.add(text)
+
+    def _content_text(self, text: str) -> None:
+        self._content.add(text)
+
+    def _value_text(self, text: str) -> None:
+        self._value.append(text)
+
+    def _scanned_text(self, text: str, state: int) -> None:
+        """Text a reasoning or content state consumed: it may hold ``<tool_call>`` that opened no call."""
+        if "<tool_call>" in text:
+            self._junk_calls += text.count("<tool_call>")
+        if state == _REASONING:
+            self._reasoning.add(text)
+        else:
+            self._content.add(text)
+
+    def _set_state(self, state: int) -> None:
+        self._state = state
+        if state == _REASONING:
+            self._text = self._reasoning_text
+        elif state == _CONTENT:
+            self._text = self._content_text
+        elif state == _VALUE:
+            self._text = self._value_text
+        else:
+            self._text = None
+
+    def _malformed(self, note: str) -> None:
+        """The call being read is not one: its raw text becomes content, parsing goes on as content."""
+        self._content.add("".join(self._call_raw))
+        self._call_raw = []
+        self._params = {}
+        self._value = []
+        self._out.append(Malformed(note))
+        self._set_state(_CONTENT)
+
+    def _open_call(self, raw: str, name: str) -> None:
+        self._call_raw = [raw]
+        self._call_name = name
+        self._params = {}
+        schemas = self._schemas
+        if schemas is not None and name not in schemas:
+            self._malformed(f"tool call to unknown tool {name!r}: kept as text")
+        else:
+            self._set_state(_FUNCTION)
+
+    def _close_value(self) -> None:
+        value = "".join(self._value)
+        self._value = []
+        # One leading and one trailing newline belong to the format, not to the value.
+        if value.startswith("\n"):
+            value = value[1:]
+        if value.endswith("\n"):
+            value = value[:-1]
+        name = self._param_name
+        schema = None
+        if self._schemas is not None:
+            schema = self._schemas[self._call_name].get(name)
+        self._params[name] = typed_parameter_value(value, schema) if schema is not None else value
+
+    def _close_call(self) -> None:
+        index = self._calls
+        self._calls += 1
+        call = ToolCall(name=self._call_name, arguments=self._params, id=self._id_factory())
+        out = self._out
+        out.append(ToolCallStart(index, call.id or "", call.name))
+        out.append(ToolCallArgumentsDelta(index, call.arguments_json()))
+        out.append(ToolCallEnd(index, call))
+        self._call_raw = []
+        self._params = {}
+
+    # The machine. ---------------------------------------------------------------------------------
+
+    def _advance(self, buf: str, final: bool) -> int:
+        pos = 0
+        end = len(buf)
+        scan: TerminatorScan | None = None
+        while True:
+            state = self._state
+            if state in (_REASONING, _CONTENT):
+                if scan is None:
+                    scan = TerminatorScan(buf)
+                terms = _REASONING_ENDS if state == _REASONING else _CONTENT_ENDS
+                at, term, match = scan.next(pos, terms)
+                if at < 0:
+                    stop = end if final else hold_point(buf, pos, terms)
+                    if stop > pos:
+                        self._scanned_text(buf[pos:stop], state)
+                    return stop
+                if at > pos:
+                    self._scanned_text(buf[pos:at], state)
+                if term is _CALL_START:
+                    pos = match.end()
+                    self._open_call(match.group(), match.group(1))
+                elif term is _THINK_END:
+                    pos = at + len("</think>")
+                    self._set_state(_CONTENT)
+                else:
+                    pos = at + len(term.literal)  # type: ignore[union-attr]
+                    self._set_state(_DONE)
+            elif state == _VALUE:
+                if scan is None:
+                    scan = TerminatorScan(buf)
+                at, term, _ = scan.next(pos, _VALUE_ENDS)
+                if at < 0:
+                    if final:
+                        self._value.append(buf[pos:])
+                        self._call_raw.append(f"<parameter={self._param_name}>")
+                        self._call_raw.extend(self._value)
+                        self._malformed(f"'<parameter={self._param_name}>' never closed: tool call kept as text")
+                        return end
+                    stop = hold_point(buf, pos, _VALUE_ENDS)
+                    if stop > pos:
+                        self._value.append(buf[pos:stop])
+                    return stop
+                if at > pos:
+                    self._value.append(buf[pos:at])
+                if term is _PARAMETER_END:
+                    self._call_raw.append(f"<parameter={self._param_name}>")
+                    self._call_raw.extend(self._value)
+                    self._call_raw.append("</parameter>")
+                    self._close_value()
+                    pos = at + len("</parameter>")
+                    self._set_state(_FUNCTION)
+                else:
+                    self._call_raw.append(f"<parameter={self._param_name}>")
+                    self._call_raw.extend(self._value)
+                    self._malformed(f"'<parameter={self._param_name}>' never closed: tool call kept as text")
+                    pos = at + len(term.literal)  # type: ignore[union-attr]
+                    self._set_state(_DONE)
+            elif state == _FUNCTION:
+                skip = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+                if skip > pos:
+                    self._call_raw.append(buf[pos:skip])
+                    pos = skip
+                if pos == end:
+                    if not final:
+                        return pos
+                    self._malformed("tool call without '</function>': kept as text")
+                    continue
+                item = _FUNCTION_ITEM.match(buf, pos, partial=not final)
+                if item is not None and item.partial:
+                    return pos
+                if item is None:
+                    self._malformed("tool call with text outside its parameters: kept as text")
+                elif item.group(1) is not None:
+                    self._param_name = item.group(1)
+                    pos = item.end()
+                    self._set_state(_VALUE)
+                elif item.group(2) is not None:
+                    self._call_raw.append("</function>")
+                    pos = item.end()
+                    self._close_call()
+                    self._set_state(_AFTER)
+                else:
+                    self._malformed("tool call without '</function>': kept as text")
+                    pos = item.end()
+                    self._set_state(_DONE)
+            elif state == _AFTER:
+                item = _AFTER_FUNCTION.match(buf, pos, partial=not final)
+                if item is not None and item.partial:
+                    return pos
+                if item is None:
+                    self._set_state(_CONTENT)
+                elif item.group(1) is not None:
+                    pos = item.end()
+                    self._set_state(_CONTENT)
+                else:
+                    pos = item.end()
+                    self._open_call(item.group(), item.group(2))
+            elif state in (_REASONING_START, _CONTENT_START):
+                pos = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+                if pos == end and not final:
+                    return pos
+                opened = _THINK_OPEN.match(buf, pos, partial=not final)
+                if opened is not None and opened.partial:
+                    return pos
+                if opened is not None:
+                    pos = opened.end()
+                self._set_state(_REASONING if state == _REASONING_START or opened is not None else _CONTENT)
+            else:  # _DONE: the reply has ended; what follows is not part of it.
+                if not self._text_after_stop and pos < end and not buf[pos:].isspace():
+                    self._text_after_stop = True
+                return end
+
+    def _finish(self) -> None:
+        if self._junk_calls:
+            count = self._junk_calls
+            self._out.append(Malformed(_JUNK_CALL_NOTE + (f" ({count} times)" if count > 1 else "")))
+        if self._text_after_stop:
+            self._out.append(Malformed("text after the end of the reply ('<|im_end|>'/'<|endoftext|>') ignored"))

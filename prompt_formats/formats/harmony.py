@@ -32,17 +32,32 @@ from __future__ import annotations
 
 import datetime
 import functools
+import json
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Literal
 
 from ..errors import FormatError, InvalidInputError, type_name
 from ..format import ChatFormat, Conversation, Tools
-from ..messages import REASONING_FIELDS, ImagePart, Message, TextPart, VideoPart
+from ..messages import REASONING_FIELDS, AssistantReply, ImagePart, Message, TextPart, ToolCall, VideoPart
+from ..streaming import (
+    ContentDelta,
+    Malformed,
+    ReasoningDelta,
+    StreamParser,
+    Terminator,
+    TerminatorScan,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    hold_point,
+    json_string_body,
+    new_call_id,
+)
 from ..tools import PreparedTools
 
-__all__ = ["HarmonyFormat", "UnsupportedContentError", "render_harmony"]
+__all__ = ["HarmonyFormat", "HarmonyReplyParser", "UnsupportedContentError", "parse_header", "render_harmony"]
 
 
 class UnsupportedContentError(InvalidInputError):
@@ -502,6 +517,52 @@ class HarmonyFormat(ChatFormat):
 
     name = "harmony"
     options = _OPTIONS
+    parse_options: ClassVar[Mapping[str, str]] = {
+        "prefill": "None, or 'analysis'/'final'/'commentary' when the prompt ended inside such a message",
+        "current_date": "accepted so render's options can be passed as they are; no effect on parsing",
+        "think": "accepted so render's options can be passed as they are; no effect on parsing",
+        "reasoning_effort": "accepted so render's options can be passed as they are; no effect on parsing",
+    }
+
+    def parse(
+        self,
+        completion: str,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> AssistantReply:
+        """Parse a whole completion (the text after ``<|start|>assistant``) into an :class:`AssistantReply`.
+
+        ``context``: ``prefill`` (see :attr:`parse_options`) and ``render``'s options (no effect);
+        ``tools`` are accepted for symmetry (Harmony names its recipients, so nothing depends on
+        them); ``id_factory`` makes the call ids (default ``call_`` + 24 random hex digits). Never
+        raises for any completion text; raises :class:`~prompt_formats.errors.FormatError` only for
+        bad arguments. Rules: the "Reply parser" section of :mod:`prompt_formats.formats.harmony`.
+        """
+        return self.stream_parser(tools, id_factory=id_factory, **context).parse_all(completion)
+
+    def stream_parser(
+        self,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> HarmonyReplyParser:
+        """A new :class:`HarmonyReplyParser` for one completion; arguments as for :meth:`parse`.
+
+        Its events, concatenated over any split of the completion into deltas, assemble to exactly
+        ``parse(completion)`` (with the same ``id_factory`` sequence).
+        """
+        prefill = None
+        if context:
+            self.check_options(context, self.parse_options)
+            prefill = context.get("prefill")
+            if prefill is not None and prefill not in _PREFILLS:
+                raise InvalidInputError(
+                    "prefill", f"expected null, 'analysis', 'final' or 'commentary', got {_shown(prefill)}"
+                )
+        return HarmonyReplyParser(prefill, id_factory)
 
     def render(
         self,
@@ -549,3 +610,319 @@ class HarmonyFormat(ChatFormat):
         """
         _check_generation_prompt(add_generation_prompt)
         return super().render_batch(conversations, tools, True, **kwargs)
+
+
+# ===================================================================================================
+# Reply parser (parse / stream_parser): the completion after ``<|start|>assistant`` into reasoning,
+# content and tool calls.
+#
+# Grammar, as gpt-oss writes it: one or more messages, each ``HEADER<|message|>BODY`` ended by
+# ``<|end|>``, ``<|call|>`` or ``<|return|>`` (or by the end of the completion); later messages start
+# with ``<|start|>`` and the role. The header is ``<|channel|>CHANNEL``, `` to=RECIPIENT`` and a content
+# type (``<|constrain|>TYPE`` or a bare word), in any order, spaces optional before the markers.
+#
+# - a message with a recipient is a tool call, on any channel: ``functions.NAME`` -> ``NAME`` with the
+#   body as JSON arguments (a body that is not a JSON object is kept as the raw string and noted);
+#   ``python`` -> ``python`` with ``{"code": BODY}``; any other recipient -> that name, JSON arguments;
+# - ``analysis`` -> reasoning; ``final`` and ``commentary`` -> content;
+# - the texts of several messages bound for the same field are joined with a blank line (``"\n\n"``);
+#   bodies are kept exactly (no stripping);
+# - malformed structure (a header without ``<|message|>``, a role other than ``assistant``, no or an
+#   unknown channel, repeated header fields, text between messages) goes to the content as written,
+#   with a note in ``reply.malformed``;
+# - ``<|start|>`` and the other markers inside a body are body text: only an end marker ends a message.
+#
+# Context: ``prefill="analysis"`` / ``"final"`` / ``"commentary"`` when the prompt ended inside such a
+# message (the template's prefill), so the completion continues its body; ``render``'s options are
+# accepted and have no effect.
+
+_MESSAGE = Terminator.marker("<|message|>")
+_END_MARKERS = tuple(Terminator.marker(m) for m in ("<|end|>", "<|call|>", "<|return|>"))
+_HEADER_ENDS = (_MESSAGE, *_END_MARKERS)
+_MESSAGE_STARTS = (Terminator.marker("<|start|>"), Terminator.marker("<|channel|>"))
+
+_CHANNEL_KINDS = {"analysis": "reasoning", "final": "content", "commentary": "content"}
+_PREFILLS = ("analysis", "final", "commentary")
+
+# Parser states and message kinds.
+_HEADER, _BODY, _BETWEEN = range(3)
+_TO_REASONING, _TO_CONTENT, _TO_JSON_CALL, _TO_PYTHON_CALL = range(4)
+
+
+class _Header:
+    """What a message header says: its kind and, for a tool call, the tool's name; or why it is malformed."""
+
+    __slots__ = ("kind", "name", "problem")
+
+    def __init__(self, kind: int = _TO_CONTENT, name: str = "", problem: str = "") -> None:
+        self.kind = kind
+        self.name = name
+        self.problem = problem
+
+
+def parse_header(text: str, with_role: bool) -> _Header:
+    """Read a message header (the text before ``<|message|>``; ``with_role`` when it came after ``<|start|>``)."""
+    words = text.replace("<|channel|>", " <|channel|>").replace("<|constrain|>", " <|constrain|>").split()
+    if with_role:
+        role = words.pop(0) if words else ""
+        if role != "assistant":
+            return _Header(problem=f"message from role {role!r}, not 'assistant'")
+    channel = recipient = content_type = None
+    for word in words:
+        if word.startswith("<|channel|>"):
+            if channel is not None:
+                return _Header(problem="message header with two channels")
+            channel = word[len("<|channel|>"):]
+        elif word.startswith("to="):
+            if recipient is not None:
+                return _Header(problem="message header with two recipients")
+            recipient = word[3:]
+        else:
+            if content_type is not None:
+                return _Header(problem=f"message header with unexpected text {word!r}")
+            content_type = word
+    if recipient is not None:
+        if recipient == "python":
+            return _Header(_TO_PYTHON_CALL, "python")
+        name = recipient[len("functions."):] if recipient.startswith("functions.") else recipient
+        if not name:
+            return _Header(problem=f"tool call to an empty name ({recipient!r})")
+        return _Header(_TO_JSON_CALL, name)
+    if channel is None:
+        return _Header(problem="message without a channel")
+    kind = _CHANNEL_KINDS.get(channel)
+    if kind is None:
+        return _Header(problem=f"message on unknown channel {channel!r}")
+    return _Header(_TO_REASONING if kind == "reasoning" else _TO_CONTENT)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+_json_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+class HarmonyReplyParser(StreamParser):
+    """Streaming parser of a gpt-oss Harmony completion (rules at the top of this section).
+
+    Made by :meth:`HarmonyFormat.stream_parser`; per stream, picklable between feeds when its
+    ``id_factory`` is.
+    """
+
+    __slots__ = (
+        "_body",
+        "_call_id",
+        "_call_index",
+        "_call_name",
+        "_calls",
+        "_has_content",
+        "_has_reasoning",
+        "_header",
+        "_id_factory",
+        "_kind",
+        "_segment_open",
+        "_state",
+        "_stray",
+        "_stray_started",
+    )
+
+    def __init__(self, prefill: str | None = None, id_factory: Callable[[], str] | None = None) -> None:
+        super().__init__()
+        self._id_factory = id_factory or new_call_id
+        self._header: list[str] = []
+        self._body: list[str] = []
+        self._stray: list[str] = []
+        self._stray_started = False
+        self._has_reasoning = False
+        self._has_content = False
+        self._segment_open = False
+        self._calls = 0
+        self._call_index = -1
+        self._call_id = ""
+        self._call_name = ""
+        self._kind = _TO_CONTENT
+        if prefill is None:
+            self._state = _HEADER
+        else:
+            self._start_body(_TO_REASONING if prefill == "analysis" else _TO_CONTENT)
+
+    # Text routing. --------------------------------------------------------------------------------
+
+    def _reasoning_text(self, text: str) -> None:
+        if not self._segment_open:
+            self._segment_open = True
+            if self._has_reasoning:
+                text = "\n\n" + text
+            self._has_reasoning = True
+        self._out.append(ReasoningDelta(text))
+
+    def _content_text(self, text: str) -> None:
+        if not self._segment_open:
+            self._segment_open = True
+            if self._has_content:
+                text = "\n\n" + text
+            self._has_content = True
+        self._out.append(ContentDelta(text))
+
+    def _json_call_text(self, text: str) -> None:
+        self._body.append(text)
+        self._out.append(ToolCallArgumentsDelta(self._call_index, text))
+
+    def _python_call_text(self, text: str) -> None:
+        self._body.append(text)
+        self._out.append(ToolCallArgumentsDelta(self._call_index, json_string_body(text)))
+
+    def _start_body(self, kind: int, name: str = "") -> None:
+        self._state = _BODY
+        self._kind = kind
+        self._segment_open = False
+        if kind == _TO_REASONING:
+            self._text = self._reasoning_text
+        elif kind == _TO_CONTENT:
+            self._text = self._content_text
+        else:
+            index = self._call_index = self._calls
+            self._calls += 1
+            self._body = []
+            self._call_id = self._id_factory()
+            self._call_name = name
+            self._out.append(ToolCallStart(index, self._call_id, name))
+            if kind == _TO_PYTHON_CALL:
+                self._out.append(ToolCallArgumentsDelta(index, '{"code": "'))
+                self._text = self._python_call_text
+            else:
+                self._text = self._json_call_text
+
+    def _end_body(self) -> None:
+        kind = self._kind
+        if kind in (_TO_JSON_CALL, _TO_PYTHON_CALL):
+            index = self._call_index
+            body = "".join(self._body)
+            self._body = []
+            arguments: Mapping[str, Any] | str
+            if kind == _TO_PYTHON_CALL:
+                self._out.append(ToolCallArgumentsDelta(index, '"}'))
+                arguments = {"code": body}
+            else:
+                try:
+                    value = _json_loads(body)
+                except (ValueError, RecursionError):
+                    value = None
+                if isinstance(value, dict):
+                    arguments = value
+                else:
+                    arguments = body
+                    self._out.append(
+                        Malformed(f"tool call {index} ({self._call_name}): arguments are not a JSON object, kept raw")
+                    )
+            call = ToolCall(self._call_name, arguments, self._call_id)
+            self._out.append(ToolCallEnd(index, call))
+        self._state = _BETWEEN
+        self._text = None
+
+    def _malformed_text(self, text: str, note: str) -> None:
+        """Structure that is not well formed: its text joins the content as one piece, with a note."""
+        self._segment_open = False
+        if text:
+            self._content_text(text)
+        self._segment_open = False
+        self._out.append(Malformed(note))
+
+    # The machine. ---------------------------------------------------------------------------------
+
+    def _advance(self, buf: str, final: bool) -> int:
+        pos = 0
+        end = len(buf)
+        scan: TerminatorScan | None = None
+        while True:
+            if scan is None:
+                scan = TerminatorScan(buf)
+            state = self._state
+            if state == _BODY:
+                at, term, _ = scan.next(pos, _END_MARKERS)
+                if at < 0:
+                    stop = end if final else hold_point(buf, pos, _END_MARKERS)
+                    if stop > pos:
+                        self._text(buf[pos:stop])  # type: ignore[misc]
+                    if final:
+                        self._end_body()
+                    return stop
+                if at > pos:
+                    self._text(buf[pos:at])  # type: ignore[misc]
+                pos = at + len(term.literal)  # type: ignore[union-attr]
+                self._end_body()
+            elif state == _HEADER:
+                at, term, _ = scan.next(pos, _HEADER_ENDS)
+                if at < 0:
+                    stop = end if final else hold_point(buf, pos, _HEADER_ENDS)
+                    if stop > pos:
+                        self._header.append(buf[pos:stop])
+                    if final:
+                        raw = "".join(self._header)
+                        self._header = []
+                        if raw.strip():
+                            self._malformed_text(raw, "message header not followed by '<|message|>': kept as text")
+                    return stop
+                if at > pos:
+                    self._header.append(buf[pos:at])
+                pos = at + len(term.literal)  # type: ignore[union-attr]
+                raw = "".join(self._header)
+                self._header = []
+                if term is _MESSAGE:
+                    self._open_message(raw)
+                else:
+                    if raw.strip():
+                        self._malformed_text(raw, "message header not followed by '<|message|>': kept as text")
+                    self._state = _BETWEEN
+            else:  # _BETWEEN
+                at, term, _ = scan.next(pos, _MESSAGE_STARTS)
+                stop = at if at >= 0 else end if final else hold_point(buf, pos, _MESSAGE_STARTS)
+                if stop > pos:
+                    self._stray_text(buf[pos:stop])
+                if at < 0:
+                    if final:
+                        self._end_stray()
+                    return stop
+                self._end_stray()
+                self._header = [term.literal]  # type: ignore[union-attr]
+                pos = at + len(term.literal)  # type: ignore[union-attr]
+                self._state = _HEADER
+
+    def _open_message(self, raw: str) -> None:
+        """``raw`` (the header, from ``<|start|>`` if it had one) was ended by ``<|message|>``."""
+        cut = raw.rfind("<|start|>")
+        if cut >= 0:
+            abandoned = raw[:cut]
+            raw = raw[cut:]
+            if abandoned:
+                self._malformed_text(abandoned, "message header not followed by '<|message|>': kept as text")
+            header = parse_header(raw[len("<|start|>"):], True)
+        else:
+            header = parse_header(raw, False)
+        if header.problem:
+            self._malformed_text(raw + "<|message|>", header.problem + ": kept as text")
+            # The body follows the malformed header into the content, as one piece with it.
+            self._start_body(_TO_CONTENT)
+            self._segment_open = True
+        else:
+            self._start_body(header.kind, header.name)
+
+    def _stray_text(self, text: str) -> None:
+        if not self._stray_started:
+            if text.isspace():
+                self._stray.append(text)
+                return
+            self._stray_started = True
+            self._segment_open = False
+            if self._stray:
+                text = "".join(self._stray) + text
+                self._stray = []
+        self._content_text(text)
+
+    def _end_stray(self) -> None:
+        if self._stray_started:
+            self._out.append(Malformed("text between messages: kept as content"))
+        self._segment_open = False
+        self._stray_started = False
+        self._stray = []
