@@ -2,23 +2,70 @@
 
 transformers' ``tojson`` filter is ``json.dumps(x, ensure_ascii=False)``: separators ``", "`` and
 ``": "``, non-ASCII kept, ``NaN``/``Infinity`` allowed, integer and float keys turned into strings,
-lone surrogates passed through. A faster encoder (orjson) differs on several of these, so the
-rendering path uses the standard library's C encoder, built once with exactly the options that
-``json.dumps`` would build it with on each call.
+lone surrogates passed through. A faster encoder (orjson) differs on several of these: it has no
+spaced separators, writes ``1e-05`` as ``0.00001`` and NaN as ``null``, rejects large integers,
+non-string keys and lone surrogates, and accepts types ``json.dumps`` rejects (UUID, Enum). Making
+its output exact costs more than it saves, so the rendering path uses the standard library's C
+encoder itself — the very code ``json.dumps`` runs — built once instead of on every call.
 """
 
 from __future__ import annotations
 
 import json
+import json.encoder
 from collections.abc import Callable
 from typing import Any
 
 from .errors import InvalidInputError
 
-__all__ = ["tojson", "tojson_at"]
+__all__ = ["not_serialisable", "tojson", "tojson_at"]
 
-#: ``tojson(x) == json.dumps(x, ensure_ascii=False)`` for every ``x`` that ``json.dumps`` accepts.
-tojson: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False).encode
+# What json.dumps(x, ensure_ascii=False) builds on every call, built once. Two differences, both
+# only for values json.dumps rejects: no circular-reference bookkeeping (a cycle raises
+# RecursionError rather than ValueError), and no per-call encoder object.
+_REFERENCE = json.JSONEncoder(ensure_ascii=False)
+
+_make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring
+
+if _make_c_encoder is not None:
+    _encode_chunks = _make_c_encoder(
+        None,  # markers: no cycle check, so the encoder holds no per-call state and is thread-safe
+        _REFERENCE.default,  # raises json.dumps' TypeError for an unsupported type
+        _encode_string,
+        None,  # indent
+        _REFERENCE.key_separator,
+        _REFERENCE.item_separator,
+        False,  # sort_keys
+        False,  # skipkeys
+        True,  # allow_nan
+    )
+
+    def tojson(value: Any) -> str:
+        """``json.dumps(value, ensure_ascii=False)``, byte for byte, for every value it accepts."""
+        kind = type(value)
+        if kind is str:
+            return _encode_string(value)
+        # The scalars tool-call arguments are made of, spelt as the C encoder spells them (exact
+        # types only: it writes a subclass of int or float with the base class's repr, not its own).
+        if kind is int:
+            return int.__repr__(value)
+        if kind is bool:
+            return "true" if value else "false"
+        if value is None:
+            return "null"
+        return "".join(_encode_chunks(value, 0))
+
+else:  # pragma: no cover
+
+    def tojson(value: Any) -> str:
+        """``json.dumps(value, ensure_ascii=False)``."""
+        return _REFERENCE.encode(value)
+
+
+def not_serialisable(path: str, exc: BaseException) -> InvalidInputError:
+    """The error for a value at ``path`` that ``tojson`` raised ``exc`` for."""
+    return InvalidInputError(path, f"not serialisable as JSON ({exc})")
 
 
 def tojson_at(value: Any, path: str) -> str:
@@ -26,4 +73,4 @@ def tojson_at(value: Any, path: str) -> str:
     try:
         return tojson(value)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise InvalidInputError(path, f"not serialisable as JSON ({exc})") from None
+        raise not_serialisable(path, exc) from None

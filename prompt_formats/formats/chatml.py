@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import regex
 
-from .._json import tojson_at
+from .._json import not_serialisable, tojson
 from ..errors import InvalidInputError, TemplateError, type_name
 from ..format import ChatFormat, Conversation, Tools
 from ..messages import REASONING_FIELDS, AssistantReply, Message, ToolCall, ToolDefinition
@@ -87,9 +87,9 @@ class _VisionCount:
 
 
 def _content_text(
-    content: Any, path: str, vision: _VisionCount, count: bool, is_system: bool, add_vision_id: Any
+    content: Any, index: int | None, vision: _VisionCount, count: bool, is_system: bool, add_vision_id: Any
 ) -> str:
-    """The template's ``render_content`` macro (untrimmed)."""
+    """The template's ``render_content`` macro (untrimmed); ``index`` names the message in errors."""
     if isinstance(content, str):
         return content
     if content is None:
@@ -100,7 +100,9 @@ def _content_text(
     pieces = []
     for j, item in enumerate(content):
         if not isinstance(item, Mapping):
-            raise InvalidInputError(f"{path}[{j}]", f"expected a content part object, got {type_name(item)}")
+            raise InvalidInputError(
+                f"messages[{index}].content[{j}]", f"expected a content part object, got {type_name(item)}"
+            )
         if "image" in item or "image_url" in item or item.get("type") == "image":
             if is_system:
                 raise TemplateError("System message cannot contain images.")
@@ -120,21 +122,44 @@ def _content_text(
         elif "text" in item:
             text = item["text"]
             if not isinstance(text, str):
-                raise InvalidInputError(f"{path}[{j}].text", f"expected a string, got {type_name(text)}")
+                raise InvalidInputError(
+                    f"messages[{index}].content[{j}].text", f"expected a string, got {type_name(text)}"
+                )
             pieces.append(text)
         else:
             raise TemplateError("Unexpected item type in content.")
     return "".join(pieces)
 
 
-def _role(message: Mapping[str, Any], index: int | None) -> str:
+def _trimmed_texts(msgs: Sequence[Mapping[str, Any]]) -> list[str | None]:
+    """Each message's trimmed content where it is a string or absent; ``None`` where it is not.
+
+    String content renders the same wherever the template renders it, so it is trimmed once; a list
+    can hold images, whose text depends on the running image count, so it is rendered in place.
+    """
+    return [
+        content.strip() if type(content) is str else "" if content is None else None
+        for message in msgs
+        for content in (message.get("content"),)
+    ]
+
+
+def _roles(msgs: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    """Every message's role, or ``None`` if one is not a plain string (the caller then checks them in order)."""
+    roles: list[Any] = [message.get("role") for message in msgs]
+    return roles if set(map(type, roles)) <= {str} else None
+
+
+def _checked_role(message: Mapping[str, Any], index: int) -> str:
     role = message.get("role")
     if not isinstance(role, str):
         raise InvalidInputError(f"messages[{index}].role", f"expected a string, got {type_name(role)}")
     return role
 
 
-def _as_dicts(messages: Conversation) -> list[Mapping[str, Any]]:
+def _as_dicts(messages: Conversation) -> Sequence[Mapping[str, Any]]:
+    if type(messages) is list and set(map(type, messages)) <= {dict}:
+        return messages  # the common case: read as is, never modified
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
     out = []
@@ -148,13 +173,51 @@ def _as_dicts(messages: Conversation) -> list[Mapping[str, Any]]:
     return out
 
 
+def _merge_system(
+    msgs: Sequence[Mapping[str, Any]], roles: list[str] | None, add_vision_id: Any
+) -> tuple[list[Mapping[str, Any]], list[str], list[int | None]]:
+    """The multi-system block: (messages, their roles, their indexes in the caller's list).
+
+    Every system message's content is rendered and trimmed; the non-empty ones, joined with a blank
+    line, become the one leading system message; the others keep their order.
+    """
+    if roles is not None and "system" not in roles:
+        return list(msgs), roles, list(range(len(msgs)))
+    system_texts = []
+    kept: list[Mapping[str, Any]] = []
+    kept_roles: list[str] = []
+    origins: list[int | None] = []
+    for i, message in enumerate(msgs):
+        # Checked here, in message order, so that errors come in the order the template meets them.
+        role = roles[i] if roles is not None else _checked_role(message, i)
+        if role == "system":
+            content = message.get("content")
+            if type(content) is not str:
+                # A system message never reaches the image counter: images in it raise first.
+                content = _content_text(content, i, _VisionCount(), False, True, add_vision_id)
+            trimmed = content.strip()
+            if trimmed:
+                system_texts.append(trimmed)
+        else:
+            kept.append(message)
+            kept_roles.append(role)
+            origins.append(i)
+    if system_texts:
+        kept.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
+        kept_roles.insert(0, "system")
+        origins.insert(0, None)
+    return kept, kept_roles, origins
+
+
 def _tools_block_from(tools: Sequence[Mapping[str, Any]]) -> str:
     pieces = [_TOOLS_HEADER]
     for i, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
+        if type(tool) is not dict and not isinstance(tool, Mapping):
             raise InvalidInputError(f"tools[{i}]", f"expected a tool object, got {type_name(tool)}")
-        pieces.append("\n")
-        pieces.append(tojson_at(tool, f"tools[{i}]"))
+        try:
+            pieces.append("\n" + tojson(tool))
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise not_serialisable(f"tools[{i}]", exc) from None
     pieces.append(_TOOLS_FOOTER)
     return "".join(pieces)
 
@@ -173,56 +236,69 @@ def tools_block(tools: Tools) -> str:
     return _tools_block_from(tools)
 
 
-def _reasoning(message: Mapping[str, Any], index: int | None) -> Any:
-    # transformers passes the first non-None of reasoning_content, thinking, reasoning as reasoning_content.
-    for key in REASONING_FIELDS:
-        value = message.get(key)
-        if value is not None:
-            if not isinstance(value, str):
-                raise InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(value)}")
-            return value
-    return None
+def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInputError:
+    key = next(key for key in REASONING_FIELDS if message.get(key) is not None)
+    value = message[key]
+    return InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(value)}")
+
+
+def _call_path(index: int | None, k: int, in_function: bool) -> str:
+    return f"messages[{index}].tool_calls[{k}]" + (".function" if in_function else "")
 
 
 def _render_tool_calls(out: list[str], calls: Any, content: str, index: int | None) -> None:
     if not isinstance(calls, (list, tuple)):
         raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
+    append = out.append
     for k, call in enumerate(calls):
-        path = f"messages[{index}].tool_calls[{k}]"
-        if not isinstance(call, Mapping):
-            raise InvalidInputError(path, f"expected an object, got {type_name(call)}")
+        in_function = False
+        if type(call) is not dict and not isinstance(call, Mapping):
+            raise InvalidInputError(f"messages[{index}].tool_calls[{k}]", f"expected an object, got {type_name(call)}")
         if "function" in call:
             call = call["function"]
-            path += ".function"
-            if not isinstance(call, Mapping):
-                raise InvalidInputError(path, f"expected an object, got {type_name(call)}")
-        name = call.get("name")
-        if not isinstance(name, str):
-            raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
-        if k:
-            out.append("\n<tool_call>\n<function=" + name + ">\n")
-        elif content.strip():
-            out.append("\n\n<tool_call>\n<function=" + name + ">\n")
-        else:
-            out.append("<tool_call>\n<function=" + name + ">\n")
-        if "arguments" in call:
-            arguments = call["arguments"]
-            if isinstance(arguments, str):
-                out.append("<parameter=arguments>\n" + arguments + "\n</parameter>\n")
-            elif isinstance(arguments, Mapping):
-                for key, value in arguments.items():
-                    if not isinstance(key, str):
-                        raise InvalidInputError(
-                            path + ".arguments", f"expected string keys, got {type_name(key)} key {key!r}"
-                        )
-                    if not isinstance(value, str):
-                        value = tojson_at(value, f"{path}.arguments.{key}")
-                    out.append("<parameter=" + key + ">\n" + value + "\n</parameter>\n")
-            elif arguments is not None:
+            in_function = True
+            if type(call) is not dict and not isinstance(call, Mapping):
                 raise InvalidInputError(
-                    path + ".arguments", f"expected an object or a JSON string, got {type_name(arguments)}"
+                    f"messages[{index}].tool_calls[{k}].function", f"expected an object, got {type_name(call)}"
                 )
-        out.append("</function>\n</tool_call>")
+        name = call.get("name")
+        if type(name) is not str and not isinstance(name, str):
+            raise InvalidInputError(
+                _call_path(index, k, in_function) + ".name", f"expected a string, got {type_name(name)}"
+            )
+        if k:
+            append("\n<tool_call>\n<function=" + name + ">\n")
+        elif content.strip():
+            append("\n\n<tool_call>\n<function=" + name + ">\n")
+        else:
+            append("<tool_call>\n<function=" + name + ">\n")
+        arguments = call.get("arguments")  # absent and null both render nothing
+        if arguments is None:
+            pass
+        elif type(arguments) is str or isinstance(arguments, str):
+            append("<parameter=arguments>\n" + arguments + "\n</parameter>\n")
+        elif type(arguments) is dict or isinstance(arguments, Mapping):
+            for key, value in arguments.items():
+                if type(key) is str and type(value) is str:  # the common case, checked at once
+                    append(f"<parameter={key}>\n{value}\n</parameter>\n")
+                    continue
+                if not isinstance(key, str):
+                    raise InvalidInputError(
+                        _call_path(index, k, in_function) + ".arguments",
+                        f"expected string keys, got {type_name(key)} key {key!r}",
+                    )
+                if not isinstance(value, str):
+                    try:
+                        value = tojson(value)
+                    except (TypeError, ValueError, RecursionError) as exc:
+                        raise not_serialisable(f"{_call_path(index, k, in_function)}.arguments.{key}", exc) from None
+                append("<parameter=" + key + ">\n" + value + "\n</parameter>\n")
+        else:
+            raise InvalidInputError(
+                _call_path(index, k, in_function) + ".arguments",
+                f"expected an object or a JSON string, got {type_name(arguments)}",
+            )
+        append("</function>\n</tool_call>")
 
 
 def render_chatml(
@@ -241,42 +317,32 @@ def render_chatml(
     system turn); ``False`` the upstream one (a system message anywhere but first raises).
     Options have the template's semantics: ``enable_thinking`` disables only when it ``is False``,
     ``preserve_thinking`` enables only when it ``is True``, ``add_vision_id`` by truthiness.
+    Cost is linear in the size of the input: each message is visited a bounded number of times and
+    the prompt is joined once, at the end.
     """
     msgs = _as_dicts(messages)
-    vision = _VisionCount()
+    roles = _roles(msgs)
     # `origins[pos]` is the caller's index of msgs[pos] (None for the merged system message), for errors.
-    origins: list[int | None]
+    origins: Sequence[int | None]
     if merge_system:
-        system_texts = []
-        kept: list[Mapping[str, Any]] = []
-        origins = []
-        for i, message in enumerate(msgs):
-            if _role(message, i) == "system":
-                text = _content_text(
-                    message.get("content"), f"messages[{i}].content", vision, False, True, add_vision_id
-                ).strip()
-                if text:
-                    system_texts.append(text)
-            else:
-                kept.append(message)
-                origins.append(i)
-        if system_texts:
-            kept.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
-            origins.insert(0, None)
-        msgs = kept
+        msgs, roles, origins = _merge_system(msgs, roles, add_vision_id)
     else:
-        origins = list(range(len(msgs)))
+        origins = range(len(msgs))
     if not msgs:
         raise TemplateError("No messages provided.")
+    if roles is None:
+        roles = [_checked_role(message, i) for i, message in enumerate(msgs)]
     n = len(msgs)
-    roles = [_role(message, origins[pos]) for pos, message in enumerate(msgs)]
+    texts = _trimmed_texts(msgs)
+    # The template's image and video counters; only list content reads them.
+    vision = _VisionCount()
 
     out: list[str] = []
     block = tools_block(tools)
     if roles[0] == "system":
-        first = msgs[0]
-        system_text = _content_text(
-            first.get("content"), f"messages[{origins[0]}].content", vision, False, True, add_vision_id
+        first = texts[0]
+        system_text = first if first is not None else _content_text(
+            msgs[0].get("content"), origins[0], vision, False, True, add_vision_id
         ).strip()
     if block:
         out.append(block)
@@ -289,57 +355,62 @@ def render_chatml(
     last_query = -1
     for pos in range(n - 1, -1, -1):
         if roles[pos] == "user":
-            text = _content_text(
-                msgs[pos].get("content"), f"messages[{origins[pos]}].content", vision, False, False, add_vision_id
+            known = texts[pos]
+            query = known if known is not None else _content_text(
+                msgs[pos].get("content"), origins[pos], vision, False, False, add_vision_id
             ).strip()
-            if not (text.startswith("<tool_response>") and text.endswith("</tool_response>")):
+            if not (query.startswith("<tool_response>") and query.endswith("</tool_response>")):
                 last_query = pos
                 break
     if last_query < 0:
         raise TemplateError("No user query found in messages.")
 
     keep_all_thinking = preserve_thinking is True
-    for pos in range(n):
-        message = msgs[pos]
-        role = roles[pos]
-        index = origins[pos]
-        content = _content_text(
-            message.get("content"), f"messages[{index}].content", vision, True, False, add_vision_id
+    append = out.append
+    for pos, (role, known) in enumerate(zip(roles, texts, strict=True)):
+        content = known if known is not None else _content_text(
+            msgs[pos].get("content"), origins[pos], vision, True, False, add_vision_id
         ).strip()
-        if role == "user":
-            out.append("<|im_start|>user\n" + content + "<|im_end|>\n")
+        if role == "system":
+            if pos:
+                raise TemplateError("System message must be at the beginning.")
+        elif role == "user":
+            append(f"<|im_start|>user\n{content}<|im_end|>\n")
         elif role == "assistant":
-            reasoning = _reasoning(message, index)
+            message = msgs[pos]
+            # transformers passes the first non-None of these fields as reasoning_content.
+            reasoning = message.get("reasoning_content")
+            if reasoning is None:
+                reasoning = message.get("thinking")
+                if reasoning is None:
+                    reasoning = message.get("reasoning")
             if reasoning is None:
                 reasoning = ""
                 if "</think>" in content:
                     reasoning = content.split("</think>")[0].rstrip("\n").split("<think>")[-1].lstrip("\n")
                     content = content.split("</think>")[-1].lstrip("\n")
+            elif not isinstance(reasoning, str):
+                raise _bad_reasoning(message, origins[pos])
             if keep_all_thinking or pos > last_query:
-                out.append(
-                    "<|im_start|>assistant\n<think>\n" + reasoning.strip() + "\n</think>\n\n" + content
-                )
+                append(f"<|im_start|>assistant\n<think>\n{reasoning.strip()}\n</think>\n\n{content}")
             else:
-                out.append("<|im_start|>assistant\n" + content)
+                append(f"<|im_start|>assistant\n{content}")
             calls = message.get("tool_calls")
             if calls:
-                _render_tool_calls(out, calls, content, index)
-            out.append("<|im_end|>\n")
+                _render_tool_calls(out, calls, content, origins[pos])
+            append("<|im_end|>\n")
         elif role == "tool":
             if pos and roles[pos - 1] != "tool":
-                out.append("<|im_start|>user")
-            out.append("\n<tool_response>\n" + content + "\n</tool_response>")
+                append("<|im_start|>user")
+            append(f"\n<tool_response>\n{content}\n</tool_response>")
             if pos == n - 1 or roles[pos + 1] != "tool":
-                out.append("<|im_end|>\n")
-        elif role == "system":
-            if pos:
-                raise TemplateError("System message must be at the beginning.")
+                append("<|im_end|>\n")
         else:
             raise TemplateError("Unexpected message role.")
 
     if add_generation_prompt:
-        out.append("<|im_start|>assistant\n<think>\n\n</think>\n\n" if enable_thinking is False
-                   else "<|im_start|>assistant\n<think>\n")
+        append("<|im_start|>assistant\n<think>\n\n</think>\n\n" if enable_thinking is False
+               else "<|im_start|>assistant\n<think>\n")
     return "".join(out)
 
 
