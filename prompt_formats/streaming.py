@@ -200,12 +200,14 @@ class StrippedText:
             self._started = True
         body = text.rstrip()
         if body:
-            if self._pending:
-                body = "".join(self._pending) + body
-                self._pending.clear()
-            self._emit(body)
+            pending = self._pending
+            if pending:
+                self._emit("".join(pending) + body)
+                pending.clear()
+            else:
+                self._emit(body)
             if len(body) != len(text):
-                self._pending.append(text[len(text.rstrip()):])
+                pending.append(text[len(body):])
         else:
             self._pending.append(text)
 

@@ -1,0 +1,75 @@
+"""Shared helpers of the reply-parser tests: completions built of markers and text, splits, timing."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+from prompt_formats.messages import AssistantReply
+from prompt_formats.streaming import Event, assemble
+
+CHATML_MARKERS = [
+    "<think>", "</think>", "<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=",
+    "</parameter>", "<|im_end|>", "<|endoftext|>", "<tool_call>\n<function=get_weather>\n",
+    "<parameter=city>\n", "\n</parameter>\n", "</function>\n</tool_call>", "<function=f>", ">",
+]
+HARMONY_MARKERS = [
+    "<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>", "<|constrain|>",
+    "<|start|>assistant", "analysis", "final", "commentary", " to=functions.f", " to=python", "json",
+    '{"a": 1}', "<|channel|>analysis<|message|>", "<|channel|>final<|message|>", "<|", "|>",
+]
+WORDS = ["hello", " ", "\n", "\n\n", "é", "日本", "🙂", "\x00", "\ud800", "{", '"', "<", ">", "|", "null", "5"]
+
+
+def completions(markers: Sequence[str]) -> st.SearchStrategy[str]:
+    """Texts mixing the format's markers (and their pieces) with ordinary and odd text."""
+    pieces = st.one_of(
+        st.sampled_from(markers),
+        st.sampled_from(markers).flatmap(lambda m: st.integers(1, max(1, len(m) - 1)).map(lambda k: m[:k])),
+        st.sampled_from(WORDS),
+        st.text(max_size=5),
+    )
+    return st.lists(pieces, max_size=14).map("".join)
+
+
+def splits(text: str) -> st.SearchStrategy[list[str]]:
+    """``text`` cut at random points (empty deltas included)."""
+    return st.lists(st.integers(0, len(text)), max_size=8).map(
+        lambda cuts: [text[a:b] for a, b in itertools.pairwise([0, *sorted(cuts), len(text)])]
+    )
+
+
+def counting_ids() -> Callable[[], str]:
+    """An id factory giving call_0, call_1, ... (reproducible runs)."""
+    counter = itertools.count()
+    return lambda: f"call_{next(counter)}"
+
+
+def stream(make_parser: Callable[[], Any], deltas: Sequence[str]) -> tuple[list[Event], AssistantReply]:
+    """Feed ``deltas`` to a new parser, close it; the events and the reply they assemble to."""
+    parser = make_parser()
+    events: list[Event] = []
+    for delta in deltas:
+        events += parser.feed(delta)
+    events += parser.close()
+    return events, assemble(events)
+
+
+def best_time(function: Callable[[], Any], repeat: int = 5) -> float:
+    """The least of ``repeat`` wall-clock timings of ``function()`` (the least is the least disturbed)."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+PROSE = " ".join(itertools.islice(itertools.cycle(
+    "The model considered the question carefully, weighed the evidence and wrote an answer that "
+    "explained each step in plain words, with numbers like 3.14 and names like Zürich.".split()
+), 200_000))[:1_000_000]
