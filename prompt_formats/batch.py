@@ -9,8 +9,7 @@ A job is sent to each worker process once, when the worker starts: a batch's too
 travel with the job, so they are pickled once per worker, not once per conversation, and the tools'
 rendered form is built once per worker and then reused from the :class:`~prompt_formats.tools.PreparedTools` cache.
 
-Worker processes are started with the ``forkserver`` method where the platform has it (``spawn``
-elsewhere): unlike ``fork`` it is safe in a parent process that runs threads. As with any
+Worker processes are started with the ``spawn`` method (see :data:`START_METHOD`). As with any
 :mod:`multiprocessing` code, a script that calls these functions with ``workers > 1`` must guard its
 entry point with ``if __name__ == "__main__":``.
 """
@@ -64,9 +63,10 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def _start_method() -> str:
-    methods = multiprocessing.get_all_start_methods()
-    return "forkserver" if "forkserver" in methods else "spawn"
+#: ``spawn``: safe in a parent that runs threads (``fork`` is not), and, unlike ``forkserver``, the
+#: workers are children of this process, so their CPU time is accounted to it and nothing outlives it.
+#: Starting a worker costs one interpreter start and one import of the package, paid once per call.
+START_METHOD = "spawn"
 
 
 def _check_workers(workers: int | None) -> int:
@@ -132,7 +132,7 @@ def ordered_map(
     limit = max_in_flight if max_in_flight is not None else IN_FLIGHT_PER_WORKER * n_workers
     if limit < 1:
         raise FormatError(f"max_in_flight must be at least 1, got {limit!r}")
-    context = multiprocessing.get_context(_start_method())
+    context = multiprocessing.get_context(START_METHOD)
     pool = ProcessPoolExecutor(n_workers, mp_context=context, initializer=_install_job, initargs=(job,))
     pending: deque[Future[list[R]]] = deque()
     try:

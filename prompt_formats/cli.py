@@ -30,7 +30,7 @@ from typing import IO, Any
 
 import orjson
 
-from .batch import DEFAULT_CHUNK_SIZE, cpu_count, ordered_map
+from .batch import cpu_count, ordered_map
 from .errors import FormatError
 from .format import ChatFormat
 from .records import RecordParser, RecordRenderer
@@ -42,6 +42,8 @@ EXIT_OK = 0
 EXIT_RECORDS_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: Bytes of input per unit of work: large enough that inter-process overhead per record is small.
+BLOCK_SIZE = 1 << 20
 
 
 class UsageError(Exception):
@@ -100,18 +102,22 @@ class AtomicOutput:
         self._temp = None
 
 
-class LineReader:
-    """The non-blank lines of a binary input with their 1-based line numbers; counts bytes read."""
+class BlockReader:
+    """A binary input cut into blocks of whole lines, each with the 1-based number of its first line.
 
-    def __init__(self, path: str) -> None:
+    Workers split the blocks into lines themselves, so the parent process does no per-record work.
+    """
+
+    def __init__(self, path: str, block_size: int) -> None:
         self.path = path
+        self.block_size = block_size
         self.bytes_read = 0
         self.total: int | None = None
         if path == "-":
             self._stream: IO[bytes] = sys.stdin.buffer
         else:
             try:
-                self._stream = open(path, "rb", buffering=1 << 20)  # noqa: SIM115 (closed by close())
+                self._stream = open(path, "rb")  # noqa: SIM115 (closed by close())
             except OSError as exc:
                 raise UsageError(f"cannot read {path}: {exc.strerror}") from None
         with contextlib.suppress(OSError, ValueError):
@@ -120,10 +126,19 @@ class LineReader:
                 self.total = stat.st_size
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        for number, line in enumerate(self._stream, 1):
-            self.bytes_read += len(line)
-            if line.strip():
-                yield number, line
+        line = 1
+        read = self._stream.read
+        readline = self._stream.readline
+        while True:
+            # read1 would return short reads from a pipe; read(n) waits for n bytes or the end.
+            block = read(self.block_size)
+            if not block:
+                return
+            if not block.endswith(b"\n"):
+                block += readline()
+            self.bytes_read += len(block)
+            yield line, block
+            line += block.count(b"\n")
 
     def close(self) -> None:
         if self._stream is not sys.stdin.buffer:
@@ -144,7 +159,7 @@ class Progress:
 
     INTERVAL = 0.2
 
-    def __init__(self, verb: str, reader: LineReader, enabled: bool) -> None:
+    def __init__(self, verb: str, reader: BlockReader, enabled: bool) -> None:
         self.verb = verb
         self.reader = reader
         self.enabled = enabled
@@ -223,7 +238,7 @@ def _run(args: argparse.Namespace) -> int:
     fmt = _format(args)
     job = _job(args, fmt)
     workers = cpu_count() if args.workers == 0 else args.workers
-    reader = LineReader(args.input)
+    reader = BlockReader(args.input, args.block_size)
     outputs: list[AtomicOutput] = []
     progress = Progress(
         "rendered" if args.command == "render" else "parsed",
@@ -238,21 +253,25 @@ def _run(args: argparse.Namespace) -> int:
         error_file = AtomicOutput(args.errors) if args.errors else None
         if error_file is not None:
             outputs.append(error_file)
-        for ok, data in ordered_map(job, reader, workers=workers, chunk_size=args.chunk_size):
-            done += 1
-            if ok:
-                output.write(data)
+        for result in ordered_map(job, reader, workers=workers, chunk_size=1):
+            done += result.records
+            errors = result.errors
+            if errors and args.fail_fast:
+                # Stop at the first failed record: what came before it, then its report, nothing after.
+                output.write(result.output[: result.before_error])
+                errors = errors[:1]
             else:
-                failed += 1
+                output.write(result.output)
+            failed += len(errors)
+            for report in errors:
                 if error_file is not None:
-                    error_file.write(data)
+                    error_file.write(report)
                 else:
                     progress.clear()
-                    _report_error(data)
-                if args.fail_fast:
-                    break
-            if not done & 255:
-                progress.update(done, failed)
+                    _report_error(report)
+            if errors and args.fail_fast:
+                break
+            progress.update(done, failed)
         progress.update(done, failed, force=True)
         progress.clear()
         stopped = args.fail_fast and failed
@@ -356,8 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="stop at the first failed record; no output file is written")
         sub.add_argument("--workers", "-j", type=_positive_or_zero, default=1, metavar="N",
                          help="worker processes (default 1: in this process; 0: one per CPU)")
-        sub.add_argument("--chunk-size", type=_positive, default=DEFAULT_CHUNK_SIZE, metavar="N",
-                         help=f"records sent to a worker at a time (default {DEFAULT_CHUNK_SIZE})")
+        sub.add_argument("--block-size", type=_positive, default=BLOCK_SIZE, metavar="BYTES",
+                         help=f"input sent to a worker at a time, in whole lines (default {BLOCK_SIZE})")
         sub.add_argument("--option", action="append", type=_key_value, metavar="KEY=JSON",
                          help="a format option for every record (records may override it); repeatable")
         sub.add_argument("--config", action="append", type=_key_value, metavar="KEY=JSON",

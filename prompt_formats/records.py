@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IGNORED_REQUEST_KEYS",
+    "BlockResult",
     "RecordParser",
     "RecordRenderer",
     "error_record",
@@ -163,11 +164,43 @@ class _RecordJob:
         except Exception as exc:
             return False, _encode(error_record(line, _id_of(record), exc))
 
-    def __call__(self, chunk: list[tuple[int, bytes]]) -> list[tuple[bool, bytes]]:
-        """:meth:`process_line` for each ``(line number, line)`` of ``chunk``: a job for
-        :func:`~prompt_formats.batch.ordered_map`."""
+    def process_block(self, first_line: int, block: bytes) -> BlockResult:
+        """Process every non-blank line of ``block`` (whole lines of JSONL; the first is ``first_line``)."""
+        outputs: list[bytes] = []
+        errors: list[bytes] = []
+        cut = -1
         process = self.process_line
-        return [process(line, data) for line, data in chunk]
+        records = 0
+        for number, data in enumerate(block.split(b"\n"), first_line):
+            if not data or data.isspace():
+                continue
+            records += 1
+            ok, encoded = process(number, data)
+            if ok:
+                outputs.append(encoded)
+            else:
+                if cut < 0:
+                    cut = len(outputs)
+                errors.append(encoded)
+        before_error = len(b"".join(outputs[:cut])) if cut >= 0 else -1
+        return BlockResult(records, b"".join(outputs), errors, before_error)
+
+    def __call__(self, chunk: list[tuple[int, bytes]]) -> list[BlockResult]:
+        """:meth:`process_block` for each ``(first line number, block)`` of ``chunk``: a job for
+        :func:`~prompt_formats.batch.ordered_map`."""
+        return [self.process_block(first_line, block) for first_line, block in chunk]
+
+
+class BlockResult(NamedTuple):
+    """What became of a block of lines: records seen, output lines, error lines, in order.
+
+    ``before_error`` is the length of ``output`` written before the first failed record (-1: none failed).
+    """
+
+    records: int
+    output: bytes
+    errors: list[bytes]
+    before_error: int
 
 
 def _id_of(record: Any) -> Any:

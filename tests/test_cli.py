@@ -101,11 +101,16 @@ BAD_INPUT = [
 ]
 
 
-def test_error_file_names_each_failed_record_and_the_rest_is_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("workers", "block_size"), [("1", "1048576"), ("1", "30"), ("2", "30")])
+def test_error_file_names_each_failed_record_and_the_rest_is_written(
+    tmp_path: Path, workers: str, block_size: str
+) -> None:
+    # A 30-byte block cuts the input between (and, for longer lines, within) every record.
     src = tmp_path / "in.jsonl"
     src.write_text("\n".join(BAD_INPUT) + "\n", encoding="utf-8")
     out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
-    proc = run("render", "-f", "chatml-multi-system", str(src), "-o", str(out), "--errors", str(errors))
+    proc = run("render", "-f", "chatml-multi-system", str(src), "-o", str(out), "--errors", str(errors),
+               "--workers", workers, "--block-size", block_size)
     assert proc.returncode == 1
     expected_prompt = render_jinja("chatml_multi_system.jinja", [USER], None, False)[1]
     assert records(out) == [{"id": "ok-1", "prompt": expected_prompt}, {"id": 9, "prompt": expected_prompt}]
