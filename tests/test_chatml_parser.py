@@ -92,7 +92,10 @@ def test_stop_markers_end_the_reply() -> None:
 
 
 def test_to_openai_shape() -> None:
-    text = "r</think>\n\nc\n\n<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+    text = (
+        "r</think>\n\nc\n\n<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
     assert parse(text, [WEATHER]).to_openai() == {
         "role": "assistant",
         "content": "c",
@@ -377,7 +380,8 @@ def test_cut_at_every_position_never_raises_and_loses_nothing() -> None:
         text = full[:cut]
         parse(text, [WEATHER])
         reply = parse(text)
-        assert sorted(without_markers("".join(pieces_of(reply)))) == sorted(without_markers(text.split("<|im_end|>")[0]))
+        body = text.split("<|im_end|>")[0]
+        assert sorted(without_markers("".join(pieces_of(reply)))) == sorted(without_markers(body))
 
 
 def test_infinite_float_is_not_a_number() -> None:

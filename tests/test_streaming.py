@@ -100,9 +100,9 @@ def test_feed_after_close_and_double_close_raise() -> None:
 
 @pytest.mark.parametrize("fmt", [CHATML, HARMONY], ids=["chatml", "harmony"])
 def test_non_string_input_is_an_input_error(fmt: pf.ChatFormat) -> None:
-    with pytest.raises(pf.InvalidInputError, match="^completion: expected a string, got bytes"):
+    with pytest.raises(pf.InvalidInputError, match=r"^completion: expected a string, got bytes"):
         fmt.parse(b"abc")  # type: ignore[arg-type]
-    with pytest.raises(pf.InvalidInputError, match="^delta: expected a string, got int"):
+    with pytest.raises(pf.InvalidInputError, match=r"^delta: expected a string, got int"):
         fmt.stream_parser().feed(3)  # type: ignore[arg-type]
 
 
