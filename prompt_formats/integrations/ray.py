@@ -1,0 +1,152 @@
+"""Render and parse a Ray Dataset of JSON records with ``map_batches``: the CLI's job on a cluster.
+
+Each row holds one record as JSON text in ``column``, exactly as ``ray.data.read_text("x.jsonl")``
+gives a JSONL file (column ``"text"``); the record shapes are those of the command-line tool
+(:mod:`prompt_formats.records`). The result is the same dataset with two columns added:
+
+- ``prompt`` (``render_dataset``) or ``message`` (``parse_dataset``, the OpenAI assistant message as
+  JSON text), ``None`` where the record failed;
+- ``error``: ``None``, or ``"<ExceptionClass>: <message>"`` for a record that failed. No record is
+  dropped: filter on ``error`` to split the good from the bad.
+
+Records stay JSON text on purpose. Ray stores nested Python values as Arrow structs, and Arrow gives
+every struct in a column the union of all their keys, filling the missing ones with ``null``: a tool
+call's arguments would gain ``null`` parameters from other rows' calls, and the prompt would change.
+JSON text keeps each record exactly as it was written.
+
+Prompts are the same bytes as :meth:`~prompt_formats.format.ChatFormat.render` (and so
+:meth:`~prompt_formats.format.ChatFormat.render_batch`) gives for the same messages, tools and options.
+Requires ``ray[data]`` (the ``ray`` extra: ``pip install 'prompt-formats[ray]'``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from ..errors import FormatError
+from ..records import RecordParser, RecordRenderer
+from ..registry import get_format
+
+# Ray and pyarrow are optional: their types are named in the docstrings, and are ``Any`` to mypy so
+# that the package type-checks without them.
+Dataset = Any
+Table = Any
+
+__all__ = ["parse_dataset", "render_dataset"]
+
+#: Rows per batch handed to a worker: enough to amortise the per-batch overhead of Ray.
+BATCH_SIZE = 1024
+
+
+def _frozen(mapping: Mapping[str, Any] | None) -> bytes:
+    # A hashable, exact key for the worker-side cache (option values are JSON values).
+    return orjson.dumps(dict(mapping or {}), option=orjson.OPT_SORT_KEYS)
+
+
+@functools.lru_cache(maxsize=16)
+def _renderer(name: str, config: bytes, add_generation_prompt: Any, options: bytes) -> RecordRenderer:
+    # One per worker process and run settings, so its toolset cache lasts across batches.
+    return RecordRenderer(get_format(name, **orjson.loads(config)), add_generation_prompt, orjson.loads(options))
+
+
+@functools.lru_cache(maxsize=16)
+def _parser(name: str, config: bytes, context: bytes) -> RecordParser:
+    return RecordParser(get_format(name, **orjson.loads(config)), orjson.loads(context))
+
+
+def _texts(table: Table, column: str) -> list[Any]:
+    if column not in table.column_names:
+        raise KeyError(f"prompt_formats: the dataset has no column {column!r} (columns: {table.column_names})")
+    values: list[Any] = table.column(column).to_pylist()
+    return values
+
+
+def _run(
+    table: Table, column: str, job: RecordRenderer | RecordParser, out_column: str, field: str
+) -> Table:
+    pa: Any = importlib.import_module("pyarrow")
+    values: list[str | None] = []
+    errors: list[str | None] = []
+    for row, text in enumerate(_texts(table, column)):
+        try:
+            if text is None:
+                raise ValueError(f"{column}: null")
+            out = job.handle(orjson.loads(text), row + 1)
+        except Exception as exc:  # one record never fails the dataset: it is reported in its row
+            values.append(None)
+            errors.append(f"{type(exc).__name__}: {exc}")
+            continue
+        value = out[field]
+        values.append(value if isinstance(value, str) else orjson.dumps(value).decode())
+        errors.append(None)
+    table = table.append_column(out_column, pa.array(values, type=pa.large_string()))
+    return table.append_column("error", pa.array(errors, type=pa.large_string()))
+
+
+def _render_batch(
+    table: Table, *, name: str, config: bytes, column: str, add_generation_prompt: Any, options: bytes
+) -> Table:
+    return _run(table, column, _renderer(name, config, add_generation_prompt, options), "prompt", "prompt")
+
+
+def _parse_batch(table: Table, *, name: str, config: bytes, column: str, context: bytes) -> Table:
+    return _run(table, column, _parser(name, config, context), "message", "message")
+
+
+def render_dataset(
+    dataset: Dataset,
+    format: str,
+    *,
+    column: str = "text",
+    add_generation_prompt: bool | None = None,
+    options: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> Dataset:
+    """``dataset`` with ``prompt`` and ``error`` columns added; the rendering runs lazily, in Ray's workers.
+
+    ``format`` is a registered name (``config`` configures it, as :func:`~prompt_formats.get_format`
+    does); ``add_generation_prompt`` and ``options`` apply to every record that does not set them.
+    Unknown options and format names raise here, before any work is scheduled.
+    """
+    RecordRenderer(get_format(format, **dict(config or {})), add_generation_prompt, options)
+    return dataset.map_batches(
+        _render_batch,
+        batch_format="pyarrow",
+        batch_size=batch_size,
+        fn_kwargs={
+            "name": format, "config": _frozen(config), "column": column,
+            "add_generation_prompt": add_generation_prompt, "options": _frozen(options),
+        },
+    )
+
+
+def parse_dataset(
+    dataset: Dataset,
+    format: str,
+    *,
+    column: str = "text",
+    context: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> Dataset:
+    """``dataset`` with ``message`` (the OpenAI assistant message as JSON text) and ``error`` columns added.
+
+    ``context`` holds parse options for every record that does not set them.
+    """
+    fmt = get_format(format, **dict(config or {}))
+    RecordParser(fmt, context)
+    with contextlib.suppress(FormatError):  # only asks whether the format has a parser at all
+        fmt.parse("")
+    return dataset.map_batches(
+        _parse_batch,
+        batch_format="pyarrow",
+        batch_size=batch_size,
+        fn_kwargs={"name": format, "config": _frozen(config), "column": column, "context": _frozen(context)},
+    )

@@ -1,0 +1,76 @@
+"""The Ray Data integration on a local two-CPU Ray cluster: the same prompts as render_batch and Jinja2.
+
+Needs the ``ray`` extra (``pip install -e '.[test,ray]'``): without Ray the test fails, it does not skip.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from oracles import render_jinja
+
+import prompt_formats as pf
+from prompt_formats.integrations.ray import render_dataset
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather now.",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+
+
+def conversation(i: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": f"Agent {i}."},
+                                      {"role": "user", "content": f"Weather in city {i}?"}]
+    if i % 3:
+        arguments: dict[str, Any] = {"city": f"C{i}"}
+        if i % 2:
+            # Only some calls carry this argument: as Arrow structs it would be added to every call as null.
+            arguments["units"] = "metric"
+        messages += [
+            {"role": "assistant", "content": "", "reasoning_content": "Ask the tool.", "tool_calls": [
+                {"id": f"c{i}", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"{i} °C"},
+            {"role": "system", "content": "Reminder: be brief."},
+        ]
+    return messages
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[Any]:
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_render_dataset_gives_the_prompts_of_render_batch(ray_cluster: Any, tmp_path: Path) -> None:
+    conversations = [conversation(i) for i in range(40)]
+    lines = [json.dumps({"id": i, "messages": c, "tools": TOOLS}) for i, c in enumerate(conversations)]
+    lines.insert(7, json.dumps({"id": "bad", "messages": [{"role": "assistant", "content": "no user"}]}))
+    src = tmp_path / "requests.jsonl"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    dataset = ray_cluster.data.read_text(str(src))
+    rendered = render_dataset(dataset, "chatml-multi-system", add_generation_prompt=True, batch_size=8)
+    rows = rendered.take_all()
+
+    assert len(rows) == len(lines)
+    by_id = {json.loads(row["text"])["id"]: row for row in rows}
+    bad = by_id.pop("bad")
+    assert bad["prompt"] is None
+    assert bad["error"] == "TemplateError: " + render_jinja("chatml_multi_system.jinja", [
+        {"role": "assistant", "content": "no user"}])[1]
+    expected = pf.get_format("chatml-multi-system").render_batch(conversations, TOOLS, True)
+    assert [by_id[i]["prompt"] for i in range(len(conversations))] == expected
+    assert all(by_id[i]["error"] is None for i in range(len(conversations)))
+    for i in (0, 1, 5):
+        assert by_id[i]["prompt"] == render_jinja("chatml_multi_system.jinja", conversations[i], TOOLS, True)[1]
+
+
+def test_unknown_options_fail_before_any_work(ray_cluster: Any) -> None:
+    dataset = ray_cluster.data.from_items([{"text": "{}"}])
+    with pytest.raises(pf.UnknownOptionError):
+        render_dataset(dataset, "chatml-multi-system", options={"enable_thinkng": False})
