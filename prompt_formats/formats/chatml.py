@@ -79,11 +79,9 @@ _OPTIONS = {
 class _VisionCount:
     """The template's ``image_count``/``video_count`` namespaces: one per render call."""
 
-    __slots__ = ("images", "videos")
-
-    def __init__(self) -> None:
-        self.images = 0
-        self.videos = 0
+    # Class-level starting values: an instance costs nothing until an image or video is counted.
+    images = 0
+    videos = 0
 
 
 def _content_text(
@@ -175,14 +173,22 @@ def _as_dicts(messages: Conversation) -> Sequence[Mapping[str, Any]]:
 
 def _merge_system(
     msgs: Sequence[Mapping[str, Any]], roles: list[str] | None, add_vision_id: Any
-) -> tuple[list[Mapping[str, Any]], list[str], list[int | None]]:
+) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
     """The multi-system block: (messages, their roles, their indexes in the caller's list).
 
     Every system message's content is rendered and trimmed; the non-empty ones, joined with a blank
     line, become the one leading system message; the others keep their order.
     """
-    if roles is not None and "system" not in roles:
-        return list(msgs), roles, list(range(len(msgs)))
+    if roles is not None:
+        systems = roles.count("system")
+        if not systems:
+            return msgs, roles, range(len(msgs))
+        if systems == 1 and roles[0] == "system" and type(msgs[0].get("content")) is str:
+            # One leading system message with text (the usual case): merging it changes nothing but
+            # its trimming, which the turn renders anyway; or drops it if it is blank.
+            if msgs[0]["content"].strip():
+                return msgs, roles, range(len(msgs))
+            return msgs[1:], roles[1:], range(1, len(msgs))
     system_texts = []
     kept: list[Mapping[str, Any]] = []
     kept_roles: list[str] = []
@@ -250,6 +256,7 @@ def _render_tool_calls(out: list[str], calls: Any, content: str, index: int | No
     if not isinstance(calls, (list, tuple)):
         raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
     append = out.append
+    extend = out.extend
     for k, call in enumerate(calls):
         in_function = False
         if type(call) is not dict and not isinstance(call, Mapping):
@@ -280,7 +287,7 @@ def _render_tool_calls(out: list[str], calls: Any, content: str, index: int | No
         elif type(arguments) is dict or isinstance(arguments, Mapping):
             for key, value in arguments.items():
                 if type(key) is str and type(value) is str:  # the common case, checked at once
-                    append(f"<parameter={key}>\n{value}\n</parameter>\n")
+                    extend(("<parameter=", key, ">\n", value, "\n</parameter>\n"))
                     continue
                 if not isinstance(key, str):
                     raise InvalidInputError(
@@ -366,7 +373,9 @@ def render_chatml(
         raise TemplateError("No user query found in messages.")
 
     keep_all_thinking = preserve_thinking is True
+    # Pieces go into `out` as they are and are copied once, by the final join.
     append = out.append
+    extend = out.extend
     for pos, (role, known) in enumerate(zip(roles, texts, strict=True)):
         content = known if known is not None else _content_text(
             msgs[pos].get("content"), origins[pos], vision, True, False, add_vision_id
@@ -375,7 +384,7 @@ def render_chatml(
             if pos:
                 raise TemplateError("System message must be at the beginning.")
         elif role == "user":
-            append(f"<|im_start|>user\n{content}<|im_end|>\n")
+            extend(("<|im_start|>user\n", content, "<|im_end|>\n"))
         elif role == "assistant":
             message = msgs[pos]
             # transformers passes the first non-None of these fields as reasoning_content.
@@ -392,9 +401,9 @@ def render_chatml(
             elif not isinstance(reasoning, str):
                 raise _bad_reasoning(message, origins[pos])
             if keep_all_thinking or pos > last_query:
-                append(f"<|im_start|>assistant\n<think>\n{reasoning.strip()}\n</think>\n\n{content}")
+                extend(("<|im_start|>assistant\n<think>\n", reasoning.strip(), "\n</think>\n\n", content))
             else:
-                append(f"<|im_start|>assistant\n{content}")
+                extend(("<|im_start|>assistant\n", content))
             calls = message.get("tool_calls")
             if calls:
                 _render_tool_calls(out, calls, content, origins[pos])
@@ -402,7 +411,7 @@ def render_chatml(
         elif role == "tool":
             if pos and roles[pos - 1] != "tool":
                 append("<|im_start|>user")
-            append(f"\n<tool_response>\n{content}\n</tool_response>")
+            extend(("\n<tool_response>\n", content, "\n</tool_response>"))
             if pos == n - 1 or roles[pos + 1] != "tool":
                 append("<|im_end|>\n")
         else:
