@@ -32,8 +32,11 @@ A record that cannot be rendered or parsed gives an *error record* instead:
 
 from __future__ import annotations
 
+import hashlib
+import inspect
+import itertools
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -43,12 +46,14 @@ from .tools import PreparedTools
 
 if TYPE_CHECKING:
     from .format import ChatFormat
+    from .messages import AssistantReply
 
 __all__ = [
     "IGNORED_REQUEST_KEYS",
     "BlockResult",
     "RecordParser",
     "RecordRenderer",
+    "call_ids",
     "error_record",
 ]
 
@@ -285,18 +290,9 @@ class RecordRenderer(_RecordJob):
         if "messages" not in request:
             raise InvalidInputError(prefix + "messages", "missing")
         if kwargs is not None:
-            if not isinstance(kwargs, Mapping):
-                raise InvalidInputError(
-                    prefix + "chat_template_kwargs", f"expected an object, got {_json_type(kwargs)}"
-                )
             if own_options is None:
                 own_options = {}
-            for key, value in kwargs.items():
-                if key in own_options:
-                    raise InvalidInputError(
-                        prefix + "chat_template_kwargs." + key, "also given at the top level of the request"
-                    )
-                own_options[key] = value
+            _merge_kwargs(own_options, kwargs, prefix)
         if own_options:
             options = {**options, **own_options}
         if tools is not None:
@@ -313,13 +309,31 @@ class RecordRenderer(_RecordJob):
         return {"id": record_id, "prompt": prompt}
 
 
+def call_ids(record_id: Any) -> Callable[[], str]:
+    """Tool-call ids for one parsed record: ``call_`` and 24 hex digits, derived from the record's id.
+
+    The same record always gets the same ids, in every run and worker; different records get
+    different ones (the digest of the id's JSON text and the call's position).
+    """
+    seed = orjson.dumps(record_id)
+    position = itertools.count()
+
+    def next_id() -> str:
+        digest = hashlib.blake2b(seed + b"\x00" + str(next(position)).encode(), digest_size=12)
+        return "call_" + digest.hexdigest()
+
+    return next_id
+
+
 class RecordParser(_RecordJob):
     """Turns parse records into ``{"id", "message"}`` records with one format (see the module docstring).
 
-    ``context`` (parse options) applies to every record that does not set them itself. Picklable.
+    ``context`` (parse options) applies to every record that does not set them itself. Tool-call ids
+    are derived from the record's id (:func:`call_ids`), so the output is the same in every run.
+    Picklable.
     """
 
-    _PASSTHROUGH = frozenset({"prompt", "messages"}) | IGNORED_REQUEST_KEYS
+    _PASSTHROUGH = frozenset({"prompt", "messages", "add_generation_prompt"}) | IGNORED_REQUEST_KEYS
 
     def __init__(
         self, fmt: ChatFormat, context: Mapping[str, Any] | None = None, tools_cache_size: int = TOOLS_CACHE_SIZE
@@ -329,6 +343,7 @@ class RecordParser(_RecordJob):
         fmt.check_options(self.context, fmt.parse_options)
         self.tools_cache_size = tools_cache_size
         self._tools = _ToolsCache(tools_cache_size)
+        self._takes_id_factory = "id_factory" in inspect.signature(fmt.parse).parameters
 
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.fmt, self.context, self.tools_cache_size)
@@ -336,19 +351,23 @@ class RecordParser(_RecordJob):
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         self.__init__(*state)  # type: ignore[misc]
 
-    def parse_request(self, record: Any, line: int) -> tuple[Any, Any]:
+    def parse_request(self, record: Any, line: int) -> tuple[Any, AssistantReply]:
         """``(id, AssistantReply)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
         request, prefix, record_id = _unwrap(record)
         context = self.context
         own: dict[str, Any] = {}
-        for key in request:
+        kwargs: Any = None
+        parse_options = self.fmt.parse_options
+        for key, value in request.items():
             if key in ("id", "custom_id"):
                 if record_id is None:
                     record_id = _record_id(request, key, prefix)
-            elif key in self.fmt.parse_options:
-                own[key] = request[key]
+            elif key in parse_options:
+                own[key] = value
+            elif key == "chat_template_kwargs":
+                kwargs = value
             elif key not in ("completion", "tools") and key not in self._PASSTHROUGH:
-                known = ", ".join(sorted(self.fmt.parse_options)) or "none"
+                known = ", ".join(sorted(parse_options)) or "none"
                 raise InvalidInputError(
                     prefix + key, f"unknown key: not completion, tools, id, nor a parse option of format "
                     f"{self.fmt.name!r} (parse options: {known})",
@@ -358,6 +377,8 @@ class RecordParser(_RecordJob):
         completion = request["completion"]
         if not isinstance(completion, str):
             raise InvalidInputError(prefix + "completion", f"expected a string, got {_json_type(completion)}")
+        if kwargs is not None:
+            _merge_kwargs(own, kwargs, prefix)
         tools = request.get("tools")
         if tools is not None:
             if not isinstance(tools, list):
@@ -367,6 +388,8 @@ class RecordParser(_RecordJob):
             context = {**context, **own}
         if record_id is None:
             record_id = line
+        if self._takes_id_factory:
+            return record_id, self.fmt.parse(completion, tools, id_factory=call_ids(record_id), **context)
         return record_id, self.fmt.parse(completion, tools, **context)
 
     def handle(self, record: Any, line: int) -> dict[str, Any]:
@@ -377,3 +400,14 @@ class RecordParser(_RecordJob):
             out["malformed"] = list(reply.malformed)
         return out
 
+
+def _merge_kwargs(own: dict[str, Any], kwargs: Any, prefix: str) -> None:
+    """Add ``chat_template_kwargs`` to the options given at the top level; an option may not be in both."""
+    if not isinstance(kwargs, Mapping):
+        raise InvalidInputError(prefix + "chat_template_kwargs", f"expected an object, got {_json_type(kwargs)}")
+    for key, value in kwargs.items():
+        if key in own:
+            raise InvalidInputError(
+                prefix + "chat_template_kwargs." + key, "also given at the top level of the request"
+            )
+        own[key] = value

@@ -86,6 +86,78 @@ def test_render_harmony_example_matches_the_go_template(tmp_path: Path, harmony_
     assert [o["prompt"] for o in outputs] == [e["output"] for e in expected]
 
 
+def test_render_safety_format_matches_the_upstream_template(tmp_path: Path) -> None:
+    # No control token in these records: chatml-safety must equal the strict upstream template.
+    example = EXAMPLES / "tool_loop.jsonl"
+    proc = run("render", "-f", "chatml-safety", "--add-generation-prompt", str(example), "-o", str(tmp_path / "o"))
+    assert proc.returncode == 0, proc.stderr
+    outputs = records(tmp_path / "o")
+    for record, output in zip(records(example), outputs, strict=True):
+        assert output["prompt"] == jinja_prompt("chatml_upstream.jinja", record, True)
+
+
+def call(name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return (name, arguments)
+
+
+# What each example completion says, written from the completions themselves.
+EXPECTED_REPLIES = {
+    "completions_chatml.jsonl": ("chatml-multi-system", {
+        "reply-001": (
+            "The coupon is applied to the subtotal plus shipping, then shipping is added again.",
+            "The bug is on line 92 of `src/shop/cart.py`: the coupon is applied to `subtotal + shipping`, and then "
+            "shipping is added a second time.",
+            [],
+        ),
+        "reply-002": (
+            "I need the callers of checkout_total.",
+            "Let me find every caller first.",
+            [call("grep", {"pattern": "checkout_total\\(", "glob": "src/**/*.py", "max_results": 50})],
+        ),
+        "reply-003": (
+            "Two edits, then re-run the search.",
+            None,
+            [call("edit_file", {"path": "src/shop/cart.py", "edits": [
+                {"old_text": "coupon.apply(subtotal + shipping)", "new_text": "coupon.apply(subtotal)"}]}),
+             call("grep", {"pattern": "coupon.apply"})],
+        ),
+        "reply-004": (
+            None,
+            "Bonjour ! Oui, nous avons une table pour 4 personnes à 20 h. Voulez-vous que je la réserve ?",
+            [],
+        ),
+    }),
+    "completions_harmony.jsonl": ("harmony", {
+        "reply-h1": ("Sum is 29, divided by 4 is 7.25.", "The mean is 7.25.", []),
+        "reply-h2": ("Need the weather tool.", None, [call("get_weather", {"city": "Kyoto"})]),
+    }),
+}
+
+
+@pytest.mark.parametrize("example", sorted(EXPECTED_REPLIES))
+def test_parse_examples_to_openai_messages(tmp_path: Path, example: str) -> None:
+    fmt, expected = EXPECTED_REPLIES[example]
+    serial = run("parse", "-f", fmt, str(EXAMPLES / example), "-o", str(tmp_path / "serial.jsonl"))
+    parallel = run("parse", "-f", fmt, "--workers", "2", "--block-size", "200", str(EXAMPLES / example),
+                   "-o", str(tmp_path / "parallel.jsonl"))
+    assert serial.returncode == parallel.returncode == 0, serial.stderr + parallel.stderr
+    # Call ids derive from the record ids: the same bytes whatever the workers.
+    assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "parallel.jsonl").read_bytes()
+    outputs = {o["id"]: o for o in records(tmp_path / "serial.jsonl")}
+    assert set(outputs) == set(expected)
+    for record_id, (reasoning, content, calls) in expected.items():
+        message = outputs[record_id]["message"]
+        assert message["role"] == "assistant"
+        assert message.get("reasoning_content") == reasoning
+        assert message["content"] == content
+        got_calls = [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                     for c in message.get("tool_calls", [])]
+        assert got_calls == calls
+        ids = [c["id"] for c in message.get("tool_calls", [])]
+        assert len(set(ids)) == len(ids)
+        assert all(i.startswith("call_") for i in ids)
+
+
 USER = {"role": "user", "content": "Hi"}
 BAD_INPUT = [
     json.dumps({"id": "ok-1", "messages": [USER]}),
