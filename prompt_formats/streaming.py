@@ -217,7 +217,7 @@ class StrippedText:
         return self._started
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)  # compared and hashed by identity: terminators are module-level constants
 class Terminator:
     """Something a parser state looks for: a literal marker, or a pattern that starts with one.
 

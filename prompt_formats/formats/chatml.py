@@ -758,15 +758,6 @@ class ChatMLReplyParser(StreamParser):
     def _emit_content(self, text: str) -> None:
         self._out.append(ContentDelta(text))
 
-    def _reasoning_text(self, text: str) -> None:
-        self._reasoning.add(text)
-
-    def _content_text(self, text: str) -> None:
-        self._content.add(text)
-
-    def _value_text(self, text: str) -> None:
-        self._value.append(text)
-
     def _scanned_text(self, text: str, state: int) -> None:
         """Text a reasoning or content state consumed: it may hold ``<tool_call>`` that opened no call."""
         if "<tool_call>" in text:
@@ -779,11 +770,11 @@ class ChatMLReplyParser(StreamParser):
     def _set_state(self, state: int) -> None:
         self._state = state
         if state == _REASONING:
-            self._text = self._reasoning_text
+            self._text = self._reasoning.add
         elif state == _CONTENT:
-            self._text = self._content_text
+            self._text = self._content.add
         elif state == _VALUE:
-            self._text = self._value_text
+            self._text = self._value.append
         else:
             self._text = None
 
@@ -792,7 +783,7 @@ class ChatMLReplyParser(StreamParser):
         self._content.add("".join(self._call_raw))
         self._call_raw = []
         self._params = {}
-        self._value = []
+        self._value.clear()
         self._out.append(Malformed(note))
         self._set_state(_CONTENT)
 
@@ -808,7 +799,7 @@ class ChatMLReplyParser(StreamParser):
 
     def _close_value(self) -> None:
         value = "".join(self._value)
-        self._value = []
+        self._value.clear()  # cleared, not replaced: the _VALUE state appends to this list
         # One leading and one trailing newline belong to the format, not to the value.
         if value.startswith("\n"):
             value = value[1:]
