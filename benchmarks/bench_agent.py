@@ -1,0 +1,220 @@
+"""Issue #7: agent-scale requests in every format, against the reference engines, in one run.
+
+The workload is :func:`corpus.agent_request` (a coding-agent session: long system prompt, 40 tools
+with nested schemas, tool loops with reasoning, system reminders), for several seeds. Each format
+renders every request with ``add_generation_prompt=True``:
+
+- ``chatml-multi-system`` (reminders as extra system messages) against Jinja2 configured as
+  transformers configures it and MiniJinja, both with the template compiled once;
+- ``chatml-safety`` (reminders inline, since its template allows one leading system message only;
+  no control tokens in the corpus, so the guard changes nothing) against the same two engines;
+- ``harmony`` against Go's ``text/template`` (``tests/oracle/harmony`` in ``-bench`` mode: it
+  collates, builds the data and executes the template per render, timed inside Go).
+
+Ours runs twice: with the plain tool dicts (what a stateless server does) and with a
+:class:`~prompt_formats.PreparedTools` made once before timing (what a server that keeps its toolset
+per session gets). Every output is first compared with its reference, byte for byte (the script
+stops on a difference). Then the scaling check: the same session at 200 and at 1,000 messages; the
+cost ratio must stay at most 5.5 (linear cost gives at most 5).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_agent.py [--seeds 3] [--rounds 9] [--go-renders 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import corpus
+import engines
+from timing import Timing, interleaved, markdown_table
+
+import prompt_formats as pf
+
+HARMONY_OPTIONS: dict[str, Any] = {"current_date": "2025-08-05", "reasoning_effort": "medium"}
+CHATML_TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja"}
+SCALING_LIMIT = 5.5
+
+
+def _requests(fmt: str, seeds: int, n_messages: int = 257) -> list[corpus.Request]:
+    reminders = "inline" if fmt == "chatml-safety" else "system"
+    return [corpus.agent_request(n_messages, 40, seed, reminders=reminders) for seed in range(seeds)]
+
+
+def _go_version() -> str:
+    try:
+        return subprocess.run(["go", "version"], capture_output=True, text=True, check=True).stdout.split()[2]
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        return "go (unknown version)"
+
+
+class _Harmony:
+    """The Go reference for Harmony: built once, timed inside Go."""
+
+    def __init__(self, tmp: Path) -> None:
+        sys.path.insert(0, str(engines.ROOT / "tests"))
+        from harmony_oracle import HarmonyOracle, build_oracle, to_case
+
+        self.oracle = HarmonyOracle(build_oracle(tmp))
+        self.to_case = to_case
+
+    def outputs(self, requests: list[corpus.Request]) -> list[str | None]:
+        cases = [self.to_case(r.messages, r.tools, HARMONY_OPTIONS) for r in requests]
+        return [result.get("output") for result in self.oracle.render_many(cases)]
+
+    def timer(self, requests: list[corpus.Request], renders: int) -> Callable[[], float]:
+        cases = [self.to_case(r.messages, r.tools, HARMONY_OPTIONS) for r in requests]
+
+        def run() -> float:
+            results = self.oracle.bench(cases, renders)
+            return sum(float(result["ns_per_render"]) for result in results) / len(results) / 1000
+
+        return run
+
+
+def _ours(fmt: pf.ChatFormat, requests: list[corpus.Request], prepared: bool) -> Callable[[], None]:
+    options = HARMONY_OPTIONS if fmt.name == "harmony" else {}
+    jobs = [(r.messages, pf.prepare_tools(r.tools) if prepared else r.tools) for r in requests]
+    render = fmt.render
+
+    def run() -> None:
+        for messages, tools in jobs:
+            render(messages, tools, True, **options)
+
+    return run
+
+
+def _reference_runner(render: engines.Renderer, requests: list[corpus.Request]) -> Callable[[], None]:
+    def run() -> None:
+        for r in requests:
+            render(r.messages, r.tools, True)
+
+    return run
+
+
+def _check(name: str, got: list[str], want: list[str | None]) -> None:
+    bad = [i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b]
+    if bad:
+        raise SystemExit(f"bench_agent: {name} differs from its reference on request(s) {bad}; not timing")
+
+
+def _describe(requests: list[corpus.Request], fmt: pf.ChatFormat) -> str:
+    import json
+
+    options = HARMONY_OPTIONS if fmt.name == "harmony" else {}
+    tools_kb = sum(len(json.dumps(r.tools, ensure_ascii=False).encode()) for r in requests) / len(requests) / 1000
+    prompt_kb = sum(len(fmt.render(r.messages, r.tools, True, **options).encode()) for r in requests)
+    return (f"{len(requests[0].messages)} messages, {len(requests[0].tools or [])} tools ({tools_kb:.0f} KB of "
+            f"tool JSON), {prompt_kb / len(requests) / 1000:.0f} KB prompt")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=3, help="agent requests per format (seeds 0..N-1)")
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--go-renders", type=int, default=20, help="renders per Go measurement")
+    parser.add_argument("--formats", nargs="*", default=None, help="default: every registered format")
+    args = parser.parse_args(argv)
+    names = args.formats or pf.available_formats()
+
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        harmony = _Harmony(Path(tmp)) if "harmony" in names else None
+        for name in names:
+            fmt = pf.get_format(name)
+            options = HARMONY_OPTIONS if name == "harmony" else {}
+            requests = _requests(name, args.seeds)
+            ours = [fmt.render(r.messages, r.tools, True, **options) for r in requests]
+            ours_prepared = [fmt.render(r.messages, pf.prepare_tools(r.tools), True, **options) for r in requests]
+            contenders: list[tuple[str, Callable[[], float | None]]] = [
+                ("plain", _ours(fmt, requests, prepared=False)),
+                ("prepared", _ours(fmt, requests, prepared=True)),
+            ]
+            if name == "harmony":
+                assert harmony is not None
+                want = harmony.outputs(requests)
+                contenders.append(("Go text/template", harmony.timer(requests, args.go_renders)))
+            else:
+                template = CHATML_TEMPLATES[name]
+                jinja = engines.jinja2_renderer(template)
+                mini = engines.minijinja_renderer(template)
+                want = [jinja(r.messages, r.tools, True) for r in requests]
+                mini_same = sum(mini(r.messages, r.tools, True) == w for r, w in zip(requests, want, strict=True))
+                notes.append(f"{name}: MiniJinja's output equals Jinja2's on {mini_same}/{len(requests)} requests.")
+                contenders.append(("Jinja2", _reference_runner(jinja, requests)))
+                contenders.append(("MiniJinja", _reference_runner(mini, requests)))
+            _check(f"{name} (plain tools)", ours, want)
+            _check(f"{name} (prepared tools)", ours_prepared, want)
+            timings = {t.name: t for t in interleaved(contenders, items=len(requests), rounds=args.rounds)}
+            plain, prepared = timings["plain"], timings["prepared"]
+            for ref in [t for key, t in timings.items() if key not in ("plain", "prepared")]:
+                rows.append([
+                    f"`{name}`", ref.name, f"{ref.median / 1000:.2f}",
+                    f"{plain.median / 1000:.3f}", f"**{ref.median / plain.median:.1f}×**",
+                    f"{prepared.median / 1000:.3f}", f"**{ref.median / prepared.median:.1f}×**",
+                ])
+            notes.append(f"{name}: {_describe(requests, fmt)} (mean over {len(requests)} requests).")
+            print(f"measured {name}", file=sys.stderr)
+
+        scaling_rows = _scaling(names, args.rounds, harmony, args.go_renders)
+
+    versions = engines.versions()
+    print(f"## Agent requests, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}\n")
+    print(f"Python {versions['python']}, Jinja2 {versions['jinja2']}, MiniJinja {versions['minijinja']}, "
+          f"{_go_version()}, {platform.machine()}; {args.rounds} interleaved rounds, median of the mean time "
+          "per request.\n")
+    print(markdown_table(
+        ["format", "reference", "reference ms", "ours ms (plain tools)", "speed-up", "ours ms (prepared)", "speed-up"],
+        rows,
+    ))
+    print()
+    for note in notes:
+        print(f"- {note}")
+    print("\n### Scaling: the same session at 200 and 1,000 messages\n")
+    print(markdown_table(["format", "renderer", "200 messages ms", "1,000 messages ms", "ratio"], scaling_rows))
+    worst = max(float(row[-1].strip("*×")) for row in scaling_rows if row[1].startswith("ours"))
+    verdict = "PASS" if worst <= SCALING_LIMIT else "FAIL"
+    print(f"\nWorst ratio of ours: {worst:.2f} (limit {SCALING_LIMIT}): {verdict}")
+    return 0 if worst <= SCALING_LIMIT else 1
+
+
+def _scaling(names: list[str], rounds: int, harmony: _Harmony | None, go_renders: int) -> list[list[str]]:
+    rows = []
+    for name in names:
+        fmt = pf.get_format(name)
+        small, large = _requests(name, 1, 200), _requests(name, 1, 1000)
+        contenders: list[tuple[str, Callable[[], float | None]]] = [
+            ("ours, plain tools 200", _ours(fmt, small, prepared=False)),
+            ("ours, plain tools 1000", _ours(fmt, large, prepared=False)),
+            ("ours, prepared 200", _ours(fmt, small, prepared=True)),
+            ("ours, prepared 1000", _ours(fmt, large, prepared=True)),
+        ]
+        if name == "harmony" and harmony is not None:
+            contenders += [("Go 200", harmony.timer(small, go_renders)), ("Go 1000", harmony.timer(large, go_renders))]
+        elif name != "harmony":
+            jinja = engines.jinja2_renderer(CHATML_TEMPLATES[name])
+            contenders += [("Jinja2 200", _reference_runner(jinja, small)),
+                           ("Jinja2 1000", _reference_runner(jinja, large))]
+        timings: dict[str, Timing] = {t.name: t for t in interleaved(contenders, items=1, rounds=rounds)}
+        for label in dict.fromkeys(key.rsplit(" ", 1)[0] for key in timings):
+            a, b = timings[f"{label} 200"].median, timings[f"{label} 1000"].median
+            rows.append([f"`{name}`", label, f"{a / 1000:.3f}", f"{b / 1000:.3f}", f"{b / a:.2f}"])
+        print(f"scaled {name}", file=sys.stderr)
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Interleaved timing and Markdown tables, shared by the benchmarks.
+
+Fairness rules, because the machine is shared and noisy:
+
+- every contender's timed run lasts about as long as every other's (``min_run_ms``): a fast
+  contender repeats its workload within one run, so a pause of the machine costs all of them alike
+  instead of ruining the short runs of the fast one;
+- each *round* runs every contender once, in an order that rotates from round to round, so slow
+  drifts (other processes, CPU frequency) hit all of them alike;
+- the garbage collector stays on, as in a server, but is collected before each timed run so no run
+  pays for another's garbage.
+
+A contender's figure is the median over rounds of its time per item; the minimum is kept too.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+__all__ = ["Timing", "interleaved", "markdown_table"]
+
+
+class Timing:
+    """The per-item times of one contender over all rounds, in microseconds."""
+
+    def __init__(self, name: str, per_item_us: list[float]) -> None:
+        self.name = name
+        self.per_item_us = per_item_us
+
+    @property
+    def median(self) -> float:
+        """Median over rounds, µs per item."""
+        return statistics.median(self.per_item_us)
+
+    @property
+    def best(self) -> float:
+        """Fastest round, µs per item."""
+        return min(self.per_item_us)
+
+
+def _timed(run: Callable[[], float | None], repeats: int) -> tuple[float, float | None]:
+    gc.collect()
+    start = time.perf_counter_ns()
+    measured = None
+    for _ in range(repeats):
+        measured = run()
+    return (time.perf_counter_ns() - start) / repeats, measured
+
+
+def interleaved(
+    contenders: Sequence[tuple[str, Callable[[], float | None]]],
+    items: int,
+    rounds: int,
+    min_run_ms: float = 40.0,
+) -> list[Timing]:
+    """Time each ``(name, run)``: ``run()`` does the whole workload of ``items`` items once.
+
+    A ``run`` that times itself (another process, say) returns its own µs per item and is run once
+    per round; otherwise it returns ``None``, is repeated to last about ``min_run_ms``, and the wall
+    time is used. The first call of each run is a warm-up and calibrates the repetitions.
+    """
+    repeats = {}
+    for name, run in contenders:
+        elapsed_ns, measured = _timed(run, 1)
+        repeats[name] = 1 if measured is not None else max(1, math.ceil(min_run_ms * 1e6 / max(elapsed_ns, 1)))
+    samples: dict[str, list[float]] = {name: [] for name, _ in contenders}
+    for r in range(rounds):
+        shift = r % len(contenders)
+        for name, run in [*contenders[shift:], *contenders[:shift]]:
+            elapsed_ns, measured = _timed(run, repeats[name])
+            samples[name].append(elapsed_ns / items / 1000 if measured is None else measured)
+    return [Timing(name, samples[name]) for name, _ in contenders]
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A Markdown table (numbers already formatted by the caller)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
