@@ -1,0 +1,139 @@
+"""Prepared toolsets: same bytes as the plain list, immune to later mutation, picklable, thread-safe.
+
+Expected texts come from the Jinja2 oracle rendering a snapshot of the tools as they were when the
+toolset was prepared.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+from typing import Any
+
+import pytest
+from oracles import render_jinja
+
+import prompt_formats as pf
+
+FORMATS = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja"}
+
+MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "Read the config."},
+    {"role": "assistant", "content": "", "reasoning_content": "Use read_file.",
+     "tool_calls": [{"type": "function", "function": {"name": "read_file", "arguments": {"path": "a.toml"}}}]},
+    {"role": "tool", "content": "[tool]\nname = 'x'"},
+]
+
+
+def make_tools() -> list[dict[str, Any]]:
+    return [
+        {"type": "function", "function": {
+            "name": "read_file",
+            "description": "Read a file.",
+            "parameters": {"type": "object", "properties": {
+                "path": {"type": "string", "description": "Path, relative to the root."},
+                "range": {"type": "array", "items": {"type": "integer"}, "default": [1, 100]},
+            }, "required": ["path"]},
+        }},
+        {"type": "function", "function": {"name": "python", "description": "Run code.", "parameters": {}}},
+    ]
+
+
+def expected(format_name: str, tools: list[dict[str, Any]]) -> str:
+    outcome = render_jinja(FORMATS[format_name], MESSAGES, tools, True)
+    assert outcome[0] == "ok"
+    return outcome[1]
+
+
+@pytest.mark.parametrize("format_name", sorted(FORMATS))
+def test_prepared_renders_like_the_plain_list(format_name: str) -> None:
+    fmt = pf.get_format(format_name)
+    tools = make_tools()
+    prepared = pf.prepare_tools(tools)
+    want = expected(format_name, tools)
+    assert fmt.render(MESSAGES, prepared, True) == want
+    assert fmt.render(MESSAGES, prepared, True) == want  # from the cache this time
+    assert fmt.render_batch([MESSAGES, MESSAGES], prepared, True) == [want, want]
+    assert fmt.render_batch([MESSAGES, MESSAGES], tools, True) == [want, want]
+
+
+@pytest.mark.parametrize("format_name", sorted(FORMATS))
+def test_later_mutation_of_the_callers_dicts_changes_nothing(format_name: str) -> None:
+    fmt = pf.get_format(format_name)
+    tools = make_tools()
+    snapshot = copy.deepcopy(tools)
+    prepared = pf.prepare_tools(tools)
+    # Mutate everything reachable, before and after the first render (which fills the cache).
+    tools[0]["function"]["description"] = "CHANGED"
+    tools[0]["function"]["parameters"]["properties"]["range"]["default"].append(999)
+    assert fmt.render(MESSAGES, prepared, True) == expected(format_name, snapshot)
+    tools[1]["function"]["name"] = "CHANGED"
+    tools.append({"type": "function", "function": {"name": "extra"}})
+    assert fmt.render(MESSAGES, prepared, True) == expected(format_name, snapshot)
+    assert prepared.names == ("read_file", "python")
+
+
+def test_the_prepared_tools_cannot_be_mutated_through_the_object() -> None:
+    prepared = pf.prepare_tools(make_tools())
+    assert isinstance(prepared.tools, tuple)
+    with pytest.raises(AttributeError):
+        prepared.extra = 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("format_name", sorted(FORMATS))
+def test_pickle_round_trip_renders_the_same(format_name: str) -> None:
+    fmt = pf.get_format(format_name)
+    tools = make_tools()
+    prepared = pf.prepare_tools(tools)
+    fresh = pickle.loads(pickle.dumps(prepared))
+    fmt.render(MESSAGES, prepared, True)  # fill the cache, then pickle again
+    warm = pickle.loads(pickle.dumps(prepared))
+    want = expected(format_name, tools)
+    assert fmt.render(MESSAGES, fresh, True) == want
+    assert fmt.render(MESSAGES, warm, True) == want
+    assert warm.names == prepared.names
+
+
+def render_in_threads(fmt: pf.ChatFormat, prepared: pf.PreparedTools, threads: int, renders: int) -> list[str]:
+    """Start ``threads`` threads at once, each rendering ``renders`` times; re-raise any error."""
+    start = threading.Barrier(threads)
+    results: list[str] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            start.wait()
+            for _ in range(renders):
+                results.append(fmt.render(MESSAGES, prepared, True))
+        except BaseException as exc:  # a thread's exception would otherwise be lost
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+@pytest.mark.parametrize("format_name", sorted(FORMATS))
+def test_many_threads_share_one_prepared_toolset(format_name: str) -> None:
+    fmt = pf.get_format(format_name)
+    tools = make_tools()
+    want = expected(format_name, tools)
+    for _ in range(5):  # a fresh toolset each time, so the threads race to fill its cache
+        results = render_in_threads(fmt, pf.prepare_tools(tools), threads=8, renders=20)
+        assert len(results) == 160
+        assert set(results) == {want}
+
+
+def test_bad_tools_are_rejected_when_prepared() -> None:
+    with pytest.raises(pf.InvalidInputError) as info:
+        pf.prepare_tools([{"type": "function", "function": {"name": "ok"}}, "not a tool"])
+    assert info.value.path.startswith("tools[1]")
+    with pytest.raises(pf.InvalidInputError):
+        pf.prepare_tools({"name": "a mapping, not a list"})
