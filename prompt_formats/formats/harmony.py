@@ -36,7 +36,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..errors import FormatError, InvalidInputError, type_name
 from ..format import ChatFormat, Conversation, Tools
@@ -56,6 +56,9 @@ from ..streaming import (
     new_call_id,
 )
 from ..tools import PreparedTools
+
+if TYPE_CHECKING:
+    from ..guard import ControlTokenGuard
 
 __all__ = ["HarmonyFormat", "HarmonyReplyParser", "UnsupportedContentError", "parse_header", "render_harmony"]
 
@@ -517,6 +520,12 @@ class HarmonyFormat(ChatFormat):
 
     name = "harmony"
     options = _OPTIONS
+
+    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
+        # An optional control-token guard (e.g. ControlTokenGuard(HARMONY_CONTROL_TOKENS)) applied to
+        # the messages before rendering; off by default, so the output is exactly the template's.
+        self.guard = guard
+
     parse_options: ClassVar[Mapping[str, str]] = {
         "prefill": "None, or 'analysis'/'final'/'commentary' when the prompt ended inside such a message",
         "current_date": "accepted so render's options can be passed as they are; no effect on parsing",
@@ -594,6 +603,9 @@ class HarmonyFormat(ChatFormat):
         else:
             date = _today_text()
             reasoning_line = _REASONING_LINE[None]
+        if self.guard is not None:
+            # Harmony joins text parts with a blank line and never renders tool calls.
+            messages = self.guard.guard_messages(messages, join_parts=False, tool_calls=False)
         return render_harmony(messages, tools, date, reasoning_line)
 
     def render_batch(
