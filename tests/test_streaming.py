@@ -118,12 +118,13 @@ def test_unknown_context_option_is_refused(fmt: pf.ChatFormat) -> None:
               ' json<|message|>{"a": 1}<|call|>'),
 ], ids=["chatml", "harmony"])
 def test_parser_pickles_mid_stream(fmt: pf.ChatFormat, text: str) -> None:
-    cut = len(text) // 2
-    parser = fmt.stream_parser(id_factory=_fixed_id)
-    first = parser.feed(text[:cut])
-    clone = pickle.loads(pickle.dumps(parser))
-    rest = clone.feed(text[cut:]) + clone.close()
-    assert assemble(first + rest) == fmt.parse(text, id_factory=_fixed_id)
+    expected = fmt.parse(text, id_factory=_fixed_id)
+    for cut in range(len(text) + 1):  # every state the parser passes through
+        parser = fmt.stream_parser(id_factory=_fixed_id)
+        first = parser.feed(text[:cut])
+        clone = pickle.loads(pickle.dumps(parser))
+        rest = clone.feed(text[cut:]) + clone.close()
+        assert assemble(first + rest) == expected, cut
 
 
 def _fixed_id() -> str:
