@@ -27,6 +27,17 @@ from .messages import (
     VideoPart,
 )
 from .registry import available_formats, get_format
+from .streaming import (
+    ContentDelta,
+    Event,
+    Malformed,
+    ReasoningDelta,
+    StreamParser,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    assemble,
+)
 from .tools import PreparedTools, prepare_tools
 
 __version__ = "0.1.0"
@@ -34,19 +45,28 @@ __version__ = "0.1.0"
 __all__ = [
     "AssistantReply",
     "ChatFormat",
+    "ContentDelta",
+    "Event",
     "FormatError",
     "ImagePart",
     "InjectionError",
     "InvalidInputError",
+    "Malformed",
     "Message",
     "ParseError",
     "PreparedTools",
+    "ReasoningDelta",
+    "StreamParser",
     "TemplateError",
     "TextPart",
     "ToolCall",
+    "ToolCallArgumentsDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
     "ToolDefinition",
     "UnknownOptionError",
     "VideoPart",
+    "assemble",
     "available_formats",
     "get_format",
     "prepare_tools",

@@ -153,7 +153,7 @@ class ToolCall:
             return orjson.dumps(self.arguments).decode()
         except TypeError:
             # orjson refuses integers beyond 64 bits and lone surrogates, which parsed replies can hold.
-            return json.dumps(self.arguments, ensure_ascii=False)
+            return json.dumps(self.arguments, ensure_ascii=False, separators=(",", ":"))
 
     def to_openai(self) -> dict[str, Any]:
         """The call in the wrapped OpenAI shape; ``arguments`` is kept as given (mapping or string)."""
