@@ -23,6 +23,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from itertools import compress
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import regex
@@ -171,6 +172,14 @@ def _as_dicts(messages: Conversation) -> Sequence[Mapping[str, Any]]:
     return out
 
 
+def _system_text(message: Mapping[str, Any], index: int, add_vision_id: Any) -> str:
+    content = message.get("content")
+    if type(content) is not str:
+        # A system message never reaches the image counter: images in it raise first.
+        content = _content_text(content, index, _VisionCount(), False, True, add_vision_id)
+    return content.strip()
+
+
 def _merge_system(
     msgs: Sequence[Mapping[str, Any]], roles: list[str] | None, add_vision_id: Any
 ) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
@@ -189,25 +198,30 @@ def _merge_system(
             if msgs[0]["content"].strip():
                 return msgs, roles, range(len(msgs))
             return msgs[1:], roles[1:], range(1, len(msgs))
-    system_texts = []
-    kept: list[Mapping[str, Any]] = []
-    kept_roles: list[str] = []
-    origins: list[int | None] = []
-    for i, message in enumerate(msgs):
-        # Checked here, in message order, so that errors come in the order the template meets them.
-        role = roles[i] if roles is not None else _checked_role(message, i)
-        if role == "system":
-            content = message.get("content")
-            if type(content) is not str:
-                # A system message never reaches the image counter: images in it raise first.
-                content = _content_text(content, i, _VisionCount(), False, True, add_vision_id)
-            trimmed = content.strip()
-            if trimmed:
-                system_texts.append(trimmed)
-        else:
-            kept.append(message)
-            kept_roles.append(role)
-            origins.append(i)
+    system_texts: list[str] = []
+    kept: list[Mapping[str, Any]]
+    kept_roles: list[str]
+    origins: list[int | None]
+    if roles is not None:
+        # Every role is a string: only system contents can raise, and they are read in order.
+        texts = [_system_text(msgs[i], i, add_vision_id) for i, role in enumerate(roles) if role == "system"]
+        system_texts = [text for text in texts if text]
+        keep = [role != "system" for role in roles]
+        kept, kept_roles = list(compress(msgs, keep)), list(compress(roles, keep))
+        origins = list(compress(range(len(msgs)), keep))
+    else:
+        kept, kept_roles, origins = [], [], []
+        for i, message in enumerate(msgs):
+            # Checked here, in message order, so that errors come in the order the template meets them.
+            role = _checked_role(message, i)
+            if role == "system":
+                text = _system_text(message, i, add_vision_id)
+                if text:
+                    system_texts.append(text)
+            else:
+                kept.append(message)
+                kept_roles.append(role)
+                origins.append(i)
     if system_texts:
         kept.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
         kept_roles.insert(0, "system")
@@ -215,31 +229,38 @@ def _merge_system(
     return kept, kept_roles, origins
 
 
-def _tools_block_from(tools: Sequence[Mapping[str, Any]]) -> str:
+def _tools_pieces(tools: Sequence[Mapping[str, Any]]) -> list[str]:
     pieces = [_TOOLS_HEADER]
+    append = pieces.append
     for i, tool in enumerate(tools):
         if type(tool) is not dict and not isinstance(tool, Mapping):
             raise InvalidInputError(f"tools[{i}]", f"expected a tool object, got {type_name(tool)}")
+        append("\n")
         try:
-            pieces.append("\n" + tojson(tool))
+            append(tojson(tool))
         except (TypeError, ValueError, RecursionError) as exc:
             raise not_serialisable(f"tools[{i}]", exc) from None
-    pieces.append(_TOOLS_FOOTER)
-    return "".join(pieces)
+    append(_TOOLS_FOOTER)
+    return pieces
 
 
-def tools_block(tools: Tools) -> str:
-    """The system turn's tools text (without the system prompt), or ``""`` when no tools are offered.
+def _tools_block_from(tools: Sequence[Mapping[str, Any]]) -> str:
+    return "".join(_tools_pieces(tools))
 
-    A :class:`PreparedTools` renders it once and caches it.
+
+def tools_block_pieces(tools: Tools) -> Sequence[str]:
+    """The system turn's tools text (without the system prompt) in pieces; empty when no tools are offered.
+
+    A :class:`PreparedTools` renders it once and caches it; a plain list is rendered into pieces that
+    the caller joins with the rest of the prompt, so the tools' JSON is copied only once.
     """
     if not tools:
-        return ""
+        return ()
     if isinstance(tools, PreparedTools):
-        return tools.cached("chatml.tools_block", _tools_block_from)
+        return (tools.cached("chatml.tools_block", _tools_block_from),)
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
         raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-    return _tools_block_from(tools)
+    return _tools_pieces(tools)
 
 
 def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInputError:
@@ -248,61 +269,52 @@ def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInpu
     return InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(value)}")
 
 
-def _call_path(index: int | None, k: int, in_function: bool) -> str:
-    return f"messages[{index}].tool_calls[{k}]" + (".function" if in_function else "")
+def _call_path(index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    return f"messages[{index}].tool_calls[{k}]" + (".function" if "function" in calls[k] else "")
 
 
 def _render_tool_calls(out: list[str], calls: Any, content: str, index: int | None) -> None:
-    if not isinstance(calls, (list, tuple)):
+    if type(calls) is not list and not isinstance(calls, (list, tuple)):
         raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
     append = out.append
     extend = out.extend
+    # The first call follows the content after a blank line (right away when there is none), the
+    # others follow the previous call after a newline.
+    opening = "\n\n<tool_call>\n<function=" if content.strip() else "<tool_call>\n<function="
     for k, call in enumerate(calls):
-        in_function = False
         if type(call) is not dict and not isinstance(call, Mapping):
             raise InvalidInputError(f"messages[{index}].tool_calls[{k}]", f"expected an object, got {type_name(call)}")
-        if "function" in call:
-            call = call["function"]
-            in_function = True
-            if type(call) is not dict and not isinstance(call, Mapping):
-                raise InvalidInputError(
-                    f"messages[{index}].tool_calls[{k}].function", f"expected an object, got {type_name(call)}"
-                )
-        name = call.get("name")
-        if type(name) is not str and not isinstance(name, str):
+        function = call.get("function", call)  # the OpenAI shape nests the call in "function"
+        if function is not call and type(function) is not dict and not isinstance(function, Mapping):
             raise InvalidInputError(
-                _call_path(index, k, in_function) + ".name", f"expected a string, got {type_name(name)}"
+                f"messages[{index}].tool_calls[{k}].function", f"expected an object, got {type_name(function)}"
             )
-        if k:
-            append("\n<tool_call>\n<function=" + name + ">\n")
-        elif content.strip():
-            append("\n\n<tool_call>\n<function=" + name + ">\n")
-        else:
-            append("<tool_call>\n<function=" + name + ">\n")
-        arguments = call.get("arguments")  # absent and null both render nothing
+        name = function.get("name")
+        if type(name) is not str and not isinstance(name, str):
+            raise InvalidInputError(_call_path(index, calls, k) + ".name", f"expected a string, got {type_name(name)}")
+        extend((opening, name, ">\n"))
+        opening = "\n<tool_call>\n<function="
+        arguments = function.get("arguments")  # absent and null both render nothing
         if arguments is None:
             pass
-        elif type(arguments) is str or isinstance(arguments, str):
-            append("<parameter=arguments>\n" + arguments + "\n</parameter>\n")
         elif type(arguments) is dict or isinstance(arguments, Mapping):
             for key, value in arguments.items():
-                if type(key) is str and type(value) is str:  # the common case, checked at once
-                    extend(("<parameter=", key, ">\n", value, "\n</parameter>\n"))
-                    continue
-                if not isinstance(key, str):
+                if type(key) is not str and not isinstance(key, str):
                     raise InvalidInputError(
-                        _call_path(index, k, in_function) + ".arguments",
+                        _call_path(index, calls, k) + ".arguments",
                         f"expected string keys, got {type_name(key)} key {key!r}",
                     )
-                if not isinstance(value, str):
+                if type(value) is not str and not isinstance(value, str):
                     try:
                         value = tojson(value)
                     except (TypeError, ValueError, RecursionError) as exc:
-                        raise not_serialisable(f"{_call_path(index, k, in_function)}.arguments.{key}", exc) from None
-                append("<parameter=" + key + ">\n" + value + "\n</parameter>\n")
+                        raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
+                extend(("<parameter=", key, ">\n", value, "\n</parameter>\n"))
+        elif isinstance(arguments, str):
+            extend(("<parameter=arguments>\n", arguments, "\n</parameter>\n"))
         else:
             raise InvalidInputError(
-                _call_path(index, k, in_function) + ".arguments",
+                _call_path(index, calls, k) + ".arguments",
                 f"expected an object or a JSON string, got {type_name(arguments)}",
             )
         append("</function>\n</tool_call>")
@@ -345,14 +357,14 @@ def render_chatml(
     vision = _VisionCount()
 
     out: list[str] = []
-    block = tools_block(tools)
+    block = tools_block_pieces(tools)
     if roles[0] == "system":
         first = texts[0]
         system_text = first if first is not None else _content_text(
             msgs[0].get("content"), origins[0], vision, False, True, add_vision_id
         ).strip()
     if block:
-        out.append(block)
+        out.extend(block)
         if roles[0] == "system" and system_text:
             out.append("\n\n" + system_text)
         out.append("<|im_end|>\n")
