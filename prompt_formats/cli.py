@@ -26,14 +26,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import orjson
 
 from .batch import cpu_count, ordered_map
 from .errors import FormatError
 from .format import ChatFormat
-from .records import RecordParser, RecordRenderer
+from .records import BlockResult, RecordParser, RecordRenderer
 from .registry import available_formats, get_format
 
 __all__ = ["main"]
@@ -102,13 +102,24 @@ class AtomicOutput:
         self._temp = None
 
 
+class FileRange(NamedTuple):
+    """A block of the input file that a worker reads itself (``os.pread``), instead of receiving it."""
+
+    path: str
+    offset: int
+    length: int
+
+
 class BlockReader:
     """A binary input cut into blocks of whole lines, each with the 1-based number of its first line.
 
     Workers split the blocks into lines themselves, so the parent process does no per-record work.
+    With ``ranges=True`` and a regular file, the blocks are :class:`FileRange` s: the parent reads
+    the file only to count lines, and each worker reads its blocks from the file directly, which
+    costs far less than sending them through a pipe.
     """
 
-    def __init__(self, path: str, block_size: int) -> None:
+    def __init__(self, path: str, block_size: int, ranges: bool = False) -> None:
         self.path = path
         self.block_size = block_size
         self.bytes_read = 0
@@ -124,11 +135,13 @@ class BlockReader:
             stat = os.fstat(self._stream.fileno())
             if stat.st_size and os.path.isfile(path):
                 self.total = stat.st_size
+        self.ranges = ranges and self.total is not None
 
-    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+    def __iter__(self) -> Iterator[tuple[int, bytes | FileRange]]:
         line = 1
         read = self._stream.read
         readline = self._stream.readline
+        path = os.path.abspath(self.path)
         while True:
             # read1 would return short reads from a pipe; read(n) waits for n bytes or the end.
             block = read(self.block_size)
@@ -136,13 +149,52 @@ class BlockReader:
                 return
             if not block.endswith(b"\n"):
                 block += readline()
+            offset = self.bytes_read
             self.bytes_read += len(block)
-            yield line, block
+            yield line, (FileRange(path, offset, len(block)) if self.ranges else block)
             line += block.count(b"\n")
 
     def close(self) -> None:
         if self._stream is not sys.stdin.buffer:
             self._stream.close()
+
+
+class WorkerJob:
+    """What each worker runs: read a block (given, or a :class:`FileRange` of the input) and process its records.
+
+    Picklable; the input file is opened once per worker.
+    """
+
+    def __init__(self, job: RecordRenderer | RecordParser) -> None:
+        self.job = job
+        self._files: dict[str, int] = {}
+
+    def __getstate__(self) -> RecordRenderer | RecordParser:
+        return self.job
+
+    def __setstate__(self, job: RecordRenderer | RecordParser) -> None:
+        self.__init__(job)  # type: ignore[misc]
+
+    def _read(self, source: FileRange) -> bytes:
+        fd = self._files.get(source.path)
+        if fd is None:
+            fd = self._files[source.path] = os.open(source.path, os.O_RDONLY)
+        pieces = []
+        offset, remaining = source.offset, source.length
+        while remaining:
+            piece = os.pread(fd, remaining, offset)
+            if not piece:
+                raise OSError(f"{source.path}: the file became shorter during the run")
+            pieces.append(piece)
+            offset += len(piece)
+            remaining -= len(piece)
+        return b"".join(pieces)
+
+    def __call__(self, chunk: list[tuple[int, bytes | FileRange]]) -> list[BlockResult]:
+        return [
+            self.job.process_block(first_line, source if isinstance(source, bytes) else self._read(source))
+            for first_line, source in chunk
+        ]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -238,7 +290,7 @@ def _run(args: argparse.Namespace) -> int:
     fmt = _format(args)
     job = _job(args, fmt)
     workers = cpu_count() if args.workers == 0 else args.workers
-    reader = BlockReader(args.input, args.block_size)
+    reader = BlockReader(args.input, args.block_size, ranges=workers > 1)
     outputs: list[AtomicOutput] = []
     progress = Progress(
         "rendered" if args.command == "render" else "parsed",
@@ -253,7 +305,7 @@ def _run(args: argparse.Namespace) -> int:
         error_file = AtomicOutput(args.errors) if args.errors else None
         if error_file is not None:
             outputs.append(error_file)
-        for result in ordered_map(job, reader, workers=workers, chunk_size=1):
+        for result in ordered_map(WorkerJob(job), reader, workers=workers, chunk_size=1):
             done += result.records
             errors = result.errors
             if errors and args.fail_fast:
