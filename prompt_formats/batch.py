@@ -20,6 +20,7 @@ import contextlib
 import itertools
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -95,6 +96,9 @@ _WORKER_JOB: Callable[[list[Any]], list[Any]] | None = None
 def _install_job(job: Callable[[list[Any]], list[Any]]) -> None:
     global _WORKER_JOB
     _WORKER_JOB = job
+    # Ctrl-C reaches the whole process group: the parent handles it (and stops the pool); a worker
+    # that also raised KeyboardInterrupt would only print a traceback per worker.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_installed_job(chunk: list[Any]) -> list[Any]:

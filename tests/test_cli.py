@@ -329,3 +329,32 @@ def test_the_console_script_is_installed() -> None:
     proc = subprocess.run([str(script), "formats"], capture_output=True, timeout=60, check=False)
     assert proc.returncode == 0
     assert b"chatml-multi-system" in proc.stdout
+
+
+def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "2",
+         "-", "-o", str(out)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stderr is not None
+    try:
+        proc.stdin.write((json.dumps({"messages": [USER]}) + "\n").encode() * 1000)
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")]:
+            assert time.monotonic() < deadline, "the temporary output file never appeared"
+            time.sleep(0.05)
+        time.sleep(1)  # let the workers start
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C: the whole process group
+        status = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = proc.stderr.read().decode()
+    assert status == 130
+    assert "prompt-formats: interrupted" in stderr
+    assert "Traceback" not in stderr
+    assert list(tmp_path.iterdir()) == []
