@@ -48,12 +48,12 @@ for the formatter to reject with its usual error.
 from __future__ import annotations
 
 import functools
+import marshal
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
-import orjson
 
 from .errors import FormatError, InjectionError
 from .messages import REASONING_FIELDS, Message
@@ -88,6 +88,9 @@ HARMONY_CONTROL_TOKENS: tuple[str, ...] = (
 ESCAPE_MARKER = "\\"
 
 Policy = Literal["escape", "reject", "allow"]
+
+# What the ChatML template writes right after a tool-call name or an argument name.
+_NAME_FOLLOWER = ">"
 _POLICIES = ("escape", "reject", "allow")
 
 
@@ -99,6 +102,9 @@ class _Scanner:
     needs_escape: re.Pattern[str]
     escaped_once: re.Pattern[str]
     raw_token: re.Pattern[str]
+    #: On a ``marshal`` dump: where a string may hold a token, an escaped one, or a token cut short
+    #: by the end of a name that the template completes (see ``ControlTokenGuard._blob_clean``).
+    blob_suspect: re.Pattern[bytes]
 
     @classmethod
     def build(cls, tokens: tuple[str, ...]) -> _Scanner:
@@ -106,6 +112,7 @@ class _Scanner:
         marker = re.escape(ESCAPE_MARKER)
         needs = []
         once = []
+        in_blob = []
         for lead in leads:
             tails = sorted({token[1:] for token in tokens if token[0] == lead}, key=lambda t: (-len(t), t))
             tail = "(?:" + "|".join(re.escape(t) for t in tails) + ")"
@@ -113,8 +120,19 @@ class _Scanner:
             needs.append(f"{re.escape(lead)}(?={marker}*{tail})")
             # The first marker of such a run (there must be one): the one escape() added.
             once.append(f"(?<={re.escape(lead)}){marker}(?={marker}*{tail})")
+            # A name (rendered before _NAME_FOLLOWER) may end in a token the follower completes; in a
+            # marshal dump nothing marks where a string ends, so a token cut that way counts anywhere.
+            cut = {t[:-k] for t in tails for k in range(1, len(_NAME_FOLLOWER) + 1) if t.endswith(_NAME_FOLLOWER[:k])}
+            blob_tail = "|".join(re.escape(t) for t in sorted(set(tails) | cut, key=lambda t: (-len(t), t)))
+            in_blob.append(f"{re.escape(lead)}(?={marker}*(?:{blob_tail}))")
         raw = "|".join(re.escape(t) for t in sorted(set(tokens), key=lambda t: (-len(t), t)))
-        return cls(leads, re.compile("|".join(needs)), re.compile("|".join(once)), re.compile(raw))
+        return cls(
+            leads,
+            re.compile("|".join(needs)),
+            re.compile("|".join(once)),
+            re.compile(raw),
+            re.compile("|".join(in_blob).encode()),
+        )
 
 
 def _check_tokens(tokens: tuple[str, ...]) -> None:
@@ -161,7 +179,7 @@ class ControlTokenGuard:
     trust_assistant: bool = True
     _scanner: _Scanner = attrs.field(init=False, repr=False, eq=False, hash=False)
     _lead: str | None = attrs.field(init=False, repr=False, eq=False, hash=False)
-    _lead_bytes: bytes | None = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _lead_bytes: bytes = attrs.field(init=False, repr=False, eq=False, hash=False)
     _cache_key: str = attrs.field(init=False, repr=False, eq=False, hash=False)
 
     def __attrs_post_init__(self) -> None:
@@ -173,9 +191,7 @@ class ControlTokenGuard:
         leads = self._scanner.leads
         lead = leads if len(leads) == 1 else None
         object.__setattr__(self, "_lead", lead)
-        # The JSON fast path needs a lead that orjson never escapes.
-        plain = lead is not None and lead != '"' and lead >= " "
-        object.__setattr__(self, "_lead_bytes", lead.encode() if lead is not None and plain else None)
+        object.__setattr__(self, "_lead_bytes", leads[0].encode() if lead is not None else b"")
         object.__setattr__(self, "_cache_key", f"guard.tools:{self.policy}:" + "\x1f".join(self.tokens))
 
     # -- single strings ------------------------------------------------------------------------------
@@ -390,7 +406,7 @@ class ControlTokenGuard:
         for k, local in by_part.items():
             new_texts[indices[k]] = _insert_after(texts[k], local)
 
-    def guard_tool_calls(self, calls: Any, path: str, *, name_followed_by: str = ">") -> Any:
+    def guard_tool_calls(self, calls: Any, path: str, *, name_followed_by: str = _NAME_FOLLOWER) -> Any:
         """Apply the policy to the names and arguments of an assistant message's tool calls.
 
         Both shapes (``{"function": {...}}`` and flat) are read; string arguments are one text,
@@ -518,9 +534,9 @@ class ControlTokenGuard:
                             changes[key] = new_value
             if tool_calls:
                 calls = data.get("tool_calls")
-                if calls and not self._json_clean(calls):
+                if calls and not self._blob_clean(calls):
                     try:
-                        new_calls = self._calls(calls, ">")
+                        new_calls = self._calls(calls, _NAME_FOLLOWER)
                     except _Hit as hit:
                         hit.trail.append(".tool_calls")
                         raise
@@ -543,9 +559,13 @@ class ControlTokenGuard:
         """
         if self.policy == "allow":
             return messages
-        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        if type(messages) is not list and (  # the ABC checks only for other sequences
+            isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
+        ):
             return messages
         suspects = self._suspects(messages, tool_calls)
+        if not suspects:
+            return messages
         out: list[Any] | None = None
         for index in suspects:
             message = messages[index]
@@ -560,65 +580,55 @@ class ControlTokenGuard:
         """Indices of the messages that may hold a token, ascending; the others are certainly clean.
 
         The guard's fast path: one pass reads each plain dict message's content once (a string
-        without the lead character is clean), and the tool calls of all messages are cleared
-        together by one JSON encoding; only the suspects are then walked field by field. Trusted
-        assistant content is searched too (cheaper than telling it apart): such a message is then
-        walked and found unchanged.
+        without the lead character, or whose search finds no token, is clean), and the tool calls of
+        all messages are cleared together by one ``marshal`` dump; only the suspects are then walked
+        field by field. Trusted assistant content is searched too (cheaper than telling it apart):
+        such a message is then walked and found unchanged.
         """
         lead = self._lead
         if lead is None:
             return list(range(len(messages)))
-        trust = self.trust_assistant
+        untrusted_reasoning = not self.trust_assistant
+        needs_escape = self._scanner.needs_escape.search
         suspects = []
-        owners = []
-        call_lists = []
+        call_lists: list[Any] = []
+        add_calls = call_lists.append
         for index, message in enumerate(messages):
-            if type(message) is not dict:
-                suspects.append(index)
-                continue
-            content = message.get("content")
-            if type(content) is str:
-                if lead in content:
-                    suspects.append(index)
+            if type(message) is dict:
+                content = message.get("content")
+                if content is None or (type(content) is str and (lead not in content or needs_escape(content) is None)):
+                    if untrusted_reasoning and any(message.get(key) is not None for key in REASONING_FIELDS):
+                        suspects.append(index)
+                    elif tool_calls:
+                        calls = message.get("tool_calls")
+                        if calls:
+                            add_calls(calls)
                     continue
-            elif content is not None:
-                suspects.append(index)
-                continue
-            if not trust and any(message.get(key) is not None for key in REASONING_FIELDS):
-                suspects.append(index)
-                continue
-            if tool_calls:
-                calls = message.get("tool_calls")
-                if calls:
-                    owners.append(index)
-                    call_lists.append(calls)
-        if call_lists and not self._json_clean(call_lists):
-            for index, calls in zip(owners, call_lists, strict=True):
-                if not self._json_clean(calls):
-                    suspects.append(index)
+            suspects.append(index)
+        if call_lists and not self._blob_clean(call_lists):
+            # Rare: find the messages whose calls need the walk.
+            known = set(suspects)
+            for index, message in enumerate(messages):
+                if index not in known:
+                    calls = message.get("tool_calls") if tool_calls else None
+                    if calls and not self._blob_clean(calls):
+                        suspects.append(index)
             suspects.sort()
         return suspects
 
-    def _json_clean(self, value: Any) -> bool:
-        """True if no string in ``value`` (keys included) holds the lead character; False if unsure.
+    def _blob_clean(self, value: Any) -> bool:
+        """True if no string in ``value`` (keys included) can put a token in the prompt; False if unsure.
 
-        orjson writes every string with only ``"``, ``\\`` and control characters escaped, so a lead
-        character (never one of those: see ``_lead_bytes``) shows in its output exactly when some
-        string holds it. Anything orjson cannot encode answers "unsure".
+        One ``marshal`` dump (C speed; it writes every ``str`` as its UTF-8 bytes, verbatim) and one
+        search of it for a lead followed by markers and a token's tail or its start (see
+        ``_Scanner.blob_suspect``). A value marshal cannot dump (another type, a ``str`` or ``dict``
+        subclass, too deep) answers "unsure".
         """
-        lead = self._lead_bytes
-        if lead is None:
-            return False
         try:
-            data = orjson.dumps(value)
-        except TypeError:
-            try:  # int, float, bool or None dict keys (json.dumps accepts them)
-                data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
-            except (TypeError, ValueError, RecursionError):
-                return False
-        except (ValueError, RecursionError):
+            data = marshal.dumps(value)
+        except (ValueError, TypeError, RecursionError):
             return False
-        return lead not in data
+        return self._lead_bytes not in data or self._scanner.blob_suspect.search(data) is None
 
     def guard_tools(self, tools: Any) -> Any:
         """Apply the policy to every string of the tool definitions (rendered as JSON), keys included.
@@ -631,12 +641,16 @@ class ControlTokenGuard:
             return tools
         if isinstance(tools, PreparedTools):
             verdict = tools.cached(self._cache_key, self._prepared_verdict)
+            if verdict is None:
+                return tools
             if isinstance(verdict, InjectionError):
                 raise InjectionError(verdict.path, verdict.token)
-            return tools if verdict is None else verdict
-        if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+            return verdict
+        if type(tools) is not list and (
+            isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)
+        ):
             return tools
-        if self._json_clean(tools):
+        if self._blob_clean(tools):
             return tools
         return self._tool_list(tools)
 
