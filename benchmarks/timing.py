@@ -10,7 +10,8 @@ Fairness rules, because the machine is shared and noisy:
 - the garbage collector stays on, as in a server, but is collected before each timed run so no run
   pays for another's garbage.
 
-A contender's figure is the median over rounds of its time per item; the minimum is kept too.
+A contender's figure is its fastest round (the least disturbed by other processes: on a shared
+machine the median mostly measures the neighbours); the median over rounds is kept too.
 """
 
 from __future__ import annotations

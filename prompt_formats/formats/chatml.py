@@ -23,7 +23,6 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from itertools import compress
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import regex
@@ -136,11 +135,10 @@ def _trimmed_texts(msgs: Sequence[Mapping[str, Any]]) -> list[str | None]:
     String content renders the same wherever the template renders it, so it is trimmed once; a list
     can hold images, whose text depends on the running image count, so it is rendered in place.
     """
-    return [
-        content.strip() if type(content) is str else "" if content is None else None
-        for message in msgs
-        for content in (message.get("content"),)
-    ]
+    contents: list[Any] = [message.get("content") for message in msgs]
+    if set(map(type, contents)) <= {str}:
+        return list(map(str.strip, contents))
+    return [content.strip() if type(content) is str else "" if content is None else None for content in contents]
 
 
 def _roles(msgs: Sequence[Mapping[str, Any]]) -> list[str] | None:
@@ -204,11 +202,19 @@ def _merge_system(
     origins: list[int | None]
     if roles is not None:
         # Every role is a string: only system contents can raise, and they are read in order.
-        texts = [_system_text(msgs[i], i, add_vision_id) for i, role in enumerate(roles) if role == "system"]
+        positions = [roles.index("system")]
+        for _ in range(systems - 1):
+            positions.append(roles.index("system", positions[-1] + 1))
+        texts = [_system_text(msgs[i], i, add_vision_id) for i in positions]
         system_texts = [text for text in texts if text]
-        keep = [role != "system" for role in roles]
-        kept, kept_roles = list(compress(msgs, keep)), list(compress(roles, keep))
-        origins = list(compress(range(len(msgs)), keep))
+        # The other messages are the runs between system messages, copied a run at a time.
+        kept, kept_roles, origins = [], [], []
+        start = 0
+        for end in [*positions, len(msgs)]:
+            kept += msgs[start:end]
+            kept_roles += roles[start:end]
+            origins += range(start, end)
+            start = end + 1
     else:
         kept, kept_roles, origins = [], [], []
         for i, message in enumerate(msgs):
