@@ -129,12 +129,16 @@ def main() -> None:
                         raise SystemExit(f"--workers {workers}: a prompt differs from Jinja2's")
 
     jinja_rate = rows[-1][3] / rows[-1][1]
+    jinja_cpu_rate = rows[-1][3] / rows[-1][2]
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
     print()
-    print("| run | conversations/s | per CPU-second | time for the corpus | vs Jinja2 loop |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print("| run | conversations/s (wall) | per CPU-second | time for the corpus "
+          "| vs Jinja2 (wall) | vs Jinja2 (CPU) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name, wall, cpu, n in rows:
         rate = n / wall
-        print(f"| {name} | {rate:,.0f} | {n / cpu:,.0f} | {wall:,.1f} s | {rate / jinja_rate:.1f}× |")
+        print(f"| {name} | {rate:,.0f} | {n / cpu:,.0f} | {wall:,.1f} s | {rate / jinja_rate:.1f}× "
+              f"| {n / cpu / jinja_cpu_rate:.1f}× |")
 
 
 if __name__ == "__main__":
