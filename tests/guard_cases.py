@@ -246,15 +246,26 @@ def _map_json_keys(value: Any, text: Text, key: Text) -> Any:
 
 def sprinkle(data: st.DataObject, messages: list[dict[str, Any]], tools: Any, *, trust_assistant: bool = True
              ) -> tuple[list[dict[str, Any]], Any]:
-    """Tokens drawn into every untrusted field of a copy of the conversation."""
+    """Tokens drawn into the untrusted fields of a copy of the conversation.
+
+    Sometimes into every field of the conversation as generated (which holds tokens of its own),
+    sometimes into a few fields of its token-free version, so that a single token in a single
+    field (one tool-call argument, one tool description) is also tried.
+    """
     messages = copy.deepcopy(messages)
     tools = copy.deepcopy(tools)
+    rate = data.draw(st.sampled_from([1.0, 1.0, 0.3, 0.05]), label="sprinkle rate")
+    if rate < 1:  # a clean base: no token anywhere, trusted assistant text included
+        messages, tools = map_untrusted(messages, tools, without_tokens, trust_assistant=False)
+
+    def chosen() -> bool:
+        return rate >= 1 or data.draw(st.floats(0, 1)) < rate
 
     def text(s: str) -> str:
-        return data.draw(sprinkled_text(s))
+        return data.draw(sprinkled_text(s)) if chosen() else s
 
     def name(s: str) -> str:
-        return data.draw(sprinkled_name(s))
+        return data.draw(sprinkled_name(s)) if chosen() else s
 
     def key(k: str) -> str:
         # The keys that make a tool dict a tool stay as they are (prepare_tools validates them).
@@ -265,7 +276,7 @@ def sprinkle(data: st.DataObject, messages: list[dict[str, Any]], tools: Any, *,
         tools = [_map_json_keys(tool, text, key) for tool in tools]
     for message in messages:
         untrusted = message.get("role") != "assistant" or not trust_assistant
-        if untrusted and isinstance(message.get("content"), list) and data.draw(st.integers(0, 2)) == 0:
+        if untrusted and isinstance(message.get("content"), list) and chosen() and data.draw(st.integers(0, 2)) == 0:
             content = message["content"]
             at = data.draw(st.integers(0, len(content)))
             message["content"] = content[:at] + data.draw(split_token_parts()) + content[at:]
