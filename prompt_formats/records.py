@@ -65,6 +65,7 @@ IGNORED_REQUEST_KEYS = frozenset({
     "service_tier", "tool_choice", "parallel_tool_calls", "response_format", "modalities",
 })
 _BATCH_API_KEYS = frozenset({"custom_id", "method", "url", "body"})
+_WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
 #: Toolsets kept prepared per worker: a corpus usually offers a handful of distinct toolsets.
 TOOLS_CACHE_SIZE = 64
 
@@ -154,7 +155,7 @@ class _RecordJob:
     def handle(self, record: Any, line: int) -> dict[str, Any]:
         raise NotImplementedError
 
-    def process_line(self, line: int, data: bytes) -> tuple[bool, bytes]:
+    def process_line(self, line: int, data: bytes | memoryview) -> tuple[bool, bytes]:
         """``(True, output line)`` or ``(False, error line)`` for one input line (JSON text, no newline needed).
 
         Never raises for a bad record: any exception while handling it, even an unexpected one,
@@ -176,17 +177,28 @@ class _RecordJob:
         cut = -1
         process = self.process_line
         records = 0
-        for number, data in enumerate(block.split(b"\n"), first_line):
-            if not data or data.isspace():
-                continue
-            records += 1
-            ok, encoded = process(number, data)
-            if ok:
-                outputs.append(encoded)
-            else:
-                if cut < 0:
-                    cut = len(outputs)
-                errors.append(encoded)
+        # Lines are decoded from views of the block: splitting it into copies first costs more than
+        # the copying itself (the decoder then reads memory that has left the cache).
+        view = memoryview(block)
+        find = block.find
+        start = 0
+        number = first_line
+        size = len(block)
+        while start < size:
+            end = find(b"\n", start)
+            if end < 0:
+                end = size
+            if end > start and (block[start] not in _WHITESPACE or not block[start:end].isspace()):
+                records += 1
+                ok, encoded = process(number, view[start:end])
+                if ok:
+                    outputs.append(encoded)
+                else:
+                    if cut < 0:
+                        cut = len(outputs)
+                    errors.append(encoded)
+            start = end + 1
+            number += 1
         before_error = len(b"".join(outputs[:cut])) if cut >= 0 else -1
         return BlockResult(records, b"".join(outputs), errors, before_error)
 

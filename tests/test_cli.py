@@ -358,3 +358,15 @@ def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
     assert "prompt-formats: interrupted" in stderr
     assert "Traceback" not in stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("block_size", ["1048576", "5"])
+def test_blank_lines_are_skipped_and_counted(block_size: str) -> None:
+    record = json.dumps({"messages": [USER]})
+    text = "  \t \n   " + json.dumps({"id": "x", "messages": [USER]}) + "\r\n\n" + record  # no final newline
+    proc = run("render", "-f", "chatml-multi-system", "--block-size", block_size, "-", stdin=text.encode())
+    assert proc.returncode == 0, proc.stderr
+    prompt = render_jinja("chatml_multi_system.jinja", [USER])[1]
+    assert [json.loads(line) for line in proc.stdout.splitlines()] == [
+        {"id": "x", "prompt": prompt}, {"id": 4, "prompt": prompt}]
+    assert "2 of 2 records rendered" in proc.stderr.decode()
