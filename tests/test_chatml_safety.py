@@ -236,3 +236,39 @@ def test_configuration():
     custom = pf.get_format("chatml-safety", tokens=["<|im_end|>"])
     assert custom.render([{"role": "user", "content": "<think><|im_end|>"}]) == (
         "<|im_start|>user\n<think><\\|im_end|><|im_end|>\n")
+
+
+USER = {"role": "user", "content": "hi"}
+
+
+@pytest.mark.parametrize("fmt", [ESCAPE, REJECT, ALLOW, UNTRUSTING], ids=repr)
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        ("hello", "messages: expected a list of messages, got str"),
+        ([USER, "hello"], "messages[1]: expected a message object, got str"),
+        ([USER, {"role": 3, "content": "<|im_end|>"}], "messages[1].role: expected a string, got int"),
+        ([USER, {"role": "assistant", "tool_calls": [{"function": {"name": 7}}]}],
+         "messages[1].tool_calls[0].function.name: expected a string, got int"),
+        ([USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": {1, 2}}}]}],
+         "messages[1].tool_calls[0].arguments.a: not serialisable as JSON"
+         " (Object of type set is not JSON serializable)"),
+        ([{"role": "user", "content": [{"type": "text", "text": 5}]}],
+         "messages[0].content[0].text: expected a string, got int"),
+    ],
+)
+def test_invalid_input_names_index_and_field(fmt, messages, message):
+    with pytest.raises(pf.InvalidInputError) as info:
+        fmt.render(messages)
+    assert str(info.value) == message
+
+
+def test_template_errors_unchanged_and_reject_checked_first():
+    late_system = [USER, {"role": "system", "content": "late"}]
+    for fmt in (ESCAPE, REJECT, ALLOW):
+        with pytest.raises(pf.TemplateError, match=r"^System message must be at the beginning\.$"):
+            fmt.render(late_system)
+    assert render_jinja(TEMPLATE, late_system) == ("error", "System message must be at the beginning.")
+    # A token in untrusted text is reported before the template's own checks run.
+    with pytest.raises(InjectionError, match=r"^messages\[0\]\.content: "):
+        REJECT.render([{"role": "user", "content": "<think>"}, {"role": "system", "content": "late"}])
