@@ -522,16 +522,17 @@ class ControlTokenGuard:
                 changes["content"] = new_content
         if role == "assistant":
             if not self.trust_assistant:
-                for key in REASONING_FIELDS:
-                    value = data.get(key)
-                    if isinstance(value, str):
-                        try:
-                            new_value = self._text(value)
-                        except _Hit as hit:
-                            hit.trail.append(f".{key}")
-                            raise
-                        if new_value is not value:
-                            changes[key] = new_value
+                # Only the first reasoning field that is not None is rendered (transformers' order).
+                key = next((key for key in REASONING_FIELDS if data.get(key) is not None), "")
+                value = data.get(key)
+                if isinstance(value, str):
+                    try:
+                        new_value = self._text(value)
+                    except _Hit as hit:
+                        hit.trail.append(f".{key}")
+                        raise
+                    if new_value is not value:
+                        changes[key] = new_value
             if tool_calls:
                 calls = data.get("tool_calls")
                 if calls and not self._blob_clean(calls):
