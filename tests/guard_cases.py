@@ -53,6 +53,7 @@ def holds_token_or_escaped(text: str) -> bool:
 # The untrusted fields, as the issue defines them, for dict conversations.
 
 Text = Callable[[str], str]
+REASONING = ("reasoning_content", "thinking", "reasoning")
 
 
 def map_json(value: Any, fn: Text) -> Any:
@@ -113,9 +114,10 @@ def map_untrusted(
             message["content"] = map_content(message["content"], text)
         if message.get("role") == "assistant":
             if not trust_assistant:
-                for key in ("reasoning_content", "thinking", "reasoning"):
-                    if isinstance(message.get(key), str):
-                        message[key] = text(message[key])
+                # transformers renders the first reasoning field that is not None
+                key = next((k for k in REASONING if message.get(k) is not None), "")
+                if isinstance(message.get(key), str):
+                    message[key] = text(message[key])
             if "tool_calls" in message:
                 message["tool_calls"] = map_calls(message["tool_calls"], text, name)
         out.append(message)
