@@ -214,19 +214,31 @@ class RenderJob:
 
 
 class ParseJob:
-    """Parses a chunk of completions with one format, one toolset and one parse context. Picklable."""
+    """Parses a chunk of completions with one format, one toolset and one parse context. Picklable.
 
-    __slots__ = ("context", "fmt", "tools")
+    ``id_factory``, when given, is passed to ``fmt.parse`` (each worker process has its own copy).
+    """
 
-    def __init__(self, fmt: ChatFormat, tools: PreparedTools | None, context: Mapping[str, Any]) -> None:
+    __slots__ = ("context", "fmt", "id_factory", "tools")
+
+    def __init__(
+        self,
+        fmt: ChatFormat,
+        tools: PreparedTools | None,
+        context: Mapping[str, Any],
+        id_factory: Callable[[], str] | None = None,
+    ) -> None:
         self.fmt = fmt
         self.tools = tools
         self.context = dict(context)
+        self.id_factory = id_factory
 
     def __call__(self, chunk: list[str]) -> list[AssistantReply | FormatError]:
         parse = self.fmt.parse
         tools = self.tools
         context = self.context
+        if self.id_factory is not None:
+            context = {**context, "id_factory": self.id_factory}
         out: list[AssistantReply | FormatError] = []
         for completion in chunk:
             try:
@@ -236,10 +248,10 @@ class ParseJob:
         return out
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.fmt, self.tools, self.context)
+        return (self.fmt, self.tools, self.context, self.id_factory)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.fmt, self.tools, self.context = state
+        self.fmt, self.tools, self.context, self.id_factory = state
 
 
 def _shared_tools(tools: Tools) -> PreparedTools | None:
@@ -304,11 +316,15 @@ def iter_parse(
     workers: int | None = None,
     errors: ErrorMode = "raise",
     chunk_size: int | None = None,
+    id_factory: Callable[[], str] | None = None,
     **context: Any,
 ) -> Iterator[AssistantReply | FormatError]:
     """Yield ``fmt.parse(completion, tools, **context)`` for each completion, in order (see :func:`iter_render`).
 
-    A format without a reply parser raises :class:`NotImplementedError` before anything is parsed.
+    Tool-call ids are the parser's (random by default); ``id_factory`` is passed to every ``parse``
+    call — with ``workers > 1`` each worker has its own copy of it, so it must be picklable and ids
+    should not depend on its call count. A format without a reply parser raises
+    :class:`NotImplementedError` before anything is parsed.
     """
     _check_errors(errors)
     _check_workers(workers)
@@ -317,7 +333,7 @@ def iter_parse(
     # Fail here, not inside a worker, when the format cannot parse at all.
     with contextlib.suppress(FormatError):
         fmt.parse("", shared, **context)
-    job = ParseJob(fmt, shared, context)
+    job = ParseJob(fmt, shared, context, id_factory)
     return _raise_or_collect(ordered_map(job, completions, workers=workers, chunk_size=chunk_size), errors)
 
 
@@ -329,7 +345,13 @@ def parse_batch(
     workers: int | None = None,
     errors: ErrorMode = "raise",
     chunk_size: int | None = None,
+    id_factory: Callable[[], str] | None = None,
     **context: Any,
 ) -> list[AssistantReply | FormatError]:
-    """The list of :func:`iter_parse`'s results; the same whatever ``workers`` is."""
-    return list(iter_parse(fmt, completions, tools, workers=workers, errors=errors, chunk_size=chunk_size, **context))
+    """The list of :func:`iter_parse`'s results; the same whatever ``workers`` is, tool-call ids aside."""
+    return list(
+        iter_parse(
+            fmt, completions, tools,
+            workers=workers, errors=errors, chunk_size=chunk_size, id_factory=id_factory, **context,
+        )
+    )

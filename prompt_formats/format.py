@@ -8,7 +8,7 @@ parsing that spans several calls lives in the separate per-stream object ``strea
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from .errors import FormatError, UnknownOptionError
@@ -79,12 +79,18 @@ class ChatFormat(abc.ABC):
         *,
         workers: int | None = None,
         errors: Literal["raise", "collect"] = "raise",
+        id_factory: Callable[[], str] | None = None,
         **context: Any,
     ) -> list[AssistantReply | FormatError]:
-        """Parse many completions with the same tools and context, as :meth:`render_batch` renders."""
+        """Parse many completions with the same tools and context, as :meth:`render_batch` renders.
+
+        ``id_factory`` is passed to every :meth:`parse` call (see :func:`~prompt_formats.batch.iter_parse`).
+        """
         from .batch import parse_batch
 
-        return parse_batch(self, completions, tools, workers=workers, errors=errors, **context)
+        return parse_batch(
+            self, completions, tools, workers=workers, errors=errors, id_factory=id_factory, **context
+        )
 
     def parse(self, completion: str, tools: Tools = None, **context: Any) -> AssistantReply:
         """Parse a whole completion into reasoning, content and tool calls."""

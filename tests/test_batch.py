@@ -181,3 +181,40 @@ def test_parse_batch_without_a_parser_fails_before_any_work():
 
     with pytest.raises(NotImplementedError):
         batch.iter_parse(NoParser(), iter(["x"]))
+
+
+class Counter:
+    """A picklable id factory: call_0, call_1, ... in the process that uses it."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self) -> str:
+        self.n += 1
+        return f"call_{self.n - 1}"
+
+
+def test_parse_batch_with_a_real_parser_serial_and_parallel():
+    tools_ = [{"type": "function", "function": {"name": "grep", "parameters": {
+        "type": "object", "properties": {"pattern": {"type": "string"}, "limit": {"type": "integer"}}}}}]
+    completions = []
+    for i in range(40):
+        if i % 4 == 3:
+            completions.append(f"look {i}\n</think>\n\n<tool_call>\n<function=grep>\n<parameter=pattern>\nx{i}\n"
+                               f"</parameter>\n<parameter=limit>\n{i}\n</parameter>\n</function>\n</tool_call>")
+        else:
+            completions.append(f"think {i}\n</think>\n\nanswer {i}")
+    serial = MULTI.parse_batch(completions, tools_, id_factory=Counter())
+    for i, reply in enumerate(serial):
+        if i % 4 == 3:
+            assert reply.reasoning == f"look {i}"
+            assert [(c.name, c.arguments) for c in reply.tool_calls] == [("grep", {"pattern": f"x{i}", "limit": i})]
+        else:
+            assert (reply.reasoning, reply.content, reply.tool_calls) == (f"think {i}", f"answer {i}", ())
+    assert [c.id for r in serial for c in r.tool_calls] == [f"call_{k}" for k in range(10)]
+
+    def without_ids(replies: list[Any]) -> list[Any]:
+        return [(r.content, r.reasoning, [(c.name, c.arguments) for c in r.tool_calls], r.malformed) for r in replies]
+
+    parallel = MULTI.parse_batch(completions, tools_, workers=2, id_factory=Counter())
+    assert without_ids(parallel) == without_ids(serial)
