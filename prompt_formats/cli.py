@@ -210,6 +210,7 @@ class Progress:
     """A one-line progress display on standard error (records, records/s, errors, percent and ETA)."""
 
     INTERVAL = 0.2
+    BAR = 20
 
     def __init__(self, verb: str, reader: BlockReader, enabled: bool) -> None:
         self.verb = verb
@@ -232,7 +233,9 @@ class Progress:
         if total:
             fraction = min(self.reader.bytes_read / total, 1.0)
             eta = elapsed * (1 - fraction) / fraction if fraction else 0.0
-            text += f"  {fraction:6.1%}  ETA {_duration(eta)}"
+            filled = int(fraction * self.BAR)
+            bar = "#" * filled + "." * (self.BAR - filled)
+            text += f"  [{bar}] {fraction:6.1%}  ETA {_duration(eta)}"
         sys.stderr.write("\r" + text + "\x1b[K")
         sys.stderr.flush()
         self._shown = True

@@ -313,6 +313,13 @@ def test_progress_line_and_summary() -> None:
     assert quiet.stderr == b""
 
 
+def test_progress_of_a_file_shows_a_bar_and_an_eta(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text((json.dumps({"messages": [USER]}) + "\n") * 3)
+    proc = run("render", "-f", "chatml-multi-system", "--progress", "always", str(src), "-o", str(tmp_path / "o"))
+    assert "[####################] 100.0%  ETA 0:00:00" in proc.stderr.decode()
+
+
 def test_formats_lists_every_format_and_its_options() -> None:
     proc = run("formats", "--json")
     assert proc.returncode == 0
