@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from .errors import InvalidInputError, type_name
+from .errors import InvalidInputError
+from .messages import ToolDefinition
 from .tools import PreparedTools
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ _ID, _MESSAGES, _TOOLS, _GENERATION, _KWARGS, _IGNORED, _OPTION = range(7)
 def _record_id(request: Mapping[str, Any], key: str, path: str) -> Any:
     value = request[key]
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise InvalidInputError(path + key, f"expected a string or an integer, got {type_name(value)}")
+        raise InvalidInputError(path + key, f"expected a string or an integer, got {_json_type(value)}")
     return value
 
 
@@ -99,6 +100,8 @@ def _unwrap(record: Any) -> tuple[Mapping[str, Any], str, Any]:
 
 
 def _json_type(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "an object"
     if isinstance(value, list):
         return "an array"
     if isinstance(value, str):
@@ -115,8 +118,8 @@ class _ToolsCache:
 
     Records of one corpus often repeat a few toolsets: preparing each once per worker keeps their
     rendered form (the largest part of an agent prompt) cached across records. A toolset seen for
-    the first time is rendered from the list as decoded (preparing it would copy it, for nothing
-    if it never comes back); the same bytes either way, as every format guarantees.
+    the first time is validated and rendered from the list as decoded (preparing it would copy it,
+    for nothing if it never comes back); the same bytes either way, as every format guarantees.
     """
 
     __slots__ = ("_entries", "_size")
@@ -129,6 +132,10 @@ class _ToolsCache:
         key = orjson.dumps(tools)
         entries = self._entries
         if key not in entries:
+            # Validated as preparing would validate them, so a record's outcome never depends on
+            # whether its toolset was seen before.
+            for index, tool in enumerate(tools):
+                ToolDefinition.from_openai(tool, index)
             entries[key] = None
             if len(entries) > self._size:
                 entries.popitem(last=False)

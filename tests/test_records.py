@@ -1,0 +1,118 @@
+"""The JSONL record shapes shared by the CLI and the Ray integration (prompt_formats.records)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from oracles import render_jinja
+
+import prompt_formats as pf
+from prompt_formats.records import RecordParser, RecordRenderer, _ToolsCache, call_ids
+
+MULTI = pf.get_format("chatml-multi-system")
+USER = {"role": "user", "content": "Hi"}
+TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+
+
+def render_error(record: Any, **kwargs: Any) -> str:
+    ok, line = RecordRenderer(MULTI, **kwargs).process_line(1, json.dumps(record).encode())
+    assert not ok
+    report = json.loads(line)
+    return f"{report['error']}: {report['message']}"
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ({"messages": [USER], "tools": {}}, "InvalidInputError: tools: expected an array or null, got an object"),
+    ({"messages": [USER], "chat_template_kwargs": [1]},
+     "InvalidInputError: chat_template_kwargs: expected an object, got an array"),
+    ({"messages": [USER], "add_generation_prompt": "yes"},
+     "InvalidInputError: add_generation_prompt: expected a boolean, got a string"),
+    ({"custom_id": "z", "body": []}, "InvalidInputError: body: expected a JSON object, got an array"),
+    ({"custom_id": "z", "body": {"messages": [USER]}, "extra": 1},
+     "InvalidInputError: extra: unknown key beside 'body' (a Batch API line has custom_id, method, url, body)"),
+    ({"custom_id": "z", "body": {"messages": [USER], "foo": 1}}, "InvalidInputError: body.foo: unknown key"),
+    ({"id": {"a": 1}, "messages": [USER]}, "InvalidInputError: id: expected a string or an integer, got an object"),
+    ({"tools": []}, "InvalidInputError: messages: missing"),
+    ([USER], "InvalidInputError: record: expected a JSON object, got an array"),
+    ({"messages": [USER], "chat_template_kwargs": {"enable_thinkng": False}},
+     "UnknownOptionError: unknown option for format 'chatml-multi-system': enable_thinkng"),
+    ({"messages": [USER], "tools": [{"type": "function", "function": {"name": 3}}]},
+     "InvalidInputError: tools[0].function.name: expected a string, got int"),
+])
+def test_render_record_errors_name_the_field(record: Any, message: str) -> None:
+    assert render_error(record).startswith(message)
+
+
+def test_option_precedence_record_over_run() -> None:
+    renderer = RecordRenderer(MULTI, True, {"enable_thinking": False})
+    expected_off = render_jinja("chatml_multi_system.jinja", [USER], None, True, enable_thinking=False)[1]
+    expected_on = render_jinja("chatml_multi_system.jinja", [USER], None, True, enable_thinking=True)[1]
+    assert renderer.handle({"messages": [USER]}, 1)["prompt"] == expected_off
+    assert renderer.handle({"messages": [USER], "enable_thinking": True}, 1)["prompt"] == expected_on
+    assert renderer.handle({"messages": [USER], "chat_template_kwargs": {"enable_thinking": True}}, 1)[
+        "prompt"] == expected_on
+    plain = render_jinja("chatml_multi_system.jinja", [USER], None, False, enable_thinking=False)[1]
+    assert renderer.handle({"messages": [USER], "add_generation_prompt": False}, 1)["prompt"] == plain
+    # Ignored request keys do not change the prompt.
+    assert renderer.handle({"messages": [USER], "model": "m", "temperature": 0, "stream": True}, 7) == {
+        "id": 7, "prompt": expected_off}
+
+
+def test_tools_cache_prepares_a_toolset_seen_twice_and_stays_bounded() -> None:
+    cache = _ToolsCache(2)
+    first = [TOOL]
+    assert cache.get(first) is first  # seen once: rendered from the list as decoded
+    prepared = cache.get([TOOL])
+    assert isinstance(prepared, pf.PreparedTools)
+    assert cache.get([TOOL]) is prepared
+    others = [[{"type": "function", "function": {"name": f"g{i}"}}] for i in range(3)]
+    for tools in others:
+        cache.get(tools)
+    assert len(cache._entries) == 2
+    assert not isinstance(cache.get([TOOL]), pf.PreparedTools)  # evicted, so seen once again
+
+
+def test_a_repeated_toolset_renders_the_template_bytes_both_times() -> None:
+    renderer = RecordRenderer(MULTI, True)
+    expected = render_jinja("chatml_multi_system.jinja", [USER], [TOOL], True)[1]
+    for line in (1, 2, 3):
+        assert renderer.handle({"messages": [USER], "tools": [TOOL]}, line)["prompt"] == expected
+
+
+def test_call_ids_are_deterministic_and_distinct() -> None:
+    a, b = call_ids("req-1"), call_ids("req-1")
+    assert [a(), a()] == [b(), b()]
+    ids = {call_ids(rid)() for rid in ("req-1", "req-2", 1, "1")}
+    assert len(ids) == 4
+    assert all(i.startswith("call_") and len(i) == 29 for i in ids)
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ({"id": "a"}, "InvalidInputError: completion: missing"),
+    ({"completion": 5}, "InvalidInputError: completion: expected a string, got a number"),
+    ({"completion": "x", "temperature": 1, "foo": 2}, "InvalidInputError: foo: unknown key"),
+    ({"completion": "x", "enable_thinking": False, "chat_template_kwargs": {"enable_thinking": True}},
+     "InvalidInputError: chat_template_kwargs.enable_thinking: also given at the top level of the request"),
+])
+def test_parse_record_errors_name_the_field(record: Any, message: str) -> None:
+    ok, line = RecordParser(MULTI).process_line(3, json.dumps(record).encode())
+    assert not ok
+    report = json.loads(line)
+    assert report["line"] == 3
+    assert f"{report['error']}: {report['message']}".startswith(message)
+
+
+def test_a_rendered_record_with_its_completion_parses_as_it_is() -> None:
+    record = {"id": "r", "messages": [USER], "prompt": "…", "enable_thinking": False, "completion": "Hello!"}
+    out = RecordParser(MULTI).handle(record, 1)
+    assert out == {"id": "r", "message": {"role": "assistant", "content": "Hello!"}}
+
+
+def test_a_bad_toolset_fails_the_same_way_the_first_time_and_after() -> None:
+    renderer = RecordRenderer(MULTI)
+    record = json.dumps({"messages": [USER], "tools": [{"type": "function", "function": {"name": 3}}]}).encode()
+    first, second = renderer.process_line(1, record), renderer.process_line(2, record)
+    assert first[0] is second[0] is False
+    assert json.loads(first[1])["message"] == json.loads(second[1])["message"]
