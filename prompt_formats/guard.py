@@ -48,12 +48,12 @@ for the formatter to reject with its usual error.
 from __future__ import annotations
 
 import functools
-import marshal
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
+import orjson
 
 from .errors import FormatError, InjectionError
 from .messages import REASONING_FIELDS, Message
@@ -102,9 +102,10 @@ class _Scanner:
     needs_escape: re.Pattern[str]
     escaped_once: re.Pattern[str]
     raw_token: re.Pattern[str]
-    #: On a ``marshal`` dump: where a string may hold a token, an escaped one, or a token cut short
-    #: by the end of a name that the template completes (see ``ControlTokenGuard._blob_clean``).
-    blob_suspect: re.Pattern[bytes]
+    #: On orjson's output: where a string may hold a token, an escaped one, or a token cut short by
+    #: the end of a name that the template completes (see ``ControlTokenGuard._blob_clean``);
+    #: ``None`` when a token holds a character JSON escapes (the shortcut is then not used).
+    blob_suspect: re.Pattern[bytes] | None
 
     @classmethod
     def build(cls, tokens: tuple[str, ...]) -> _Scanner:
@@ -120,8 +121,8 @@ class _Scanner:
             needs.append(f"{re.escape(lead)}(?={marker}*{tail})")
             # The first marker of such a run (there must be one): the one escape() added.
             once.append(f"(?<={re.escape(lead)}){marker}(?={marker}*{tail})")
-            # A name (rendered before _NAME_FOLLOWER) may end in a token the follower completes; in a
-            # marshal dump nothing marks where a string ends, so a token cut that way counts anywhere.
+            # A name (rendered before _NAME_FOLLOWER) may end in a token the follower completes; a
+            # token cut that way counts anywhere (a superset: the shortcut only has to miss nothing).
             cut = {t[:-k] for t in tails for k in range(1, len(_NAME_FOLLOWER) + 1) if t.endswith(_NAME_FOLLOWER[:k])}
             blob_tail = "|".join(re.escape(t) for t in sorted(set(tails) | cut, key=lambda t: (-len(t), t)))
             in_blob.append(f"{re.escape(lead)}(?={marker}*(?:{blob_tail}))")
@@ -131,7 +132,8 @@ class _Scanner:
             re.compile("|".join(needs)),
             re.compile("|".join(once)),
             re.compile(raw),
-            re.compile("|".join(in_blob).encode()),
+            # JSON writes a string verbatim but for '"', '\\' and control characters: none may be in a token.
+            re.compile("|".join(in_blob).encode()) if not any(c == '"' or c < " " for c in "".join(tokens)) else None,
         )
 
 
@@ -582,7 +584,7 @@ class ControlTokenGuard:
 
         The guard's fast path: one pass reads each plain dict message's content once (a string
         without the lead character, or whose search finds no token, is clean), and the tool calls of
-        all messages are cleared together by one ``marshal`` dump; only the suspects are then walked
+        all messages are cleared together by one orjson encoding; only the suspects are then walked
         field by field. Trusted assistant content is searched too (cheaper than telling it apart):
         such a message is then walked and found unchanged.
         """
@@ -642,16 +644,25 @@ class ControlTokenGuard:
     def _blob_clean(self, value: Any) -> bool:
         """True if no string in ``value`` (keys included) can put a token in the prompt; False if unsure.
 
-        One ``marshal`` dump (C speed; it writes every ``str`` as its UTF-8 bytes, verbatim) and one
-        search of it for a lead followed by markers and a token's tail or its start (see
-        ``_Scanner.blob_suspect``). A value marshal cannot dump (another type, a ``str`` or ``dict``
-        subclass, too deep) answers "unsure".
+        One orjson encoding (C speed; it writes a string's text verbatim, as UTF-8, except ``"``,
+        ``\\`` and control characters, which no token holds, and a backslash shows doubled, which
+        is still a run of markers) and one search of it for a lead followed by markers and a token's
+        tail or its start (see ``_Scanner.blob_suspect``). A value orjson cannot encode (too deep, a
+        lone surrogate, an integer beyond 64 bits, another type) answers "unsure".
         """
-        try:
-            data = marshal.dumps(value)
-        except (ValueError, TypeError, RecursionError):
+        pattern = self._scanner.blob_suspect
+        if pattern is None:
             return False
-        return self._lead_bytes not in data or self._scanner.blob_suspect.search(data) is None
+        try:
+            data = orjson.dumps(value)
+        except TypeError:
+            try:  # int, float, bool or None dict keys (json.dumps accepts them)
+                data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+            except (TypeError, ValueError, RecursionError):
+                return False
+        except (ValueError, RecursionError):
+            return False
+        return self._lead_bytes not in data or pattern.search(data) is None
 
     def guard_tools(self, tools: Any) -> Any:
         """Apply the policy to every string of the tool definitions (rendered as JSON), keys included.
