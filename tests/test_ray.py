@@ -14,7 +14,7 @@ import pytest
 from oracles import render_jinja
 
 import prompt_formats as pf
-from prompt_formats.integrations.ray import render_dataset
+from prompt_formats.integrations.ray import parse_dataset, render_dataset
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather now.",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
@@ -74,3 +74,23 @@ def test_unknown_options_fail_before_any_work(ray_cluster: Any) -> None:
     dataset = ray_cluster.data.from_items([{"text": "{}"}])
     with pytest.raises(pf.UnknownOptionError):
         render_dataset(dataset, "chatml-multi-system", options={"enable_thinkng": False})
+
+
+def test_parse_dataset_gives_openai_messages(ray_cluster: Any) -> None:
+    rows = [
+        {"text": json.dumps({"id": "a", "completion": "Sunny today.\n</think>\n\nIt is sunny."})},
+        {"text": json.dumps({"id": "b", "tools": TOOLS, "completion": "Need the tool.\n</think>\n\n<tool_call>\n"
+                             "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n"
+                             "</tool_call>"})},
+        {"text": json.dumps({"id": "c", "completion": 7})},
+    ]
+    parsed = parse_dataset(ray_cluster.data.from_items(rows), "chatml-multi-system").take_all()
+    by_id = {json.loads(row["text"])["id"]: row for row in parsed}
+    assert json.loads(by_id["a"]["message"]) == {
+        "role": "assistant", "content": "It is sunny.", "reasoning_content": "Sunny today."}
+    message_b = json.loads(by_id["b"]["message"])
+    assert message_b["reasoning_content"] == "Need the tool."
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in message_b["tool_calls"]] == [
+        ("get_weather", {"city": "Paris"})]
+    assert by_id["c"]["message"] is None
+    assert by_id["c"]["error"] == "InvalidInputError: completion: expected a string, got a number"
