@@ -39,7 +39,10 @@ def conversation(i: int) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
-    import ray
+    try:
+        import ray
+    except ImportError as exc:  # fail, never skip: the integration must be tested
+        raise RuntimeError("the Ray tests need the ray extra: pip install -e '.[test,ray]'") from exc
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
