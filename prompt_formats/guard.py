@@ -115,8 +115,8 @@ class _Scanner:
         once = []
         in_blob = []
         for lead in leads:
-            tails = sorted({token[1:] for token in tokens if token[0] == lead}, key=lambda t: (-len(t), t))
-            tail = "(?:" + "|".join(re.escape(t) for t in tails) + ")"
+            tails = {token[1:] for token in tokens if token[0] == lead}
+            tail = _alternation(tails)
             # A lead, then any run of markers, then a tail: a token, raw or escaped some number of times.
             needs.append(f"{re.escape(lead)}(?={marker}*{tail})")
             # The first marker of such a run (there must be one): the one escape() added.
@@ -124,9 +124,8 @@ class _Scanner:
             # A name (rendered before _NAME_FOLLOWER) may end in a token the follower completes; a
             # token cut that way counts anywhere (a superset: the shortcut only has to miss nothing).
             cut = {t[:-k] for t in tails for k in range(1, len(_NAME_FOLLOWER) + 1) if t.endswith(_NAME_FOLLOWER[:k])}
-            blob_tail = "|".join(re.escape(t) for t in sorted(set(tails) | cut, key=lambda t: (-len(t), t)))
-            in_blob.append(f"{re.escape(lead)}(?={marker}*(?:{blob_tail}))")
-        raw = "|".join(re.escape(t) for t in sorted(set(tokens), key=lambda t: (-len(t), t)))
+            in_blob.append(f"{re.escape(lead)}(?={marker}*{_alternation(tails | cut)})")
+        raw = _alternation(set(tokens))
         return cls(
             leads,
             re.compile("|".join(needs)),
@@ -135,6 +134,31 @@ class _Scanner:
             # JSON writes a string verbatim but for '"', '\\' and control characters: none may be in a token.
             re.compile("|".join(in_blob).encode()) if not any(c == '"' or c < " " for c in "".join(tokens)) else None,
         )
+
+
+def _alternation(words: set[str]) -> str:
+    """A regex matching any of ``words`` (the longest where one is a prefix of another), as a trie.
+
+    ``re`` tries the branches of a plain alternation one by one at every position; grouping them by
+    common prefix lets a mismatch (``<div``) fail at its first character instead of at each word.
+    """
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        if len(branches) == 1 and "" not in node:
+            return branches[0]
+        body = "(?:" + "|".join(branches) + ")"
+        return body + "?" if "" in node else body
+
+    return build(trie)
 
 
 def _check_tokens(tokens: tuple[str, ...]) -> None:
