@@ -590,6 +590,9 @@ class ControlTokenGuard:
             isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
         ):
             return messages
+        lead = self._lead
+        if lead is not None and self.trust_assistant and self._all_clean(messages, tool_calls, lead):
+            return messages
         suspects = self._suspects(messages, tool_calls)
         if not suspects:
             return messages
@@ -606,19 +609,18 @@ class ControlTokenGuard:
     def _suspects(self, messages: Sequence[Any], tool_calls: bool) -> list[int]:
         """Indices of the messages that may hold a token, ascending; the others are certainly clean.
 
-        The guard's fast path: one pass reads each plain dict message's content once (a string
-        without the lead character, or whose search finds no token, is clean), and the tool calls of
-        all messages are cleared together by one orjson encoding; only the suspects are then walked
-        field by field. Trusted assistant content is searched too (cheaper than telling it apart):
-        such a message is then walked and found unchanged.
+        Like :meth:`_all_clean` (one read of each plain dict message's content: a string without
+        the lead character, or whose search finds no token, is clean; the tool calls of all
+        messages cleared together by one orjson encoding), but it goes on past the first doubt and
+        also reads untrusted reasoning; only the suspects are then walked field by field. Trusted
+        assistant content is searched too (cheaper than telling it apart): such a message is then
+        walked and found unchanged.
         """
         lead = self._lead
         if lead is None:
             return list(range(len(messages)))
         untrusted_reasoning = not self.trust_assistant
         needs_escape = self._scanner.needs_escape.search
-        if not untrusted_reasoning and self._all_clean(messages, tool_calls, lead, needs_escape):
-            return []
         suspects = []
         call_lists: list[Any] = []
         add_calls = call_lists.append
@@ -645,9 +647,10 @@ class ControlTokenGuard:
             suspects.sort()
         return suspects
 
-    def _all_clean(self, messages: Sequence[Any], tool_calls: bool, lead: str, needs_escape: Any) -> bool:
-        """The common case of :meth:`_suspects` (trusted assistant), as lean as it can be: True if every
+    def _all_clean(self, messages: Sequence[Any], tool_calls: bool, lead: str) -> bool:
+        """The common case (trusted assistant, nothing found), as lean as it can be: True if every
         message is certainly clean; False at the first doubt, and :meth:`_suspects` looks closer."""
+        needs_escape = self._scanner.needs_escape.search
         call_lists: list[Any] = []
         add_calls = call_lists.append
         for message in messages:
