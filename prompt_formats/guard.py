@@ -658,7 +658,9 @@ class ControlTokenGuard:
                 return False
             content = message.get("content")
             if type(content) is str:
-                if lead in content and needs_escape(content) is not None:
+                # find() jumps to the first lead at memchr speed; the pattern's own scan is slower.
+                at = content.find(lead)
+                if at >= 0 and needs_escape(content, at) is not None:
                     return False
             elif content is not None:
                 return False
@@ -689,7 +691,8 @@ class ControlTokenGuard:
                 return False
         except (ValueError, RecursionError):
             return False
-        return self._lead_bytes not in data or pattern.search(data) is None
+        at = data.find(self._lead_bytes)
+        return at < 0 or pattern.search(data, at) is None
 
     def guard_tools(self, tools: Any) -> Any:
         """Apply the policy to every string of the tool definitions (rendered as JSON), keys included.
