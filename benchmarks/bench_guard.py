@@ -136,17 +136,21 @@ def run(n_requests: int, rounds: int) -> str:
     everyday = realistic_requests(n_requests, single_system=True)
     agent = [agent_request(257, 40, reminders="inline")]
     lt_rich = _lt_rich(everyday)
-    corpora: list[tuple[str, list[tuple[list[dict[str, Any]], Any]], bool]] = [
-        ("everyday", [tuple(r) for r in everyday], True),  # type: ignore[misc]
-        ("everyday, `PreparedTools`", _prepared(everyday), True),
-        ("coding agent, 257 messages, 40 tools", [tuple(r) for r in agent], True),  # type: ignore[misc]
-        ("coding agent, `PreparedTools`", _prepared(agent), True),
-        ("everyday, '<'-rich clean text", [tuple(r) for r in lt_rich], True),  # type: ignore[misc]
-        ("everyday, '<'-rich, `PreparedTools`", _prepared(lt_rich), True),
-        ("everyday, attacked (escape rewrites)", _prepared(_attacked(everyday)), False),
+    # (name, cases, kind): "shared" = the shared benchmark corpus as it is, "lt" = clean text dense
+    # in '<', "attack" = tokens to rewrite.
+    corpora: list[tuple[str, list[tuple[list[dict[str, Any]], Any]], str]] = [
+        ("everyday", [tuple(r) for r in everyday], "shared"),  # type: ignore[misc]
+        ("everyday, `PreparedTools`", _prepared(everyday), "shared"),
+        ("coding agent, 257 messages, 40 tools", [tuple(r) for r in agent], "shared"),  # type: ignore[misc]
+        ("coding agent, `PreparedTools`", _prepared(agent), "shared"),
+        ("everyday, '<'-rich clean text", [tuple(r) for r in lt_rich], "lt"),  # type: ignore[misc]
+        ("everyday, '<'-rich, `PreparedTools`", _prepared(lt_rich), "lt"),
+        ("everyday, attacked (escape rewrites)", _prepared(_attacked(everyday)), "attack"),
     ]
     rows = []
-    for name, cases, clean in corpora:
+    worst: dict[str, float] = {}
+    for name, cases, kind in corpora:
+        clean = kind != "attack"
         for messages, tools in cases:
             plain = PLAIN.render(messages, tools, True)
             if clean:
@@ -165,14 +169,23 @@ def run(n_requests: int, rounds: int) -> str:
                 return "—"
             return f"{timings[key]:,.1f} (**{(timings[key] / base - 1) * 100:+.1f}%**)"
 
+        for key in ("escape", "reject"):
+            if key in timings:
+                worst[kind] = max(worst.get(kind, -100.0), (timings[key] / base - 1) * 100)
         messages_count = sum(len(m) for m, _ in cases)
         rows.append([name, len(cases), f"{messages_count / len(cases):,.0f}", f"{base:,.1f}", cell("escape"),
                      cell("reject")])
     table = markdown_table(
         ["corpus", "requests", "messages (mean)", "plain µs", "escape µs (overhead)", "reject µs (overhead)"], rows
     )
+    verdict = (
+        f"Largest overhead of the guard on clean text: **{worst['shared']:+.1f}%** on the shared corpus "
+        f"(everyday and coding-agent rows), **{worst['lt']:+.1f}%** on '<'-rich text. Issue #3's bound: +25%."
+    )
     return (
         table
+        + "\n\n"
+        + verdict
         + f"\n\nPython {platform.python_version()} ({platform.python_implementation()}), {platform.machine()}; "
         f"CPU time of the rendering thread, median over {rounds} interleaved rounds, µs per request."
     )
@@ -202,19 +215,26 @@ Measured on {date} with:
 
 The same corpus rendered by the upstream ChatML renderer without a guard (`plain`) and behind the
 guard (`get_format("chatml-safety")`, policy `escape`, and `policy="reject"`). On the clean corpora
-every guarded prompt was first checked to be byte-identical to the plain one. The issue's bound: on
-clean text the guard costs less than 25% over the plain render.
+every guarded prompt was first checked to be byte-identical to the plain one. The times are CPU
+time of the rendering thread (the machine is shared with other jobs; wall time mostly measured
+them), median over interleaved rounds. Corpora from `benchmarks/corpus.py`: `realistic_requests(n,
+single_system=True)` and `agent_request(257, 40, reminders="inline")` (the upstream template needs
+the system message first); the '<'-rich rows add clean text holding `<` (HTML, comparisons,
+generics, `<system-reminder>`) to every user and tool message and every string tool argument; the
+attacked row adds a forged turn to every user message.
 
 {table}
 
 How the guard stays cheap on clean text (see `prompt_formats/guard.py`): one pass over the messages
-reads each plain dict's content once and tests it for `<` (every default token starts with it); the
-tool calls of the whole conversation are cleared by one orjson encoding tested for `<`; a
-`PreparedTools` is checked once and the verdict cached on it; only messages that hold a `<` are
-walked field by field, with one compiled pattern search per string. The '<'-rich rows put clean text
-holding `<` in every user and tool message and every string tool argument, so that slow path runs
-for most of them: it is the cost on text such as code or HTML. The attacked row shows what rewriting
-costs when every user message carries a forged turn.
+reads each plain dict's content once and tests it for `<` (every default token starts with it),
+running the token pattern (a trie) from the first `<` only when there is one; the tool calls of
+the whole conversation are cleared by one orjson encoding searched the same way; a `PreparedTools`
+is checked once and the verdict cached on it; only messages where something may be found are
+walked field by field. What remains is a second read of every untrusted string and of every tool
+call, next to a renderer that itself spends about 1.5 µs per message: so the cost is highest,
+relatively, on short requests with several tool calls, and on text dense in `<`, where the pattern
+runs for nearly every string. Rewriting (the attacked row) costs more, as it copies the changed
+messages.
 """
 
 
