@@ -309,13 +309,14 @@ def _run(args: argparse.Namespace) -> int:
         if error_file is not None:
             outputs.append(error_file)
         for result in ordered_map(WorkerJob(job), reader, workers=workers, chunk_size=1):
-            done += result.records
             errors = result.errors
             if errors and args.fail_fast:
                 # Stop at the first failed record: what came before it, then its report, nothing after.
+                done += result.first_error + 1
                 output.write(result.output[: result.before_error])
                 errors = errors[:1]
             else:
+                done += result.records
                 output.write(result.output)
             failed += len(errors)
             for report in errors:
@@ -350,7 +351,9 @@ def _run(args: argparse.Namespace) -> int:
         summary = f"prompt-formats: {done - failed:,} of {done:,} records {verb}, {failed:,} failed, {elapsed:.2f} s"
         summary += f" ({rate:,.0f} records/s, {workers} worker{'s' if workers > 1 else ''})"
         if args.fail_fast and failed:
-            summary += "; stopped at the first failure (--fail-fast), no output written"
+            summary += "; stopped at the first failure (--fail-fast)"
+            if args.output != "-":
+                summary += ", no output file written"
         print(summary, file=sys.stderr)
     return EXIT_RECORDS_FAILED if failed else EXIT_OK
 

@@ -207,7 +207,7 @@ class _RecordJob:
             start = end + 1
             number += 1
         before_error = len(b"".join(outputs[:cut])) if cut >= 0 else -1
-        return BlockResult(records, b"".join(outputs), errors, before_error)
+        return BlockResult(records, b"".join(outputs), errors, before_error, cut)
 
     def __call__(self, chunk: list[tuple[int, bytes]]) -> list[BlockResult]:
         """:meth:`process_block` for each ``(first line number, block)`` of ``chunk``: a job for
@@ -218,13 +218,15 @@ class _RecordJob:
 class BlockResult(NamedTuple):
     """What became of a block of lines: records seen, output lines, error lines, in order.
 
-    ``before_error`` is the length of ``output`` written before the first failed record (-1: none failed).
+    ``before_error`` is the length of ``output`` written before the first failed record, and
+    ``first_error`` that record's position among the block's records (both -1: none failed).
     """
 
     records: int
     output: bytes
     errors: list[bytes]
     before_error: int
+    first_error: int
 
 
 def _id_of(record: Any) -> Any:

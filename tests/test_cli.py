@@ -225,7 +225,9 @@ def test_fail_fast_stops_at_the_first_failure_and_writes_no_output(tmp_path: Pat
     assert out.read_text() == "previous run\n"
     assert [r["line"] for r in records(errors)] == [2]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["errors.jsonl", "in.jsonl", "out.jsonl"]
-    assert "--fail-fast" in proc.stderr.decode()
+    summary = proc.stderr.decode().strip().splitlines()[-1]
+    assert "1 of 2 records rendered, 1 failed" in summary  # the records after the failure are not counted
+    assert "--fail-fast" in summary
 
 
 def test_exit_status_and_usage_errors(tmp_path: Path) -> None:
@@ -377,3 +379,16 @@ def test_blank_lines_are_skipped_and_counted(block_size: str) -> None:
     assert [json.loads(line) for line in proc.stdout.splitlines()] == [
         {"id": "x", "prompt": prompt}, {"id": 4, "prompt": prompt}]
     assert "2 of 2 records rendered" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize(("workers", "block_size"), [("1", "1048576"), ("2", "30")])
+def test_fail_fast_to_stdout_writes_only_what_came_before_the_failure(workers: str, block_size: str) -> None:
+    good = [json.dumps({"id": f"g{i}", "messages": [USER]}) for i in range(5)]
+    lines = [*good[:3], json.dumps({"id": "bad", "messages": [{"role": 1}]}), *good[3:]]
+    proc = run("render", "-f", "chatml-multi-system", "--fail-fast", "--workers", workers, "--block-size", block_size,
+               "-", stdin=("\n".join(lines) + "\n").encode())
+    assert proc.returncode == 1
+    assert [json.loads(line)["id"] for line in proc.stdout.splitlines()] == ["g0", "g1", "g2"]
+    stderr = proc.stderr.decode()
+    assert "line 4 (id 'bad'): InvalidInputError: messages[0].role: expected a string, got int" in stderr
+    assert "3 of 4 records rendered, 1 failed" in stderr
