@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need, then run the whole suite: ruff, mypy, pytest.
-#   - a virtualenv in .venv with the package and its `test` extra (pinned oracles: jinja2, transformers);
+#   - a virtualenv in .venv with the package and its `test` and `ray` extras (pinned oracles: jinja2,
+#     transformers, oss-harmony; a local Ray cluster for the Ray Data integration);
 #   - Go (Debian's golang-go) for the harmony oracle, when `go` is missing.
 # Extra arguments go to pytest. PF_HYPOTHESIS_EXAMPLES raises the number of generated cases.
 set -euo pipefail
@@ -10,7 +11,7 @@ python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'
 
 if ! command -v go >/dev/null 2>&1; then
     echo "scripts/test.sh: installing Go (golang-go) for the harmony oracle" >&2
