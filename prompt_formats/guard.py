@@ -187,9 +187,6 @@ def _as_token_tuple(tokens: Any) -> tuple[str, ...]:
     return tuple(tokens)
 
 
-_SAME: Any = object()
-
-
 @attrs.frozen
 class ControlTokenGuard:
     """Applies ``policy`` to control tokens found in untrusted text (see the module docstring).
