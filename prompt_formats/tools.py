@@ -1,22 +1,32 @@
-"""Prepared toolsets: validate a tool list once, and cache what each format renders from it.
+"""Prepared toolsets, and the content-keyed cache of what formats render from plain tool lists.
 
 Agent clients send the same 40-odd tools, with nested JSON schemas, on every request; serialising
 them is a large share of rendering such a request. A :class:`PreparedTools` is immutable (the tool
 dicts are deep-copied when it is made), so a format can cache its rendered form of the tools on it
 and reuse that on every call. Keep one per session, or per distinct tool list, in a server.
+
+A plain list of tool dicts gets the next best thing: :data:`PLAIN_TOOLS_CACHE`, a small bounded
+cache keyed by the list's *content* (its ``marshal`` dump), so a server that passes the same tools
+on every request serialises them once without doing anything. It never changes the output; a
+prepared toolset still skips even the dump.
 """
 
 from __future__ import annotations
 
 import copy
+import marshal
+import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
+
+import orjson
 
 from .errors import InvalidInputError, type_name
 from .messages import ToolDefinition
 
-__all__ = ["PreparedTools", "prepare_tools"]
+__all__ = ["PLAIN_TOOLS_CACHE", "PlainToolsCache", "PreparedTools", "prepare_tools"]
 
 T = TypeVar("T")
 
@@ -92,3 +102,106 @@ def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> Prepare
     if isinstance(tools, PreparedTools):
         return tools
     return PreparedTools(tools)
+
+
+# orjson encodes exact str, int, float, bool, None, dict, list and tuple; with these options it
+# raises for every subclass of them (and for dataclasses and datetimes). See PlainToolsCache.get.
+_EXACT_TYPES_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+class PlainToolsCache:
+    """What a format renders from a plain tool list, keyed by the list's content; bounded, thread-safe.
+
+    ``get(key, tools, build)`` returns ``build(tools)``, from the cache when a tool list with the
+    same content was built under the same ``key`` before. Entries are kept in least-recently-used
+    order, at most ``max_entries`` of them and ``max_bytes`` in all (the content key plus
+    ``sys.getsizeof`` of the built value: meant for flat values such as the rendered text). A list
+    that is mutated afterwards simply has another key; nothing refers to the caller's objects.
+
+    Why the output never changes. The content key is ``marshal.dumps(tools)``, and a value is cached
+    only if its build succeeded and orjson, which rejects every subclass, encoded the list too:
+
+    - marshal writes every object by its *exact* type (a distinct code for ``int``, ``float``,
+      ``bool``, ``None``, ``str``, ``tuple``, ``list``, ``dict``), floats as their 8 bytes
+      (``0.0`` and ``-0.0`` differ), strings as their code points, dicts in their key order. It
+      raises ``ValueError`` for every other type, with one exception: an object of another type
+      that exposes the buffer protocol (numpy's ``float64`` and ``str_`` do, and ``json.dumps``
+      writes them as a float and a string) is written as if it were ``bytes``.
+    - The list a value was cached for held exact JSON types only (orjson said so), hence no
+      ``bytes`` code in its dump. Any list with the same dump therefore has no buffer-protocol
+      object either (each would have put a ``bytes`` code there), so it is made of exact types, and
+      ``marshal.loads`` gives both lists back identical in types, values, order and float bits.
+      ``json.dumps`` of exact types depends on nothing else: same dump, same JSON text.
+
+    A list that cannot be keyed so (a subclass, a lone surrogate, an integer beyond 64 bits, a
+    non-string key, more nesting than either encoder takes) is built on every call, never cached.
+    Some lists with equal content dump differently (marshal marks objects referenced more than once
+    and interned strings); they are merely separate entries.
+    """
+
+    def __init__(self, max_entries: int = 64, max_bytes: int = 32 * 1024 * 1024) -> None:
+        self._entries: OrderedDict[tuple[str, bytes], tuple[Any, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._bytes = 0
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+
+    def get(self, key: str, tools: Any, build: Callable[[Any], T]) -> T:
+        """``build(tools)``, from the cache when ``tools`` has the content of a list built under ``key`` before."""
+        try:
+            content = marshal.dumps(tools)
+        except ValueError:  # another type, or nested too deeply: not keyable
+            return build(tools)
+        entry_key = (key, content)
+        with self._lock:
+            entry = self._entries.get(entry_key)
+            if entry is not None:
+                self._entries.move_to_end(entry_key)
+                return entry[0]  # type: ignore[no-any-return]
+        value = build(tools)  # outside the lock: builds may be slow, and two threads may build alike
+        try:
+            orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
+        except (TypeError, ValueError, RecursionError):
+            return value
+        self._add(entry_key, value, len(content) + sys.getsizeof(value))
+        return value
+
+    def _add(self, entry_key: tuple[str, bytes], value: Any, size: int) -> None:
+        if size > self.max_bytes or self.max_entries <= 0:
+            return
+        with self._lock:
+            old = self._entries.pop(entry_key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._entries[entry_key] = (value, size)
+            self._bytes += size
+            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._bytes -= dropped
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    def resize(self, max_entries: int, max_bytes: int) -> None:
+        """Set the bounds (``max_entries=0`` disables caching), dropping the oldest entries beyond them."""
+        with self._lock:
+            self.max_entries = max_entries
+            self.max_bytes = max_bytes
+            while self._entries and (len(self._entries) > max_entries or self._bytes > max_bytes):
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._bytes -= dropped
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes counted against ``max_bytes``."""
+        return self._bytes
+
+
+#: The process-wide cache the formats use for plain tool lists (ChatML: the tools block).
+PLAIN_TOOLS_CACHE = PlainToolsCache()

@@ -45,7 +45,7 @@ from ..streaming import (
     hold_point,
     new_call_id,
 )
-from ..tools import PreparedTools
+from ..tools import PLAIN_TOOLS_CACHE, PreparedTools
 
 if TYPE_CHECKING:
     from ..guard import ControlTokenGuard
@@ -235,7 +235,7 @@ def _merge_system(
     return kept, kept_roles, origins
 
 
-def _tools_pieces(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
     pieces = [_TOOLS_HEADER]
     append = pieces.append
     for i, tool in enumerate(tools):
@@ -247,26 +247,25 @@ def _tools_pieces(tools: Sequence[Mapping[str, Any]]) -> list[str]:
         except (TypeError, ValueError, RecursionError) as exc:
             raise not_serialisable(f"tools[{i}]", exc) from None
     append(_TOOLS_FOOTER)
-    return pieces
+    return "".join(pieces)
 
 
-def _tools_block_from(tools: Sequence[Mapping[str, Any]]) -> str:
-    return "".join(_tools_pieces(tools))
+_TOOLS_KEY = "chatml.tools_block"
 
 
-def tools_block_pieces(tools: Tools) -> Sequence[str]:
-    """The system turn's tools text (without the system prompt) in pieces; empty when no tools are offered.
+def tools_block(tools: Tools) -> str:
+    """The system turn's tools text (without the system prompt); empty when no tools are offered.
 
-    A :class:`PreparedTools` renders it once and caches it; a plain list is rendered into pieces that
-    the caller joins with the rest of the prompt, so the tools' JSON is copied only once.
+    A :class:`PreparedTools` renders it once and caches it on itself; a plain list goes through
+    :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE`, keyed by the list's content.
     """
     if not tools:
-        return ()
+        return ""
     if isinstance(tools, PreparedTools):
-        return (tools.cached("chatml.tools_block", _tools_block_from),)
-    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+        return tools.cached(_TOOLS_KEY, _tools_text)
+    if type(tools) is not list and (isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)):
         raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-    return _tools_pieces(tools)
+    return PLAIN_TOOLS_CACHE.get(_TOOLS_KEY, tools, _tools_text)
 
 
 def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInputError:
@@ -363,14 +362,14 @@ def render_chatml(
     vision = _VisionCount()
 
     out: list[str] = []
-    block = tools_block_pieces(tools)
+    block = tools_block(tools)
     if roles[0] == "system":
         first = texts[0]
         system_text = first if first is not None else _content_text(
             msgs[0].get("content"), origins[0], vision, False, True, add_vision_id
         ).strip()
     if block:
-        out.extend(block)
+        out.append(block)
         if roles[0] == "system" and system_text:
             out.append("\n\n" + system_text)
         out.append("<|im_end|>\n")
