@@ -2,6 +2,10 @@
 
 Fairness rules, because the machine is shared and noisy:
 
+- time is the CPU time of the running thread (``time.thread_time_ns``), not wall time: time spent
+  descheduled while other jobs run is nobody's work (a contender that times itself, such as the
+  Go reference, reports its own figure);
+
 - every contender's timed run lasts about as long as every other's (``min_run_ms``): a fast
   contender repeats its workload within one run, so a pause of the machine costs all of them alike
   instead of ruining the short runs of the fast one;
@@ -21,8 +25,11 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-__all__ = ["Timing", "interleaved", "markdown_table"]
+__all__ = ["Timing", "in_blocks", "interleaved", "markdown_table"]
+
+T = TypeVar("T")
 
 
 class Timing:
@@ -45,11 +52,11 @@ class Timing:
 
 def _timed(run: Callable[[], float | None], repeats: int) -> tuple[float, float | None]:
     gc.collect()
-    start = time.perf_counter_ns()
+    start = time.thread_time_ns()
     measured = None
     for _ in range(repeats):
         measured = run()
-    return (time.perf_counter_ns() - start) / repeats, measured
+    return (time.thread_time_ns() - start) / repeats, measured
 
 
 def interleaved(
@@ -60,9 +67,10 @@ def interleaved(
 ) -> list[Timing]:
     """Time each ``(name, run)``: ``run()`` does the whole workload of ``items`` items once.
 
-    A ``run`` that times itself (another process, say) returns its own µs per item and is run once
-    per round; otherwise it returns ``None``, is repeated to last about ``min_run_ms``, and the wall
-    time is used. The first call of each run is a warm-up and calibrates the repetitions.
+    A ``run`` that times itself (another process, say, or a run with untimed set-up steps) returns
+    its own µs per item and is run once per round; otherwise it returns ``None``, is repeated to
+    last about ``min_run_ms`` of CPU time, and that time is used. The first call of each run is a
+    warm-up and calibrates the repetitions.
     """
     repeats = {}
     for name, run in contenders:
@@ -75,6 +83,38 @@ def interleaved(
             elapsed_ns, measured = _timed(run, repeats[name])
             samples[name].append(elapsed_ns / items / 1000 if measured is None else measured)
     return [Timing(name, samples[name]) for name, _ in contenders]
+
+
+def in_blocks(
+    work: Callable[[Sequence[T]], None], items: Sequence[T], block: int, min_run_ms: float = 40.0
+) -> Callable[[], float]:
+    """A self-timed run for :func:`interleaved`: ``work`` over ``items`` a block at a time, untimed then timed.
+
+    Each block of ``block`` items is worked through once untimed (so what the work leaves behind
+    for the next pass over the same items, such as a cache entry, is in place, and every contender
+    meets its block equally warm in the CPU's caches), then once timed. The sweep over all blocks is
+    repeated to last about ``min_run_ms`` of timed CPU time. Returns CPU µs per item.
+    """
+    blocks = [items[i : i + block] for i in range(0, len(items), block)]
+    sweeps = 0
+
+    def sweep() -> int:
+        timed = 0
+        for chunk in blocks:
+            work(chunk)
+            start = time.thread_time_ns()
+            work(chunk)
+            timed += time.thread_time_ns() - start
+        return timed
+
+    def run() -> float:
+        nonlocal sweeps
+        if not sweeps:  # the first call calibrates
+            sweeps = max(1, math.ceil(min_run_ms * 1e6 / max(sweep(), 1)))
+        timed = sum(sweep() for _ in range(sweeps))
+        return timed / sweeps / len(items) / 1000
+
+    return run
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
