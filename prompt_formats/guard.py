@@ -57,7 +57,7 @@ import orjson
 
 from .errors import FormatError, InjectionError
 from .messages import REASONING_FIELDS, Message
-from .tools import PLAIN_TOOLS_CACHE, PreparedTools
+from .tools import PreparedTools
 
 __all__ = [
     "CHATML_CONTROL_TOKENS",
@@ -696,11 +696,8 @@ class ControlTokenGuard:
 
         A :class:`~prompt_formats.tools.PreparedTools` is checked once: the verdict (itself, a new
         ``PreparedTools`` of the escaped tools, or the error) is cached on it; it is returned itself
-        when unchanged. A plain list is checked once per content too, through
-        :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE`, and comes back as a ``PreparedTools`` of
-        it (escaped if need be), which renders the same bytes and lets the format render its tools
-        block once per content as well; a list that cannot be prepared (a tool without a name)
-        comes back as a list.
+        when unchanged. A plain list is checked on every call (one orjson encoding, one search) and
+        returned itself when unchanged, else as a new list.
         """
         if self.policy == "allow" or not tools:
             return tools
@@ -715,15 +712,12 @@ class ControlTokenGuard:
             isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)
         ):
             return tools
-        return PLAIN_TOOLS_CACHE.get(self._cache_key, tools, self._plain_verdict)
-
-    def _plain_verdict(self, tools: Sequence[Any]) -> Any:
-        # Under reject, a token raises here: nothing is cached, the next call looks again.
-        new_tools = tools if self._blob_clean(tools) else self._tool_list(tools)
-        try:
-            return PreparedTools(new_tools)
-        except FormatError:
-            return new_tools  # the format renders (or rejects) the list as it is
+        # One orjson encoding per call. (Going through the format's content-keyed cache and handing
+        # back a PreparedTools saves that on a repeated toolset but costs a deep copy on every new
+        # one: with more toolsets than cache entries, it doubled the cost of a request.)
+        if self._blob_clean(tools):
+            return tools
+        return self._tool_list(tools)
 
     def _tool_list(self, tools: Sequence[Any]) -> Any:
         new_tools = []

@@ -126,10 +126,8 @@ def test_clean_input_is_returned_as_is():
     tool_list = [{"type": "function", "function": {"name": "f", "description": "x < y", "parameters": {}}}]
     assert ESCAPING.guard_messages(messages) is messages
     assert REJECTING.guard_messages(messages) is messages
-    # A plain tool list comes back prepared (same content, rendered once per content); a prepared
-    # one comes back as it is.
-    prepared = ESCAPING.guard_tools(tool_list)
-    assert isinstance(prepared, pf.PreparedTools) and list(prepared.tools) == tool_list
+    assert ESCAPING.guard_tools(tool_list) is tool_list
+    prepared = pf.prepare_tools(tool_list)
     assert ESCAPING.guard_tools(prepared) is prepared
     assert REJECTING.guard_tools(prepared) is prepared
 
