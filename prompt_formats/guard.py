@@ -646,7 +646,11 @@ class ControlTokenGuard:
 
     def _all_clean(self, messages: Sequence[Any], tool_calls: bool, lead: str) -> bool:
         """The common case (trusted assistant, nothing found), as lean as it can be: True if every
-        message is certainly clean; False at the first doubt, and :meth:`_suspects` looks closer."""
+        message is certainly clean; False at the first doubt, and :meth:`_suspects` looks closer.
+
+        Only exact ``dict`` messages and exact ``str`` contents are cleared here (a subclass could
+        answer ``get`` or ``strip`` differently from what its data says).
+        """
         needs_escape = self._scanner.needs_escape.search
         call_lists: list[Any] = []
         add_calls = call_lists.append
@@ -655,9 +659,8 @@ class ControlTokenGuard:
                 return False
             content = message.get("content")
             if type(content) is str:
-                # find() jumps to the first lead at memchr speed; the pattern's own scan is slower.
-                at = content.find(lead)
-                if at >= 0 and needs_escape(content, at) is not None:
+                # The pattern runs from the first lead on: its own scan for it is slower than find().
+                if lead in content and needs_escape(content, content.find(lead)) is not None:
                     return False
             elif content is not None:
                 return False
