@@ -17,7 +17,6 @@ import copy
 import marshal
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -113,10 +112,11 @@ class PlainToolsCache:
     """What a format renders from a plain tool list, keyed by the list's content; bounded, thread-safe.
 
     ``get(key, tools, build)`` returns ``build(tools)``, from the cache when a tool list with the
-    same content was built under the same ``key`` before. Entries are kept in least-recently-used
-    order, at most ``max_entries`` of them and ``max_bytes`` in all (the content key plus
-    ``sys.getsizeof`` of the built value: meant for flat values such as the rendered text). A list
-    that is mutated afterwards simply has another key; nothing refers to the caller's objects.
+    same content was built under the same ``key`` before. At most ``max_entries`` entries and
+    ``max_bytes`` in all (the content key plus ``sys.getsizeof`` of the built value: meant for flat
+    values such as the rendered text) are kept; the oldest entry goes first (first in, first out:
+    a hit costs one dictionary look-up, without a lock). A list that is mutated afterwards simply
+    has another key; nothing refers to the caller's objects.
 
     Why the output never changes. The content key is ``marshal.dumps(tools)``, and a value is cached
     only if its build succeeded and orjson, which rejects every subclass, encoded the list too:
@@ -140,7 +140,8 @@ class PlainToolsCache:
     """
 
     def __init__(self, max_entries: int = 64, max_bytes: int = 32 * 1024 * 1024) -> None:
-        self._entries: OrderedDict[tuple[str, bytes], tuple[Any, int]] = OrderedDict()
+        # Insertion order is eviction order. Readers use dict.get alone (atomic); writers hold the lock.
+        self._entries: dict[tuple[str, bytes], tuple[Any, int]] = {}
         self._lock = threading.Lock()
         self._bytes = 0
         self.max_entries = max_entries
@@ -149,35 +150,32 @@ class PlainToolsCache:
     def get(self, key: str, tools: Any, build: Callable[[Any], T]) -> T:
         """``build(tools)``, from the cache when ``tools`` has the content of a list built under ``key`` before."""
         try:
-            content = marshal.dumps(tools)
+            entry_key = (key, marshal.dumps(tools))
         except ValueError:  # another type, or nested too deeply: not keyable
             return build(tools)
-        entry_key = (key, content)
-        with self._lock:
-            entry = self._entries.get(entry_key)
-            if entry is not None:
-                self._entries.move_to_end(entry_key)
-                return entry[0]  # type: ignore[no-any-return]
+        entry = self._entries.get(entry_key)
+        if entry is not None:
+            return entry[0]  # type: ignore[no-any-return]
         value = build(tools)  # outside the lock: builds may be slow, and two threads may build alike
         try:
             orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
         except (TypeError, ValueError, RecursionError):
             return value
-        self._add(entry_key, value, len(content) + sys.getsizeof(value))
+        size = len(entry_key[1]) + sys.getsizeof(value)
+        if size <= self.max_bytes:
+            with self._lock:
+                old = self._entries.pop(entry_key, None)
+                if old is not None:
+                    self._bytes -= old[1]
+                self._entries[entry_key] = (value, size)
+                self._bytes += size
+                self._evict()
         return value
 
-    def _add(self, entry_key: tuple[str, bytes], value: Any, size: int) -> None:
-        if size > self.max_bytes or self.max_entries <= 0:
-            return
-        with self._lock:
-            old = self._entries.pop(entry_key, None)
-            if old is not None:
-                self._bytes -= old[1]
-            self._entries[entry_key] = (value, size)
-            self._bytes += size
-            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
-                _, (_, dropped) = self._entries.popitem(last=False)
-                self._bytes -= dropped
+    def _evict(self) -> None:
+        entries = self._entries
+        while entries and (len(entries) > self.max_entries or self._bytes > self.max_bytes):
+            self._bytes -= entries.pop(next(iter(entries)))[1]
 
     def clear(self) -> None:
         """Drop every entry."""
@@ -190,9 +188,7 @@ class PlainToolsCache:
         with self._lock:
             self.max_entries = max_entries
             self.max_bytes = max_bytes
-            while self._entries and (len(self._entries) > max_entries or self._bytes > max_bytes):
-                _, (_, dropped) = self._entries.popitem(last=False)
-                self._bytes -= dropped
+            self._evict()
 
     def __len__(self) -> int:
         return len(self._entries)

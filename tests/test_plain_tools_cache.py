@@ -180,7 +180,7 @@ def test_marshal_gives_json_values_back_exactly(value: Any) -> None:
     assert json.dumps(loaded, ensure_ascii=False) == text
 
 
-def test_bounds_by_count_in_least_recently_used_order() -> None:
+def test_bounds_by_count_oldest_first_out() -> None:
     cache = PlainToolsCache(max_entries=3)
     built: list[int] = []
 
@@ -190,17 +190,17 @@ def test_bounds_by_count_in_least_recently_used_order() -> None:
 
     for n in (1, 2, 3):
         assert cache.get("k", [n], build) == f"text {n}"
-    assert cache.get("k", [1], build) == "text 1"  # a hit: 1 becomes the most recent
-    assert cache.get("k", [4], build) == "text 4"  # evicts 2, the least recent
+    assert cache.get("k", [1], build) == "text 1"  # a hit
+    assert built == [1, 2, 3]
+    assert cache.get("k", [4], build) == "text 4"  # evicts 1, the oldest
     assert len(cache) == 3
-    assert built == [1, 2, 3, 4]
-    for n in (1, 3, 4):
+    for n in (2, 3, 4):
         cache.get("k", [n], build)
     assert built == [1, 2, 3, 4]
-    cache.get("k", [2], build)
-    assert built == [1, 2, 3, 4, 2]
-    assert cache.get("other key", [1], build) == "text 1"  # keys are per format
-    assert built == [1, 2, 3, 4, 2, 1]
+    assert cache.get("k", [1], build) == "text 1"
+    assert built == [1, 2, 3, 4, 1]
+    assert cache.get("other key", [3], build) == "text 3"  # keys are per format
+    assert built == [1, 2, 3, 4, 1, 3]
 
 
 def test_bounds_by_bytes() -> None:
