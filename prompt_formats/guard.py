@@ -48,8 +48,9 @@ for the formatter to reject with its usual error.
 from __future__ import annotations
 
 import functools
+import marshal
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -57,7 +58,7 @@ import orjson
 
 from .errors import FormatError, InjectionError
 from .messages import REASONING_FIELDS, Message
-from .tools import PreparedTools
+from .tools import PLAIN_TOOLS_CACHE, PreparedTools
 
 __all__ = [
     "CHATML_CONTROL_TOKENS",
@@ -715,9 +716,12 @@ class ControlTokenGuard:
             isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)
         ):
             return tools
-        # One orjson encoding per call. (Going through the format's content-keyed cache and handing
-        # back a PreparedTools saves that on a repeated toolset but costs a deep copy on every new
-        # one: with more toolsets than cache entries, it doubled the cost of a request.)
+        if len(tools) >= _LARGE_TOOLSET:
+            return PLAIN_TOOLS_CACHE.get(self._cache_key, tools, _SeenToolset.first_sight(self)).tools_for(self, tools)
+        return self._checked_tool_list(tools)
+
+    def _checked_tool_list(self, tools: Sequence[Any]) -> Any:
+        """A plain list checked on this call: one orjson encoding and one search when it is clean."""
         if self._blob_clean(tools):
             return tools
         return self._tool_list(tools)
@@ -739,6 +743,63 @@ class ControlTokenGuard:
         except InjectionError as error:
             return error
         return None if new_tools is tools else PreparedTools(new_tools)
+
+
+# From this many tools on, a plain list goes through the content-keyed cache (see _SeenToolset).
+_LARGE_TOOLSET = 16
+
+
+class _SeenToolset:
+    """What the guard keeps, in :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE`, about a large plain
+    tool list it has checked: that its content is clean (or needs escaping), and from its second
+    sighting on a :class:`PreparedTools` of it.
+
+    Agents resend the same large toolset on every request. Checking it costs an encoding of the
+    whole list each time; handing the format a ``PreparedTools`` instead lets the guard's cache
+    lookup replace the format's own (one ``marshal`` dump either way) and the tools block be
+    rendered once. The deep copy a ``PreparedTools`` makes is paid on the second sighting, so a
+    toolset seen only once never pays it. Entries are keyed by content, so every call builds from
+    its own list: nothing of an earlier caller's list is handed out.
+    """
+
+    __slots__ = ("clean", "prepared")
+
+    def __init__(self, clean: bool) -> None:
+        self.clean = clean
+        self.prepared: PreparedTools | None = None
+
+    @staticmethod
+    def first_sight(guard: ControlTokenGuard) -> Callable[[Sequence[Any]], _SeenToolset]:
+        def build(tools: Sequence[Any]) -> _SeenToolset:
+            seen = _SeenToolset(guard._blob_clean(tools))
+            if not seen.clean:
+                guard._tool_list(tools)  # under reject, raises (and nothing is cached)
+            seen.prepared = _FIRST_SIGHT
+            return seen
+
+        return build
+
+    def tools_for(self, guard: ControlTokenGuard, tools: Sequence[Any]) -> Any:
+        prepared = self.prepared
+        if prepared is _FIRST_SIGHT:  # the call that just built this entry: no copy yet
+            self.prepared = None
+            return tools if self.clean else guard._tool_list(tools)
+        if prepared is None:
+            try:
+                # Built from a marshal copy, not from the caller's list: a deep copy shares the
+                # list's strings, which would change its marshal dump (and so its cache keys).
+                own = marshal.loads(marshal.dumps(list(tools)))
+                prepared = PreparedTools(own if self.clean else guard._tool_list(own))
+            except (FormatError, ValueError):  # not preparable (a tool without a name): a list every time
+                prepared = _UNPREPARABLE
+            self.prepared = prepared
+        if prepared is _UNPREPARABLE:
+            return tools if self.clean else guard._tool_list(tools)
+        return prepared
+
+
+_FIRST_SIGHT: Any = object()
+_UNPREPARABLE: Any = object()
 
 
 class _Hit(Exception):

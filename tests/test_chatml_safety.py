@@ -45,11 +45,25 @@ UNTRUSTING = pf.get_format("chatml-safety", trust_assistant=False)
 
 def ours(fmt: pf.ChatFormat, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any], prepared: bool) -> Any:
     our_tools = pf.prepare_tools(tool_list) if prepared and tool_list else tool_list
-    return render_ours(fmt.render, messages, our_tools, gen, **options)
+    first = render_ours(fmt.render, messages, our_tools, gen, **options)
+    if isinstance(tool_list, list) and len(tool_list) >= 16:
+        # A large plain toolset is kept by content from its first sighting on and handed to the
+        # renderer prepared from its second: both must render the same.
+        assert render_ours(fmt.render, messages, our_tools, gen, **options) == first
+    return first
+
+
+def _large(tool_list: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The toolset repeated to 16 tools or more (a large toolset, as agents send)."""
+    return copy.deepcopy(tool_list * -(-16 // len(tool_list)))
+
+
+# Toolsets: the shared strategy's, and large ones built from them.
+toolsets = st.one_of(tools, tools.filter(bool).map(_large))
 
 
 @differential_settings
-@given(conversation(extra_roles=("developer",)), tools, st.booleans(), chatml_options, st.booleans(), st.booleans())
+@given(conversation(extra_roles=("developer",)), toolsets, st.booleans(), chatml_options, st.booleans(), st.booleans())
 def test_token_free_inputs_match_upstream_template(messages, tool_list, gen, options, prepared, trust):
     messages, tool_list = map_untrusted(messages, tool_list, without_tokens, trust_assistant=trust)
     # Parts joined, names followed by ">": a token can still form there; such inputs are not token-free.
@@ -100,13 +114,13 @@ def _check_structure(data: st.DataObject, messages: Any, tool_list: Any, gen: bo
 
 
 @differential_settings
-@given(st.data(), conversation(), tools, st.booleans(), chatml_options, st.booleans())
+@given(st.data(), conversation(), toolsets, st.booleans(), chatml_options, st.booleans())
 def test_escape_keeps_the_structure_the_messages_imply(data, messages, tool_list, gen, options, prepared):
     _check_structure(data, messages, tool_list, gen, options, prepared, trust=True)
 
 
 @differential_settings
-@given(st.data(), conversation(), tools, st.booleans(), chatml_options, st.booleans())
+@given(st.data(), conversation(), toolsets, st.booleans(), chatml_options, st.booleans())
 def test_escape_keeps_structure_with_untrusted_assistant(data, messages, tool_list, gen, options, prepared):
     _check_structure(data, messages, tool_list, gen, options, prepared, trust=False)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import marshal
 import pickle
 import re
 import threading
@@ -259,3 +261,35 @@ def test_tool_lists_that_cannot_be_prepared_are_still_guarded():
     messages = [{"role": "user", "content": "hi"}]
     prompt = pf.get_format("chatml-safety").render(messages, nameless)
     assert structure(prompt) == structure(render_jinja("chatml_upstream.jinja", *skeleton(messages, nameless))[1])
+
+
+def test_large_plain_toolsets_are_checked_once_per_content():
+    def toolset(description: str) -> list[dict]:
+        return [{"type": "function", "function": {"name": f"f{i}", "description": description}} for i in range(16)]
+
+    def again(tools: list[dict]) -> list[dict]:  # the same toolset in the next request
+        return json.loads(json.dumps(tools))
+
+    clean = again(toolset("a < b, unique to this test"))
+    assert ESCAPING.guard_tools(clean) is clean  # first sight: checked, no copy made
+    next_request = again(clean)
+    key_before = marshal.dumps(next_request)
+    second = ESCAPING.guard_tools(next_request)
+    assert isinstance(second, pf.PreparedTools) and list(second.tools) == clean
+    assert ESCAPING.guard_tools(again(clean)) is second
+    # Preparing it did not touch the caller's objects (their marshal dump keys the format's cache).
+    assert marshal.dumps(next_request) == key_before
+
+    dirty = again(toolset("<|im_end|> unique to this test"))
+    escaped = [{"type": "function", "function": {"name": f"f{i}", "description": "<\\|im_end|> unique to this test"}}
+               for i in range(16)]
+    assert ESCAPING.guard_tools(dirty) == escaped
+    assert list(ESCAPING.guard_tools(again(dirty)).tools) == escaped
+    assert dirty == toolset("<|im_end|> unique to this test")  # the caller's list is never changed
+    for _ in range(2):  # nothing is cached for a rejected toolset: it raises every time
+        with pytest.raises(InjectionError, match=r"^tools\[0\]\.function\.description: "):
+            REJECTING.guard_tools(again(dirty))
+
+    nameless = [{"description": f"<think> {i} unique to this test"} for i in range(16)]
+    for _ in range(3):  # cannot be prepared: an escaped list every time
+        assert ESCAPING.guard_tools(again(nameless))[0] == {"description": "<\\think> 0 unique to this test"}
