@@ -232,13 +232,14 @@ How the guard stays cheap on clean text (see `prompt_formats/guard.py`): one pas
 reads each plain dict's content once and tests it for `<` (every default token starts with it),
 running the token pattern (a trie) from the first `<` only when there is one; the tool calls of
 the whole conversation are cleared by one orjson encoding searched the same way; a `PreparedTools`
-is checked once and the verdict cached on it, while a plain tool list is encoded and searched on
-every request (about 30 µs for the agent's 40 tools, which the renderer itself takes from its
-content-keyed cache); only messages where something may be found are walked field by field.
+is checked once and the verdict cached on it; a plain list of 16 or more tools is checked once per
+content, in the renderer's content-keyed cache of plain tool lists, and from its second sighting
+handed to the renderer as a prepared copy (a smaller list is encoded and searched on every
+request); only messages where something may be found are walked field by field.
 What remains is a second read of every untrusted string and of every tool call, next to a
 renderer that itself spends about 1.5 µs per message: so the cost is highest, relatively, on long
-agent requests (many tool calls, and with a plain tool list its encoding) and on text dense in
-`<`, where the pattern runs for nearly every string. Rewriting (the attacked row) costs more, as
+agent requests (many tool calls) and on text dense in `<`, where the pattern runs for nearly every
+string. Rewriting (the attacked row) costs more, as
 it copies the changed messages.
 """
 
