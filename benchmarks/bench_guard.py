@@ -32,6 +32,7 @@ import copy
 import datetime
 import gc
 import math
+import os
 import platform
 import random
 import statistics
@@ -202,8 +203,9 @@ def main(argv: list[str] | None = None) -> None:
     print(table)
     if args.write:
         command = " ".join([".venv/bin/python benchmarks/bench_guard.py", *(sys.argv[1:] if argv is None else argv)])
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=ROOT, check=False).stdout.strip() or "unknown"
+        commit = os.environ.get("PF_BENCH_COMMIT") or subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=False
+        ).stdout.strip() or "unknown"
         args.write.write_text(_DOC.format(date=datetime.date.today().isoformat(), command=command, commit=commit,
                                           table=table))
 
