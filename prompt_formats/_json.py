@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import InvalidInputError
 
-__all__ = ["not_serialisable", "tojson", "tojson_at"]
+__all__ = ["not_serialisable", "printed", "text_or_json", "tojson", "tojson_at"]
 
 # What json.dumps(x, ensure_ascii=False) builds on every call, built once. Two differences, both
 # only for values json.dumps rejects: no circular-reference bookkeeping (a cycle raises
@@ -56,11 +56,48 @@ if _make_c_encoder is not None:
             return "null"
         return "".join(_encode_chunks(value, 0))
 
+    def text_or_json(value: Any) -> str:
+        """The template's ``value|string if value is string else value|tojson``, for a tool-call argument.
+
+        A string gives what the template prints for it (:func:`printed`), anything else
+        ``tojson(value)``.
+        """
+        kind = type(value)
+        if kind is str:
+            return value  # type: ignore[no-any-return]
+        if kind is dict or kind is list:
+            return "".join(_encode_chunks(value, 0))
+        if kind is int:
+            return int.__repr__(value)
+        if kind is bool:
+            return "true" if value else "false"
+        if value is None:
+            return "null"
+        if isinstance(value, str):
+            return printed(value)
+        return "".join(_encode_chunks(value, 0))
+
 else:  # pragma: no cover
 
     def tojson(value: Any) -> str:
         """``json.dumps(value, ensure_ascii=False)``."""
         return _REFERENCE.encode(value)
+
+    def text_or_json(value: Any) -> str:
+        """The template's ``value|string if value is string else value|tojson``, for a tool-call argument."""
+        return printed(value) if isinstance(value, str) else _REFERENCE.encode(value)
+
+
+def printed(text: str) -> str:
+    """What a template writes for a string it prints (``{{ text }}``): ``str(text)``, as an exact ``str``.
+
+    The same ``text`` for a ``str``; a subclass is printed through its ``__str__`` (text the
+    template concatenates, such as a tool-call name, keeps its characters instead).
+    """
+    if type(text) is str:
+        return text
+    shown = str(text)
+    return shown if type(shown) is str else str.__str__(shown)
 
 
 def not_serialisable(path: str, exc: BaseException) -> InvalidInputError:

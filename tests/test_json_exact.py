@@ -24,7 +24,7 @@ from strategies import differential_settings, json_values
 
 import prompt_formats as pf
 from prompt_formats import InvalidInputError
-from prompt_formats._json import tojson, tojson_at
+from prompt_formats._json import text_or_json, tojson, tojson_at
 
 
 def reference(value: Any) -> str:
@@ -76,6 +76,24 @@ def test_edge_values_match_json_dumps(value: Any) -> None:
 @given(json_values)
 def test_generated_values_match_json_dumps(value: Any) -> None:
     assert tojson(value) == reference(value)
+
+
+def argument_reference(value: Any) -> str:
+    """The template's ``value|string if value is string else value|tojson``, then printed: ``str()``."""
+    return str(value) if isinstance(value, str) else reference(value)
+
+
+@pytest.mark.parametrize("value", EDGE_VALUES, ids=repr)
+def test_argument_text_is_the_string_or_json_dumps(value: Any) -> None:
+    got = text_or_json(value)
+    assert type(got) is str
+    assert got == argument_reference(value)
+
+
+@differential_settings
+@given(json_values)
+def test_generated_argument_text_is_the_string_or_json_dumps(value: Any) -> None:
+    assert text_or_json(value) == argument_reference(value)
 
 
 @given(st.recursive(

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import regex
 
-from .._json import not_serialisable, tojson
+from .._json import not_serialisable, printed, text_or_json, tojson
 from ..errors import InvalidInputError, TemplateError, type_name
 from ..format import ChatFormat, Conversation, Tools
 from ..messages import REASONING_FIELDS, AssistantReply, Message, ToolCall, ToolDefinition
@@ -76,6 +76,11 @@ _OPTIONS = {
 }
 
 
+# Type sets the C-speed checks of the usual input compare with.
+_DICT_ONLY = frozenset({dict})
+_STR_ONLY = frozenset({str})
+
+
 class _VisionCount:
     """The template's ``image_count``/``video_count`` namespaces: one per render call."""
 
@@ -89,7 +94,7 @@ def _content_text(
 ) -> str:
     """The template's ``render_content`` macro (untrimmed); ``index`` names the message in errors."""
     if isinstance(content, str):
-        return content
+        return printed(content)
     if content is None:
         return ""
     if not isinstance(content, (list, tuple)):
@@ -123,28 +128,21 @@ def _content_text(
                 raise InvalidInputError(
                     f"messages[{index}].content[{j}].text", f"expected a string, got {type_name(text)}"
                 )
-            pieces.append(text)
+            pieces.append(printed(text))
         else:
             raise TemplateError("Unexpected item type in content.")
     return "".join(pieces)
 
 
-def _trimmed_texts(msgs: Sequence[Mapping[str, Any]]) -> list[str | None]:
-    """Each message's trimmed content where it is a string or absent; ``None`` where it is not.
-
-    String content renders the same wherever the template renders it, so it is trimmed once; a list
-    can hold images, whose text depends on the running image count, so it is rendered in place.
-    """
-    contents: list[Any] = [message.get("content") for message in msgs]
-    if set(map(type, contents)) <= {str}:
-        return list(map(str.strip, contents))
-    return [content.strip() if type(content) is str else "" if content is None else None for content in contents]
-
-
-def _roles(msgs: Sequence[Mapping[str, Any]]) -> list[str] | None:
-    """Every message's role, or ``None`` if one is not a plain string (the caller then checks them in order)."""
-    roles: list[Any] = [message.get("role") for message in msgs]
-    return roles if set(map(type, roles)) <= {str} else None
+def _text(
+    message: Mapping[str, Any], index: int | None, vision: _VisionCount, count: bool, is_system: bool,
+    add_vision_id: Any,
+) -> str:
+    """A message's content as the template renders it, trimmed (``render_content(...)|trim``)."""
+    content = message.get("content")
+    if type(content) is str:
+        return content.strip()
+    return _content_text(content, index, vision, count, is_system, add_vision_id).strip()
 
 
 def _checked_role(message: Mapping[str, Any], index: int) -> str:
@@ -155,8 +153,7 @@ def _checked_role(message: Mapping[str, Any], index: int) -> str:
 
 
 def _as_dicts(messages: Conversation) -> Sequence[Mapping[str, Any]]:
-    if type(messages) is list and set(map(type, messages)) <= {dict}:
-        return messages  # the common case: read as is, never modified
+    """The messages as mappings (a list of dicts is read as is by the caller, never modified)."""
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
     out = []
@@ -278,59 +275,29 @@ def _call_path(index: int | None, calls: Sequence[Mapping[str, Any]], k: int) ->
     return f"messages[{index}].tool_calls[{k}]" + (".function" if "function" in calls[k] else "")
 
 
-def _render_tool_calls(out: list[str], calls: Any, content: str, index: int | None) -> None:
-    if type(calls) is not list and not isinstance(calls, (list, tuple)):
-        raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
-    append = out.append
-    extend = out.extend
-    # The first call follows the content after a blank line (right away when there is none), the
-    # others follow the previous call after a newline.
-    opening = "\n\n<tool_call>\n<function=" if content.strip() else "<tool_call>\n<function="
-    for k, call in enumerate(calls):
-        if type(call) is not dict and not isinstance(call, Mapping):
-            raise InvalidInputError(f"messages[{index}].tool_calls[{k}]", f"expected an object, got {type_name(call)}")
-        function = call.get("function", call)  # the OpenAI shape nests the call in "function"
-        if function is not call and type(function) is not dict and not isinstance(function, Mapping):
-            raise InvalidInputError(
-                f"messages[{index}].tool_calls[{k}].function", f"expected an object, got {type_name(function)}"
-            )
-        name = function.get("name")
-        if type(name) is not str and not isinstance(name, str):
-            raise InvalidInputError(_call_path(index, calls, k) + ".name", f"expected a string, got {type_name(name)}")
-        extend((opening, name, ">\n"))
-        opening = "\n<tool_call>\n<function="
-        arguments = function.get("arguments")  # absent and null both render nothing
-        if arguments is None:
-            pass
-        elif type(arguments) is dict or isinstance(arguments, Mapping):
-            for key, value in arguments.items():
-                if type(key) is not str and not isinstance(key, str):
-                    raise InvalidInputError(
-                        _call_path(index, calls, k) + ".arguments",
-                        f"expected string keys, got {type_name(key)} key {key!r}",
-                    )
-                if type(value) is not str and not isinstance(value, str):
-                    try:
-                        value = tojson(value)
-                    except (TypeError, ValueError, RecursionError) as exc:
-                        raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
-                extend(("<parameter=", key, ">\n", value, "\n</parameter>\n"))
-        elif isinstance(arguments, str):
-            extend(("<parameter=arguments>\n", arguments, "\n</parameter>\n"))
-        else:
-            raise InvalidInputError(
-                _call_path(index, calls, k) + ".arguments",
-                f"expected an object or a JSON string, got {type_name(arguments)}",
-            )
-        append("</function>\n</tool_call>")
+def _call_name(name: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    """A tool call's name that is not an exact ``str``: its characters (the template concatenates it
+    with text, which copies characters), or the error."""
+    if not isinstance(name, str):
+        raise InvalidInputError(_call_path(index, calls, k) + ".name", f"expected a string, got {type_name(name)}")
+    return str.__str__(name)
+
+
+def _argument_name(key: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    """A tool-call argument's name that is not an exact ``str``: its characters, or the error."""
+    if not isinstance(key, str):
+        raise InvalidInputError(
+            _call_path(index, calls, k) + ".arguments", f"expected string keys, got {type_name(key)} key {key!r}"
+        )
+    return str.__str__(key)
 
 
 def render_chatml(
     messages: Conversation,
     tools: Tools = None,
     add_generation_prompt: Any = False,
+    merge_system: bool = False,
     *,
-    merge_system: bool,
     enable_thinking: Any = None,
     preserve_thinking: Any = None,
     add_vision_id: Any = None,
@@ -344,11 +311,15 @@ def render_chatml(
     Cost is linear in the size of the input: each message is visited a bounded number of times and
     the prompt is joined once, at the end.
     """
-    msgs = _as_dicts(messages)
-    roles = _roles(msgs)
+    # The usual input (a list of dicts, string roles) is checked by C-speed passes over the whole
+    # list; anything else goes through the helpers, which check it message by message.
+    msgs = messages if type(messages) is list and set(map(type, messages)) <= _DICT_ONLY else _as_dicts(messages)
+    roles: list[Any] | None = [message.get("role") for message in msgs]
+    if not set(map(type, roles)) <= _STR_ONLY:  # type: ignore[arg-type]
+        roles = None
     # `origins[pos]` is the caller's index of msgs[pos] (None for the merged system message), for errors.
     origins: Sequence[int | None]
-    if merge_system:
+    if merge_system and (roles is None or "system" in roles):
         msgs, roles, origins = _merge_system(msgs, roles, add_vision_id)
     else:
         origins = range(len(msgs))
@@ -357,17 +328,13 @@ def render_chatml(
     if roles is None:
         roles = [_checked_role(message, i) for i, message in enumerate(msgs)]
     n = len(msgs)
-    texts = _trimmed_texts(msgs)
     # The template's image and video counters; only list content reads them.
     vision = _VisionCount()
 
     out: list[str] = []
-    block = tools_block(tools)
+    block = tools_block(tools) if tools else ""
     if roles[0] == "system":
-        first = texts[0]
-        system_text = first if first is not None else _content_text(
-            msgs[0].get("content"), origins[0], vision, False, True, add_vision_id
-        ).strip()
+        system_text = _text(msgs[0], origins[0], vision, False, True, add_vision_id)
     if block:
         out.append(block)
         if roles[0] == "system" and system_text:
@@ -379,10 +346,7 @@ def render_chatml(
     last_query = -1
     for pos in range(n - 1, -1, -1):
         if roles[pos] == "user":
-            known = texts[pos]
-            query = known if known is not None else _content_text(
-                msgs[pos].get("content"), origins[pos], vision, False, False, add_vision_id
-            ).strip()
+            query = _text(msgs[pos], origins[pos], vision, False, False, add_vision_id)
             if not (query.startswith("<tool_response>") and query.endswith("</tool_response>")):
                 last_query = pos
                 break
@@ -393,17 +357,19 @@ def render_chatml(
     # Pieces go into `out` as they are and are copied once, by the final join.
     append = out.append
     extend = out.extend
-    for pos, (role, known) in enumerate(zip(roles, texts, strict=True)):
-        content = known if known is not None else _content_text(
-            msgs[pos].get("content"), origins[pos], vision, True, False, add_vision_id
-        ).strip()
+    last = n - 1
+    for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
+        content = message.get("content")
+        if type(content) is str:
+            content = content.strip()
+        else:
+            content = _content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
         if role == "system":
             if pos:
                 raise TemplateError("System message must be at the beginning.")
         elif role == "user":
             extend(("<|im_start|>user\n", content, "<|im_end|>\n"))
         elif role == "assistant":
-            message = msgs[pos]
             # transformers passes the first non-None of these fields as reasoning_content.
             reasoning = message.get("reasoning_content")
             if reasoning is None:
@@ -415,7 +381,7 @@ def render_chatml(
                 if "</think>" in content:
                     reasoning = content.split("</think>")[0].rstrip("\n").split("<think>")[-1].lstrip("\n")
                     content = content.split("</think>")[-1].lstrip("\n")
-            elif not isinstance(reasoning, str):
+            elif type(reasoning) is not str and not isinstance(reasoning, str):
                 raise _bad_reasoning(message, origins[pos])
             if keep_all_thinking or pos > last_query:
                 extend(("<|im_start|>assistant\n<think>\n", reasoning.strip(), "\n</think>\n\n", content))
@@ -423,14 +389,62 @@ def render_chatml(
                 extend(("<|im_start|>assistant\n", content))
             calls = message.get("tool_calls")
             if calls:
-                _render_tool_calls(out, calls, content, origins[pos])
-            append("<|im_end|>\n")
-        elif role == "tool":
-            if pos and roles[pos - 1] != "tool":
-                append("<|im_start|>user")
-            extend(("\n<tool_response>\n", content, "\n</tool_response>"))
-            if pos == n - 1 or roles[pos + 1] != "tool":
+                if type(calls) is not list and not isinstance(calls, (list, tuple)):
+                    raise InvalidInputError(
+                        f"messages[{origins[pos]}].tool_calls", f"expected a list, got {type_name(calls)}"
+                    )
+                # The first call follows the content after a blank line (right away when there is
+                # none); each later one follows the previous call's end after a newline. Names and
+                # argument values are made exact strings first (see _call_name, text_or_json), so
+                # that the f-strings below copy characters and call nothing.
+                opening = "\n\n<tool_call>\n<function=" if content.strip() else "<tool_call>\n<function="
+                for k, call in enumerate(calls):
+                    if type(call) is not dict and not isinstance(call, Mapping):
+                        raise InvalidInputError(
+                            f"messages[{origins[pos]}].tool_calls[{k}]", f"expected an object, got {type_name(call)}"
+                        )
+                    function = call.get("function", call)  # the OpenAI shape nests the call in "function"
+                    if function is not call and type(function) is not dict and not isinstance(function, Mapping):
+                        raise InvalidInputError(
+                            f"messages[{origins[pos]}].tool_calls[{k}].function",
+                            f"expected an object, got {type_name(function)}",
+                        )
+                    name = function.get("name")
+                    if type(name) is not str:
+                        name = _call_name(name, origins[pos], calls, k)
+                    arguments = function.get("arguments")  # absent and null both render nothing
+                    if arguments is None:
+                        append(f"{opening}{name}>\n")
+                    elif type(arguments) is dict or isinstance(arguments, Mapping):
+                        append(f"{opening}{name}>\n")
+                        for key, value in arguments.items():
+                            if type(key) is not str:
+                                key = _argument_name(key, origins[pos], calls, k)
+                            if type(value) is not str:
+                                try:
+                                    value = text_or_json(value)
+                                except (TypeError, ValueError, RecursionError) as exc:
+                                    path = f"{_call_path(origins[pos], calls, k)}.arguments.{key}"
+                                    raise not_serialisable(path, exc) from None
+                            append(f"<parameter={key}>\n{value}\n</parameter>\n")
+                    elif isinstance(arguments, str):
+                        extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
+                    else:
+                        raise InvalidInputError(
+                            _call_path(origins[pos], calls, k) + ".arguments",
+                            f"expected an object or a JSON string, got {type_name(arguments)}",
+                        )
+                    opening = "</function>\n</tool_call>\n<tool_call>\n<function="
+                append("</function>\n</tool_call><|im_end|>\n")
+            else:
                 append("<|im_end|>\n")
+        elif role == "tool":
+            # A run of tool results is one user turn.
+            extend((
+                "<|im_start|>user\n<tool_response>\n" if pos and roles[pos - 1] != "tool" else "\n<tool_response>\n",
+                content,
+                "\n</tool_response><|im_end|>\n" if pos == last or roles[pos + 1] != "tool" else "\n</tool_response>",
+            ))
         else:
             raise TemplateError("Unexpected message role.")
 
@@ -511,9 +525,9 @@ class ChatMLFormat(ChatFormat):
         if guard is not None:
             tools = guard.guard_tools(tools)
             messages = guard.guard_messages(messages)
-        return render_chatml(
-            messages, tools, add_generation_prompt, merge_system=self.merge_system, **options
-        )
+        if options:
+            return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
+        return render_chatml(messages, tools, add_generation_prompt, self.merge_system)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"
