@@ -17,6 +17,7 @@ from .errors import (
     UnknownOptionError,
 )
 from .format import ChatFormat
+from .guard import CHATML_CONTROL_TOKENS, HARMONY_CONTROL_TOKENS, ControlTokenGuard, unescape
 from .messages import (
     AssistantReply,
     ImagePart,
@@ -43,9 +44,12 @@ from .tools import PreparedTools, prepare_tools
 __version__ = "0.1.0"
 
 __all__ = [
+    "CHATML_CONTROL_TOKENS",
+    "HARMONY_CONTROL_TOKENS",
     "AssistantReply",
     "ChatFormat",
     "ContentDelta",
+    "ControlTokenGuard",
     "Event",
     "FormatError",
     "ImagePart",
@@ -70,4 +74,5 @@ __all__ = [
     "available_formats",
     "get_format",
     "prepare_tools",
+    "unescape",
 ]

@@ -10,7 +10,7 @@ import pytest
 import prompt_formats as pf
 from prompt_formats import FormatError, InvalidInputError, TemplateError, UnknownOptionError
 
-CHATML = ["chatml-multi-system"]
+CHATML = ["chatml-multi-system", "chatml-safety"]
 USER = {"role": "user", "content": "hi"}
 
 

@@ -22,7 +22,11 @@ from transformers.utils.chat_template_utils import render_jinja_template
 import prompt_formats as pf
 
 EXAMPLES = max(200, int(os.environ.get("PF_HYPOTHESIS_EXAMPLES", "2000")) // 10)
-CASES = [("chatml-multi-system", "chatml_multi_system.jinja")]
+# chatml-safety with policy "allow" is the upstream template itself, on every input.
+CASES = [
+    ("chatml-multi-system", {}, "chatml_multi_system.jinja"),
+    ("chatml-safety", {"policy": "allow"}, "chatml_upstream.jinja"),
+]
 
 
 def render_transformers(
@@ -42,9 +46,9 @@ def render_transformers(
     return ("ok", rendered[0])
 
 
-@pytest.mark.parametrize(("name", "template"), CASES)
-def test_transformers_agrees_with_oracle_and_formatter(name: str, template: str) -> None:
-    fmt = pf.get_format(name)
+@pytest.mark.parametrize(("name", "config", "template"), CASES)
+def test_transformers_agrees_with_oracle_and_formatter(name: str, config: dict[str, Any], template: str) -> None:
+    fmt = pf.get_format(name, **config)
 
     @settings(max_examples=EXAMPLES, deadline=None)
     @given(conversation(), tools, st.booleans(), chatml_options)
