@@ -397,7 +397,9 @@ def render_chatml(
                 # none); each later one follows the previous call's end after a newline. Names and
                 # argument values are made exact strings first (see _call_name, text_or_json), so
                 # that the f-strings below copy characters and call nothing.
-                opening = "\n\n<tool_call>\n<function=" if content.strip() else "<tool_call>\n<function="
+                # (`content` is trimmed text, or what follows "</think>" in it: empty, or ending in
+                # a non-space, so here the template's `content|trim` is empty just when it is.)
+                opening = "\n\n<tool_call>\n<function=" if content else "<tool_call>\n<function="
                 for k, call in enumerate(calls):
                     if type(call) is not dict and not isinstance(call, Mapping):
                         raise InvalidInputError(
