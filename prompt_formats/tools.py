@@ -104,8 +104,10 @@ def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> Prepare
 
 
 # orjson encodes exact str, int, float, bool, None, dict, list and tuple; with these options it
-# raises for every subclass of them (and for dataclasses and datetimes). See PlainToolsCache.get.
+# raises for every subclass of them (and for dataclasses and datetimes). See PlainToolsCache.
 _EXACT_TYPES_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+# What is known of the lists with an entry's key.
+_UNCHECKED, _EXACT, _NOT_EXACT = 0, 1, 2
 
 
 class PlainToolsCache:
@@ -118,8 +120,10 @@ class PlainToolsCache:
     a hit costs one dictionary look-up, without a lock). A list that is mutated afterwards simply
     has another key; nothing refers to the caller's objects.
 
-    Why the output never changes. The content key is ``marshal.dumps(tools)``, and a value is cached
-    only if its build succeeded and orjson, which rejects every subclass, encoded the list too:
+    Why the output never changes. The content key is ``marshal.dumps(tools)``; a value is cached
+    only if its build succeeded, and served only once a list with that key has been found to hold
+    exact JSON types only (by orjson, which rejects every subclass; checked on the first hit, so
+    a list seen once never pays for it):
 
     - marshal writes every object by its *exact* type (a distinct code for ``int``, ``float``,
       ``bool``, ``None``, ``str``, ``tuple``, ``list``, ``dict``), floats as their 8 bytes
@@ -127,21 +131,25 @@ class PlainToolsCache:
       raises ``ValueError`` for every other type, with one exception: an object of another type
       that exposes the buffer protocol (numpy's ``float64`` and ``str_`` do, and ``json.dumps``
       writes them as a float and a string) is written as if it were ``bytes``.
-    - The list a value was cached for held exact JSON types only (orjson said so), hence no
-      ``bytes`` code in its dump. Any list with the same dump therefore has no buffer-protocol
-      object either (each would have put a ``bytes`` code there), so it is made of exact types, and
-      ``marshal.loads`` gives both lists back identical in types, values, order and float bits.
-      ``json.dumps`` of exact types depends on nothing else: same dump, same JSON text.
+    - A list of exact JSON types has no ``bytes`` code in its dump. Any list with the same dump
+      therefore has no buffer-protocol object either (each would have put a ``bytes`` code there),
+      so it is made of exact types too, and ``marshal.loads`` gives both lists back identical in
+      types, values, order and float bits. ``json.dumps`` of exact types depends on nothing else:
+      every list with that dump, the one the value was built from included, has the same JSON text.
 
-    A list that cannot be keyed so (a subclass, a lone surrogate, an integer beyond 64 bits, a
-    non-string key, more nesting than either encoder takes) is built on every call, never cached.
+    A list that is not made of exact JSON types only is built on every call: marshal rejects most
+    (a subclass, too much nesting); the others (a lone surrogate, an integer beyond 64 bits, a
+    non-string key, a buffer-protocol object) fail orjson's check and their entry is never served.
     Some lists with equal content dump differently (marshal marks objects referenced more than once
     and interned strings); they are merely separate entries.
     """
 
     def __init__(self, max_entries: int = 64, max_bytes: int = 32 * 1024 * 1024) -> None:
-        # Insertion order is eviction order. Readers use dict.get alone (atomic); writers hold the lock.
-        self._entries: dict[tuple[str, bytes], tuple[Any, int]] = {}
+        # key -> (value, size, state): state _EXACT once a list with this key held exact JSON types
+        # only, _NOT_EXACT once one did not (then no list with this key does: the value is never
+        # served), _UNCHECKED before. Insertion order is eviction order. Readers use dict.get
+        # alone (atomic); writers hold the lock.
+        self._entries: dict[tuple[str, bytes], tuple[Any, int, int]] = {}
         self._lock = threading.Lock()
         self._bytes = 0
         self.max_entries = max_entries
@@ -154,23 +162,34 @@ class PlainToolsCache:
         except ValueError:  # another type, or nested too deeply: not keyable
             return build(tools)
         entry = self._entries.get(entry_key)
-        if entry is not None:
-            return entry[0]  # type: ignore[no-any-return]
-        value = build(tools)  # outside the lock: builds may be slow, and two threads may build alike
-        try:
-            orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
-        except (TypeError, ValueError, RecursionError):
+        if entry is None:
+            value = build(tools)  # outside the lock: builds may be slow, and two threads may build alike
+            self._add(entry_key, value, len(entry_key[1]) + sys.getsizeof(value))
             return value
-        size = len(entry_key[1]) + sys.getsizeof(value)
-        if size <= self.max_bytes:
+        state = entry[2]
+        if state == _UNCHECKED:
+            try:
+                orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
+                state = _EXACT
+            except (TypeError, ValueError, RecursionError):
+                state = _NOT_EXACT
             with self._lock:
-                old = self._entries.pop(entry_key, None)
-                if old is not None:
-                    self._bytes -= old[1]
-                self._entries[entry_key] = (value, size)
-                self._bytes += size
-                self._evict()
-        return value
+                if entry_key in self._entries:
+                    self._entries[entry_key] = (entry[0], entry[1], state)
+        if state == _NOT_EXACT:
+            return build(tools)
+        return entry[0]  # type: ignore[no-any-return]
+
+    def _add(self, entry_key: tuple[str, bytes], value: Any, size: int) -> None:
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            old = self._entries.pop(entry_key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._entries[entry_key] = (value, size, _UNCHECKED)
+            self._bytes += size
+            self._evict()
 
     def _evict(self) -> None:
         entries = self._entries

@@ -100,14 +100,33 @@ def test_repeated_tool_lists_are_served_from_the_cache() -> None:
     assert len(PLAIN_TOOLS_CACHE) == 1
 
 
-@pytest.mark.parametrize("value", [LoudStr("x"), "\ud800", 2**70, {1: "a"}], ids=repr)
-def test_lists_that_cannot_be_keyed_are_rendered_and_not_cached(value: Any) -> None:
+@pytest.mark.parametrize("value", [LoudStr("x"), "\ud800", 2**70, {1: "a"}, np.float64(0.5)], ids=repr)
+def test_lists_not_made_of_exact_json_types_are_built_every_time(value: Any) -> None:
     fmt = pf.get_format("chatml-multi-system")
     tools = tools_with(value)
     want = oracle("chatml-multi-system", tools)
-    assert render_ours(fmt.render, MESSAGES, tools, True) == want
-    assert render_ours(fmt.render, MESSAGES, tools, True) == want
-    assert len(PLAIN_TOOLS_CACHE) == 0
+    for _ in range(3):
+        assert render_ours(fmt.render, MESSAGES, tools, True) == want
+    cache = PlainToolsCache()
+    built: list[int] = []
+
+    def build(tool_list: Any) -> int:
+        built.append(1)
+        return len(built)
+
+    assert [cache.get("k", tools, build) for _ in range(3)] == [1, 2, 3]
+
+
+def test_a_value_is_served_from_the_second_sighting_once_the_list_is_checked() -> None:
+    cache = PlainToolsCache()
+    built: list[int] = []
+
+    def build(tool_list: Any) -> int:
+        built.append(1)
+        return len(built)
+
+    tools = tools_with("x")
+    assert [cache.get("k", copy.deepcopy(tools), build) for _ in range(4)] == [1, 1, 1, 1]
 
 
 # numpy's float64 and str_ are a float and a str to json.dumps, but marshal writes them as the bytes
