@@ -13,12 +13,14 @@ renders every request with ``add_generation_prompt=True``:
 
 Ours runs three ways: with the plain tool dicts (what a stateless server passes) and a *repeated
 toolset* (the content-keyed cache of plain tool lists holds it, as from the session's previous
-request: the three requests' toolsets stay in it), the same at *first sight* (that cache cleared
-before each render; the clearing is timed too; Harmony does not use the cache), and with a
-:class:`~prompt_formats.PreparedTools` made once before timing (what a server that keeps its
-toolset per session gets). Every output is first compared with its reference, byte for byte (the script
-stops on a difference). Then the scaling check: the same session at 200 and at 1,000 messages; the
-cost ratio must stay at most 5.5 (linear cost gives at most 5).
+requests), the same at *first sight* (that cache cleared before each render; the clearing is timed
+too; Harmony does not use the cache), and with a :class:`~prompt_formats.PreparedTools` made once
+before timing (what a server that keeps its toolset per session gets). Every output is first
+compared with its reference, byte for byte (the script stops on a difference). Every Python
+contender renders its requests twice untimed, then once timed (``timing.in_blocks``: the warm run
+meets its toolsets in the cache, checked, whatever ran before it, and all contenders meet their
+data equally warm in the CPU caches); Go times itself. Then the scaling check: the same session at
+200 and at 1,000 messages; the cost ratio must stay at most 5.5 (linear cost gives at most 5).
 
 Usage::
 
@@ -33,7 +35,7 @@ import platform
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import corpus
 import engines
-from timing import Timing, interleaved, markdown_table
+from timing import Timing, in_blocks, interleaved, markdown_table
 
 import prompt_formats as pf
 from prompt_formats.tools import PLAIN_TOOLS_CACHE
@@ -88,31 +90,35 @@ class _Harmony:
         return run
 
 
-def _ours(fmt: pf.ChatFormat, requests: list[corpus.Request], tools: str) -> Callable[[], None]:
-    """A run of ours; ``tools``: "warm" (plain dicts, cache warm), "first" (cache cleared), "prepared"."""
+def _ours(fmt: pf.ChatFormat, requests: list[corpus.Request], tools: str) -> Callable[[], float]:
+    """A run of ours; ``tools``: "warm" (plain dicts, cache warm), "first" (cache cleared), "prepared".
+
+    Self-timed (``timing.in_blocks``): the requests are rendered twice untimed, then once timed, so
+    that the warm run meets its toolsets in the cache whatever ran before it.
+    """
     options = HARMONY_OPTIONS if fmt.name == "harmony" else {}
     jobs = [(r.messages, pf.prepare_tools(r.tools) if tools == "prepared" else r.tools) for r in requests]
     render = fmt.render
     clear = PLAIN_TOOLS_CACHE.clear
 
-    def run() -> None:
-        for messages, tool_list in jobs:
+    def run(chunk: Sequence[tuple[Any, Any]]) -> None:
+        for messages, tool_list in chunk:
             render(messages, tool_list, True, **options)
 
-    def run_first_sight() -> None:
-        for messages, tool_list in jobs:
+    def run_first_sight(chunk: Sequence[tuple[Any, Any]]) -> None:
+        for messages, tool_list in chunk:
             clear()
             render(messages, tool_list, True, **options)
 
-    return run_first_sight if tools == "first" else run
+    return in_blocks(run_first_sight if tools == "first" else run, jobs, len(jobs))
 
 
-def _reference_runner(render: engines.Renderer, requests: list[corpus.Request]) -> Callable[[], None]:
-    def run() -> None:
-        for r in requests:
+def _reference_runner(render: engines.Renderer, requests: list[corpus.Request]) -> Callable[[], float]:
+    def run(chunk: Sequence[corpus.Request]) -> None:
+        for r in chunk:
             render(r.messages, r.tools, True)
 
-    return run
+    return in_blocks(run, requests, len(requests))
 
 
 def _check(name: str, got: list[str], want: list[str | None]) -> None:

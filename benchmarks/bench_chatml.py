@@ -19,8 +19,9 @@ script stops otherwise) and whether MiniJinja's does is printed. Timing is inter
 
 The corpus has more distinct tool lists (one per conversation) than that cache holds, so every
 contender goes through the corpus in blocks of ``--block`` conversations: each block is rendered
-once untimed (which fills the cache for the repeated-toolset run, and leaves every contender's block
-equally warm in the CPU caches), then once timed (``timing.in_blocks``).
+twice untimed (which fills the cache for the repeated-toolset run, an entry's one-time check on
+its first hit included, and leaves every contender's block equally warm in the CPU caches), then
+once timed (``timing.in_blocks``).
 
 Usage::
 

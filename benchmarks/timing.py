@@ -86,14 +86,15 @@ def interleaved(
 
 
 def in_blocks(
-    work: Callable[[Sequence[T]], None], items: Sequence[T], block: int, min_run_ms: float = 40.0
+    work: Callable[[Sequence[T]], None], items: Sequence[T], block: int, min_run_ms: float = 40.0, warmups: int = 2
 ) -> Callable[[], float]:
     """A self-timed run for :func:`interleaved`: ``work`` over ``items`` a block at a time, untimed then timed.
 
-    Each block of ``block`` items is worked through once untimed (so what the work leaves behind
-    for the next pass over the same items, such as a cache entry, is in place, and every contender
-    meets its block equally warm in the CPU's caches), then once timed. The sweep over all blocks is
-    repeated to last about ``min_run_ms`` of timed CPU time. Returns CPU µs per item.
+    Each block of ``block`` items is worked through ``warmups`` times untimed (so what the work
+    leaves behind for later passes over the same items, such as a cache entry and its one-time
+    check, is in place, and every contender meets its block equally warm in the CPU's caches), then
+    once timed. The sweep over all blocks is repeated to last about ``min_run_ms`` of timed CPU
+    time. Returns CPU µs per item.
     """
     blocks = [items[i : i + block] for i in range(0, len(items), block)]
     sweeps = 0
@@ -101,7 +102,8 @@ def in_blocks(
     def sweep() -> int:
         timed = 0
         for chunk in blocks:
-            work(chunk)
+            for _ in range(warmups):
+                work(chunk)
             start = time.thread_time_ns()
             work(chunk)
             timed += time.thread_time_ns() - start
