@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal
 
 from .errors import FormatError, UnknownOptionError
 from .messages import AssistantReply
+from .streaming import StreamParser
 from .tools import PreparedTools
 
 __all__ = ["ChatFormat", "Conversation", "Tools"]
@@ -92,13 +93,37 @@ class ChatFormat(abc.ABC):
             self, completions, tools, workers=workers, errors=errors, id_factory=id_factory, **context
         )
 
-    def parse(self, completion: str, tools: Tools = None, **context: Any) -> AssistantReply:
-        """Parse a whole completion into reasoning, content and tool calls."""
-        raise NotImplementedError(f"format {self.name!r} has no reply parser yet")
+    def parse(
+        self,
+        completion: str,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> AssistantReply:
+        """Parse a whole completion (the text after the generation prompt) into an :class:`AssistantReply`.
 
-    def stream_parser(self, tools: Tools = None, **context: Any) -> Any:
-        """A new per-stream parser: ``feed(delta)`` any number of times, then ``close()``."""
-        raise NotImplementedError(f"format {self.name!r} has no streaming parser yet")
+        It is the format's stream parser fed the whole text at once, so it equals the assembled
+        events of any split of the same text into deltas. ``tools``, ``id_factory`` and ``context``
+        are as for :meth:`stream_parser`. Never raises for any completion text; raises
+        :class:`FormatError` only for bad arguments (a non-string completion, malformed tools, an
+        unknown option).
+        """
+        return self.stream_parser(tools, id_factory=id_factory, **context).parse_all(completion)
+
+    def stream_parser(
+        self,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> StreamParser:
+        """A new parser for one completion: ``feed(delta)`` any number of times, then ``close()``.
+
+        ``context`` takes ``render``'s options (they say where the prompt left the model);
+        ``id_factory`` makes tool-call ids (default ``call_`` + 24 random hex digits).
+        """
+        raise NotImplementedError(f"format {self.name!r} has no reply parser")
 
     def check_options(self, options: Mapping[str, Any], allowed: Mapping[str, str] | None = None) -> None:
         """Raise :class:`UnknownOptionError` naming every option not in ``allowed`` (default ``self.options``)."""

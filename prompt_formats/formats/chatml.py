@@ -30,7 +30,7 @@ import regex
 from .._json import not_serialisable, printed, text_or_json, tojson
 from ..errors import InvalidInputError, TemplateError, type_name
 from ..format import ChatFormat, Conversation, Tools
-from ..messages import REASONING_FIELDS, AssistantReply, Message, ToolCall, ToolDefinition
+from ..messages import REASONING_FIELDS, Message, ToolCall, ToolDefinition
 from ..streaming import (
     ContentDelta,
     Malformed,
@@ -471,25 +471,6 @@ class ChatMLFormat(ChatFormat):
         "add_vision_id": "accepted so render's options can be passed as they are; no effect on parsing",
     }
 
-    def parse(
-        self,
-        completion: str,
-        tools: Tools = None,
-        *,
-        id_factory: Callable[[], str] | None = None,
-        **context: Any,
-    ) -> AssistantReply:
-        """Parse a whole completion (the text after the generation prompt) into an :class:`AssistantReply`.
-
-        ``tools`` types the call arguments by their schemas (and makes a call to any other tool
-        malformed); ``context`` takes ``render``'s options (``enable_thinking=False`` when the prompt
-        was rendered so); ``id_factory`` makes the call ids (default ``call_`` + 24 random hex digits).
-        Never raises for any completion text; raises :class:`~prompt_formats.errors.FormatError`
-        only for bad arguments (a non-string completion, malformed tools, an unknown option).
-        Rules: the "Reply parser" section of :mod:`prompt_formats.formats.chatml`.
-        """
-        return self.stream_parser(tools, id_factory=id_factory, **context).parse_all(completion)
-
     def stream_parser(
         self,
         tools: Tools = None,
@@ -497,7 +478,12 @@ class ChatMLFormat(ChatFormat):
         id_factory: Callable[[], str] | None = None,
         **context: Any,
     ) -> ChatMLReplyParser:
-        """A new :class:`ChatMLReplyParser` for one completion; arguments as for :meth:`parse`.
+        """A new :class:`ChatMLReplyParser` for one completion (the text after the generation prompt).
+
+        ``tools`` types the call arguments by their schemas (and makes a call to any other tool
+        malformed); ``context`` takes ``render``'s options (``enable_thinking=False`` when the prompt
+        was rendered so); ``id_factory`` makes the call ids (default ``call_`` + 24 random hex digits).
+        Rules: the "Reply parser" section of :mod:`prompt_formats.formats.chatml`.
 
         Its events, concatenated over any split of the completion into deltas, assemble to exactly
         ``parse(completion)`` (with the same ``id_factory`` sequence).

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..errors import FormatError, InvalidInputError, type_name
 from ..format import ChatFormat, Conversation, Tools
-from ..messages import REASONING_FIELDS, AssistantReply, ImagePart, Message, TextPart, ToolCall, VideoPart
+from ..messages import REASONING_FIELDS, ImagePart, Message, TextPart, ToolCall, VideoPart
 from ..streaming import (
     ContentDelta,
     Malformed,
@@ -533,24 +533,6 @@ class HarmonyFormat(ChatFormat):
         "reasoning_effort": "accepted so render's options can be passed as they are; no effect on parsing",
     }
 
-    def parse(
-        self,
-        completion: str,
-        tools: Tools = None,
-        *,
-        id_factory: Callable[[], str] | None = None,
-        **context: Any,
-    ) -> AssistantReply:
-        """Parse a whole completion (the text after ``<|start|>assistant``) into an :class:`AssistantReply`.
-
-        ``context``: ``prefill`` (see :attr:`parse_options`) and ``render``'s options (no effect);
-        ``tools`` are accepted for symmetry (Harmony names its recipients, so nothing depends on
-        them); ``id_factory`` makes the call ids (default ``call_`` + 24 random hex digits). Never
-        raises for any completion text; raises :class:`~prompt_formats.errors.FormatError` only for
-        bad arguments. Rules: the "Reply parser" section of :mod:`prompt_formats.formats.harmony`.
-        """
-        return self.stream_parser(tools, id_factory=id_factory, **context).parse_all(completion)
-
     def stream_parser(
         self,
         tools: Tools = None,
@@ -558,7 +540,12 @@ class HarmonyFormat(ChatFormat):
         id_factory: Callable[[], str] | None = None,
         **context: Any,
     ) -> HarmonyReplyParser:
-        """A new :class:`HarmonyReplyParser` for one completion; arguments as for :meth:`parse`.
+        """A new :class:`HarmonyReplyParser` for one completion (the text after ``<|start|>assistant``).
+
+        ``context``: ``prefill`` (see :attr:`parse_options`) and ``render``'s options (no effect);
+        ``tools`` are accepted for symmetry (Harmony names its recipients, so nothing depends on
+        them); ``id_factory`` makes the call ids (default ``call_`` + 24 random hex digits).
+        Rules: the "Reply parser" section of :mod:`prompt_formats.formats.harmony`.
 
         Its events, concatenated over any split of the completion into deltas, assemble to exactly
         ``parse(completion)`` (with the same ``id_factory`` sequence).
