@@ -364,11 +364,14 @@ def render_chatml(
             content = content.strip()
         else:
             content = _content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
-        if role == "system":
-            if pos:
-                raise TemplateError("System message must be at the beginning.")
-        elif role == "user":
-            extend(("<|im_start|>user\n", content, "<|im_end|>\n"))
+        # The template's branches, most frequent first (a role equals at most one of these names).
+        if role == "tool":
+            # A run of tool results is one user turn.
+            extend((
+                "<|im_start|>user\n<tool_response>\n" if pos and roles[pos - 1] != "tool" else "\n<tool_response>\n",
+                content,
+                "\n</tool_response><|im_end|>\n" if pos == last or roles[pos + 1] != "tool" else "\n</tool_response>",
+            ))
         elif role == "assistant":
             # transformers passes the first non-None of these fields as reasoning_content.
             reasoning = message.get("reasoning_content")
@@ -424,7 +427,8 @@ def render_chatml(
                                 key = _argument_name(key, origins[pos], calls, k)
                             if type(value) is not str:
                                 try:
-                                    value = text_or_json(value)
+                                    # (An exact int is written as its repr, by tojson too.)
+                                    value = int.__repr__(value) if type(value) is int else text_or_json(value)
                                 except (TypeError, ValueError, RecursionError) as exc:
                                     path = f"{_call_path(origins[pos], calls, k)}.arguments.{key}"
                                     raise not_serialisable(path, exc) from None
@@ -440,13 +444,11 @@ def render_chatml(
                 append("</function>\n</tool_call><|im_end|>\n")
             else:
                 append("<|im_end|>\n")
-        elif role == "tool":
-            # A run of tool results is one user turn.
-            extend((
-                "<|im_start|>user\n<tool_response>\n" if pos and roles[pos - 1] != "tool" else "\n<tool_response>\n",
-                content,
-                "\n</tool_response><|im_end|>\n" if pos == last or roles[pos + 1] != "tool" else "\n</tool_response>",
-            ))
+        elif role == "user":
+            extend(("<|im_start|>user\n", content, "<|im_end|>\n"))
+        elif role == "system":
+            if pos:
+                raise TemplateError("System message must be at the beginning.")
         else:
             raise TemplateError("Unexpected message role.")
 
