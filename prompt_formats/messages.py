@@ -107,6 +107,20 @@ def _part_from_openai(part: Any, path: str) -> ContentPart:
     raise InvalidInputError(path, f"unknown content part type {part.get('type')!r}")
 
 
+def _named_function(data: Mapping[str, Any], path: str) -> tuple[Mapping[str, Any], str, str]:
+    """The function object of a tool or tool call (OpenAI nests it under ``"function"``), its path and name."""
+    body = data
+    if "function" in data:
+        body = data["function"]
+        path += ".function"
+        if not isinstance(body, Mapping):
+            raise InvalidInputError(path, f"expected an object, got {type_name(body)}")
+    name = body.get("name")
+    if not isinstance(name, str):
+        raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
+    return body, path, name
+
+
 @attrs.frozen
 class ToolCall:
     """A call of a tool by the assistant.
@@ -127,15 +141,7 @@ class ToolCall:
         call_id = data.get("id")
         if call_id is not None and not isinstance(call_id, str):
             raise InvalidInputError(path + ".id", f"expected a string, got {type_name(call_id)}")
-        body = data
-        if "function" in data:
-            body = data["function"]
-            path += ".function"
-            if not isinstance(body, Mapping):
-                raise InvalidInputError(path, f"expected an object, got {type_name(body)}")
-        name = body.get("name")
-        if not isinstance(name, str):
-            raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
+        body, path, name = _named_function(data, path)
         arguments = body.get("arguments")
         if arguments is not None and not isinstance(arguments, (str, Mapping)):
             raise InvalidInputError(
@@ -276,15 +282,7 @@ class ToolDefinition:
         path = f"tools[{index}]"
         if not isinstance(data, Mapping):
             raise InvalidInputError(path, f"expected a tool object, got {type_name(data)}")
-        body = data
-        if "function" in data:
-            body = data["function"]
-            path += ".function"
-            if not isinstance(body, Mapping):
-                raise InvalidInputError(path, f"expected an object, got {type_name(body)}")
-        name = body.get("name")
-        if not isinstance(name, str):
-            raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
+        body, path, name = _named_function(data, path)
         description = _optional_str(body, "description", path)
         parameters = body.get("parameters")
         if parameters is not None and not isinstance(parameters, Mapping):
