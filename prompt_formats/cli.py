@@ -133,7 +133,8 @@ class BlockReader:
                 raise UsageError(f"cannot read {path}: {exc.strerror}") from None
         with contextlib.suppress(OSError, ValueError):
             stat = os.fstat(self._stream.fileno())
-            if stat.st_size and os.path.isfile(path):
+            # Only a named file can be re-read by the workers: "-" is stdin, whatever it is redirected from.
+            if stat.st_size and path != "-" and os.path.isfile(path):
                 self.total = stat.st_size
         self.ranges = ranges and self.total is not None
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 import hashlib
 import inspect
 import itertools
+import json
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -129,7 +131,12 @@ class _ToolsCache:
         self._entries: OrderedDict[bytes, PreparedTools | None] = OrderedDict()
 
     def get(self, tools: list[Any]) -> list[Any] | PreparedTools:
-        key = orjson.dumps(tools)
+        try:
+            key = orjson.dumps(tools)
+        except TypeError:
+            # Beyond orjson (an integer over 64 bits): the standard library's text, marked so that it
+            # can never equal an orjson key.
+            key = b"\0" + json.dumps(tools, ensure_ascii=False).encode("utf-8", "surrogatepass")
         entries = self._entries
         if key not in entries:
             # Validated as preparing would validate them, so a record's outcome never depends on
@@ -156,6 +163,11 @@ def _encode(record: Mapping[str, Any]) -> bytes:
     return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
 
 
+# 19 digits in a row may be an integer beyond 64 bits (or part of a string: then the slower exact
+# decoder runs for nothing, which is harmless).
+_LONG_DIGIT_RUN = re.compile(rb"[0-9]{19}")
+
+
 class _RecordJob:
     """Shared by the renderer and the parser: decode a line, run, encode a result or an error report."""
 
@@ -172,6 +184,11 @@ class _RecordJob:
             record = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             return False, _encode(error_record(line, None, InvalidInputError("record", f"not valid JSON ({exc})")))
+        if _LONG_DIGIT_RUN.search(data):
+            # orjson reads an integer beyond 64 bits as a float; the standard library keeps it exact, as
+            # json.loads-based callers of the templates would see it. Strictness stays orjson's: this
+            # runs only on lines orjson accepted.
+            record = json.loads(bytes(data))
         try:
             return True, _encode(self.handle(record, line))
         except Exception as exc:

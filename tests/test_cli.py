@@ -392,3 +392,42 @@ def test_fail_fast_to_stdout_writes_only_what_came_before_the_failure(workers: s
     stderr = proc.stderr.decode()
     assert "line 4 (id 'bad'): InvalidInputError: messages[0].role: expected a string, got int" in stderr
     assert "3 of 4 records rendered, 1 failed" in stderr
+
+
+def test_integers_beyond_64_bits_render_exactly(tmp_path: Path) -> None:
+    record = {
+        "id": "big",
+        "messages": [
+            {"role": "user", "content": "count"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"type": "function", "function": {"name": "f", "arguments": {"n": 123456789012345678901234567890}}}]},
+            {"role": "tool", "content": "ok"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {"n": {"type": "integer", "maximum": 99999999999999999999}}}}}],
+    }
+    source = tmp_path / "big.jsonl"
+    source.write_text(json.dumps(record) + "\n")
+    result = run("render", "--format", "chatml-multi-system", str(source))
+    assert result.returncode == 0, result.stderr
+    [out] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert out["prompt"] == jinja_prompt("chatml_multi_system.jinja", record, False)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_stdin_redirected_from_a_file_is_read_as_stdin(tmp_path: Path, workers: str) -> None:
+    # A file named "-" in the working directory must not be mistaken for the redirected stdin.
+    real = {"id": "REAL", "messages": [{"role": "user", "content": "real"}]}
+    decoy = {"id": "DCOY", "messages": [{"role": "user", "content": "dcoy"}]}
+    (tmp_path / "-").write_text(json.dumps(decoy) + "\n")
+    source = tmp_path / "real.jsonl"
+    source.write_text(json.dumps(real) + "\n")
+    with source.open("rb") as stdin:
+        result = subprocess.run(
+            [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", workers, "-"],
+            stdin=stdin, capture_output=True, cwd=tmp_path, timeout=120, check=False,
+        )
+    assert result.returncode == 0, result.stderr
+    [out] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert out["id"] == "REAL"
+    assert out["prompt"] == jinja_prompt("chatml_multi_system.jinja", real, False)
