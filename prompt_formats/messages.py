@@ -107,8 +107,11 @@ def _part_from_openai(part: Any, path: str) -> ContentPart:
     raise InvalidInputError(path, f"unknown content part type {part.get('type')!r}")
 
 
-def _named_function(data: Mapping[str, Any], path: str) -> tuple[Mapping[str, Any], str, str]:
-    """The function object of a tool or tool call (OpenAI nests it under ``"function"``), its path and name."""
+def named_function(data: Mapping[str, Any], path: str) -> tuple[Mapping[str, Any], str, str]:
+    """The function object of a tool or tool call (OpenAI nests it under ``"function"``), its path and name.
+
+    Raises ``InvalidInputError`` at ``path`` when the nested object is not a mapping or has no string name.
+    """
     body = data
     if "function" in data:
         body = data["function"]
@@ -141,7 +144,7 @@ class ToolCall:
         call_id = data.get("id")
         if call_id is not None and not isinstance(call_id, str):
             raise InvalidInputError(path + ".id", f"expected a string, got {type_name(call_id)}")
-        body, path, name = _named_function(data, path)
+        body, path, name = named_function(data, path)
         arguments = body.get("arguments")
         if arguments is not None and not isinstance(arguments, (str, Mapping)):
             raise InvalidInputError(
@@ -282,7 +285,7 @@ class ToolDefinition:
         path = f"tools[{index}]"
         if not isinstance(data, Mapping):
             raise InvalidInputError(path, f"expected a tool object, got {type_name(data)}")
-        body, path, name = _named_function(data, path)
+        body, path, name = named_function(data, path)
         description = _optional_str(body, "description", path)
         parameters = body.get("parameters")
         if parameters is not None and not isinstance(parameters, Mapping):

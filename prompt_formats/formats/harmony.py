@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..errors import FormatError, InvalidInputError, type_name
 from ..format import ChatFormat, Conversation, Tools
-from ..messages import REASONING_FIELDS, ImagePart, Message, TextPart, ToolCall, VideoPart
+from ..messages import REASONING_FIELDS, ImagePart, Message, TextPart, ToolCall, VideoPart, named_function
 from ..streaming import (
     ContentDelta,
     Malformed,
@@ -216,16 +216,7 @@ def _date_text(value: Any) -> str:
 def _tool_name(tool: Any, index: int) -> Any:
     if not isinstance(tool, Mapping):
         raise InvalidInputError(f"tools[{index}]", f"expected a tool object, got {type_name(tool)}")
-    path = f"tools[{index}]"
-    if "function" in tool:
-        tool = tool["function"]
-        path += ".function"
-        if not isinstance(tool, Mapping):
-            raise InvalidInputError(path, f"expected an object, got {type_name(tool)}")
-    name = tool.get("name")
-    if not isinstance(name, str):
-        raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
-    return name
+    return named_function(tool, f"tools[{index}]")[2]
 
 
 def _offers_python(tools: Iterable[Any]) -> bool:
