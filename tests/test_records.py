@@ -9,7 +9,7 @@ import pytest
 from oracles import render_jinja
 
 import prompt_formats as pf
-from prompt_formats.records import RecordParser, RecordRenderer, _ToolsCache, call_ids
+from prompt_formats.records import RecordParser, RecordRenderer, _ToolsCache, call_ids, has_long_digit_run
 
 MULTI = pf.get_format("chatml-multi-system")
 USER = {"role": "user", "content": "Hi"}
@@ -116,3 +116,31 @@ def test_a_bad_toolset_fails_the_same_way_the_first_time_and_after() -> None:
     first, second = renderer.process_line(1, record), renderer.process_line(2, record)
     assert first[0] is second[0] is False
     assert json.loads(first[1])["message"] == json.loads(second[1])["message"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (b"", False),
+    (b"123456789012345678", False),  # 18 digits: within 64 bits
+    (b"1234567890123456789", True),
+    (b'{"n": -9223372036854775809}', True),
+    (b"12345678901234567 890123", False),
+    (b"x" * 5000 + b"0987654321098765432" + b"y", True),
+])
+def test_long_digit_runs_are_found(text: bytes, expected: bool) -> None:
+    assert has_long_digit_run(text) is expected
+
+
+def test_a_big_integer_in_a_block_renders_exactly_wherever_its_line_is() -> None:
+    # The block-level digit check must send the one line with the big integer to the exact decoder.
+    big_call = {"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"n": 123456789012345678901234567890}}}]}
+    big = {"id": "big", "messages": [USER, big_call, {"role": "tool", "content": "ok"}]}
+    plain = {"id": "plain", "messages": [USER]}
+    block = b"".join(json.dumps(record).encode() + b"\n" for record in (plain, big, plain))
+    result = RecordRenderer(MULTI, True).process_block(1, block)
+    prompts = [json.loads(line)["prompt"] for line in result.output.splitlines()]
+    assert prompts == [
+        render_jinja("chatml_multi_system.jinja", record["messages"], None, True)[1]  # type: ignore[arg-type]
+        for record in (plain, big, plain)
+    ]
+    assert "123456789012345678901234567890" in prompts[1]
