@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from .errors import InvalidInputError
-from .messages import ToolDefinition
 from .tools import PreparedTools
 
 if TYPE_CHECKING:
@@ -116,21 +115,21 @@ def _json_type(value: Any) -> str:
 
 
 class _ToolsCache:
-    """A bounded LRU of toolsets keyed by their JSON bytes; a toolset seen twice is prepared once.
+    """A bounded LRU of prepared toolsets keyed by their JSON bytes: a toolset is prepared once per worker.
 
-    Records of one corpus often repeat a few toolsets: preparing each once per worker keeps their
-    rendered form (the largest part of an agent prompt) cached across records. A toolset seen for
-    the first time is validated and rendered from the list as decoded (preparing it would copy it,
-    for nothing if it never comes back); the same bytes either way, as every format guarantees.
+    Records of one corpus often repeat a few toolsets; each is validated and rendered once, when it
+    is first seen, and its rendered form (the largest part of an agent prompt) is reused by every
+    later record with the same bytes. The lists come from the record's JSON, decoded by the caller
+    and never shared, so the toolset keeps them as they are (:meth:`PreparedTools.owning`).
     """
 
     __slots__ = ("_entries", "_size")
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: OrderedDict[bytes, PreparedTools | None] = OrderedDict()
+        self._entries: OrderedDict[bytes, PreparedTools] = OrderedDict()
 
-    def get(self, tools: list[Any]) -> list[Any] | PreparedTools:
+    def get(self, tools: list[Any]) -> PreparedTools:
         try:
             key = orjson.dumps(tools)
         except TypeError:
@@ -138,19 +137,13 @@ class _ToolsCache:
             # can never equal an orjson key.
             key = b"\0" + json.dumps(tools, ensure_ascii=False).encode("utf-8", "surrogatepass")
         entries = self._entries
-        if key not in entries:
-            # Validated as preparing would validate them, so a record's outcome never depends on
-            # whether its toolset was seen before.
-            for index, tool in enumerate(tools):
-                ToolDefinition.from_openai(tool, index)
-            entries[key] = None
+        prepared = entries.get(key)
+        if prepared is None:
+            prepared = entries[key] = PreparedTools.owning(tools)
             if len(entries) > self._size:
                 entries.popitem(last=False)
-            return tools
-        entries.move_to_end(key)
-        prepared = entries[key]
-        if prepared is None:
-            prepared = entries[key] = PreparedTools(tools)
+        else:
+            entries.move_to_end(key)
         return prepared
 
 

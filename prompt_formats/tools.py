@@ -42,9 +42,23 @@ class PreparedTools:
     def __init__(self, tools: Iterable[Mapping[str, Any]]) -> None:
         if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
             raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-        tool_list = [copy.deepcopy(tool) for tool in tools]
+        self._adopt([copy.deepcopy(tool) for tool in tools])
+
+    @classmethod
+    def owning(cls, tools: list[Mapping[str, Any]]) -> PreparedTools:
+        """A toolset over ``tools`` itself instead of a copy, validated as the constructor validates.
+
+        Only for a caller that made the list and its dicts and never changes them afterwards (the
+        record readers, which decode each record's tools from JSON): it saves the deep copy.
+        """
+        prepared = cls.__new__(cls)
+        prepared._adopt(tools)
+        return prepared
+
+    def _adopt(self, tools: Iterable[Mapping[str, Any]]) -> None:
+        tool_list = tuple(tools)
         self._definitions = tuple(ToolDefinition.from_openai(tool, i) for i, tool in enumerate(tool_list))
-        self._tools: tuple[Mapping[str, Any], ...] = tuple(tool_list)
+        self._tools: tuple[Mapping[str, Any], ...] = tool_list
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -90,10 +104,7 @@ class PreparedTools:
         return self._tools
 
     def __setstate__(self, state: tuple[Mapping[str, Any], ...]) -> None:
-        self._tools = state
-        self._definitions = tuple(ToolDefinition.from_openai(tool, i) for i, tool in enumerate(state))
-        self._cache = {}
-        self._lock = threading.Lock()
+        self._adopt(state)
 
 
 def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> PreparedTools:

@@ -137,3 +137,18 @@ def test_bad_tools_are_rejected_when_prepared() -> None:
     assert info.value.path.startswith("tools[1]")
     with pytest.raises(pf.InvalidInputError):
         pf.prepare_tools({"name": "a mapping, not a list"})
+
+
+def test_owning_validates_like_the_constructor_and_keeps_the_list() -> None:
+    tools = [{"type": "function", "function": {"name": "ok"}}, {"type": "function", "function": {"name": 3}}]
+    with pytest.raises(pf.InvalidInputError) as owning:
+        pf.PreparedTools.owning(tools)
+    with pytest.raises(pf.InvalidInputError) as constructed:
+        pf.PreparedTools(tools)
+    assert str(owning.value) == str(constructed.value) == "tools[1].function.name: expected a string, got int"
+    good = tools[:1]
+    prepared = pf.PreparedTools.owning(good)
+    assert prepared.tools[0] is good[0]
+    assert pf.get_format("chatml-multi-system").render([{"role": "user", "content": "x"}], tools=prepared) == (
+        render_jinja("chatml_multi_system.jinja", [{"role": "user", "content": "x"}], good)[1]
+    )

@@ -60,18 +60,18 @@ def test_option_precedence_record_over_run() -> None:
         "id": 7, "prompt": expected_off}
 
 
-def test_tools_cache_prepares_a_toolset_seen_twice_and_stays_bounded() -> None:
+def test_tools_cache_prepares_a_toolset_once_and_stays_bounded() -> None:
     cache = _ToolsCache(2)
     first = [TOOL]
-    assert cache.get(first) is first  # seen once: rendered from the list as decoded
-    prepared = cache.get([TOOL])
+    prepared = cache.get(first)
     assert isinstance(prepared, pf.PreparedTools)
-    assert cache.get([TOOL]) is prepared
+    assert prepared.tools[0] is TOOL  # the decoded list is kept, not copied
+    assert cache.get([TOOL]) is prepared  # the same bytes: the same toolset
     others = [[{"type": "function", "function": {"name": f"g{i}"}}] for i in range(3)]
     for tools in others:
         cache.get(tools)
     assert len(cache._entries) == 2
-    assert not isinstance(cache.get([TOOL]), pf.PreparedTools)  # evicted, so seen once again
+    assert cache.get([TOOL]) is not prepared  # evicted, so prepared again
 
 
 def test_a_repeated_toolset_renders_the_template_bytes_both_times() -> None:
