@@ -11,10 +11,10 @@ Record shapes are described in :mod:`prompt_formats.records`. ``-`` is standard 
 Exit status: 0 when every record was rendered (parsed); 1 when at least one record failed (each is
 reported on standard error or in ``--errors FILE``; the others are in the output, unless
 ``--fail-fast`` stopped the run, which then writes no output file); 2 for a usage error or when the
-run could not be carried out (unknown format, unreadable input, unwritable output); 130 when
-interrupted. An output file (``-o FILE``, ``--errors FILE``) is written under a temporary name in the
-same directory and renamed into place only when the run ends normally, so a crash never leaves a
-half-written file under the final name.
+run could not be carried out (unknown format, unreadable input, unwritable output, a worker process
+that died); 130 when interrupted. An output file (``-o FILE``, ``--errors FILE``) is written under a
+temporary name in the same directory and renamed into place only when the run ends normally, so a
+crash never leaves a half-written file under the final name.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from typing import IO, Any, NamedTuple
 
 import orjson
@@ -477,6 +478,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("prompt-formats: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenProcessPool:
+        # A worker was killed (by a signal, the out-of-memory killer...): its records are lost, so the
+        # run cannot be completed. Not 1, which says that records were reported as failed.
+        print("prompt-formats: a worker process died before finishing its work (killed, or out of memory?); "
+              "the run is incomplete", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         # The reader of standard output went away (`| head`): stop quietly.
         with contextlib.suppress(OSError):

@@ -431,3 +431,55 @@ def test_stdin_redirected_from_a_file_is_read_as_stdin(tmp_path: Path, workers: 
     [out] = [json.loads(line) for line in result.stdout.splitlines()]
     assert out["id"] == "REAL"
     assert out["prompt"] == jinja_prompt("chatml_multi_system.jinja", real, False)
+
+
+def pool_workers(parent: int) -> list[int]:
+    """The pids of ``parent``'s process-pool workers (its spawned children, not multiprocessing's resource tracker)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
+        if int(stat.rpartition(")")[2].split()[1]) == parent and b"spawn_main" in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
+def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
+    out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
+    out.write_text("previous run\n")
+    line = (json.dumps({"messages": [USER]}) + "\n").encode()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "2",
+         "--block-size", "100", "-", "-o", str(out), "--errors", str(errors)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(line * 100)
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while len(workers := pool_workers(proc.pid)) < 2:
+            assert time.monotonic() < deadline, "the workers never started"
+            time.sleep(0.05)
+        time.sleep(1)  # let them finish starting
+        os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
+        # More input after the death: the run must notice it whatever it was doing when the worker died.
+        _, stderr = proc.communicate(line * 100, timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = stderr.decode()
+    assert proc.returncode == 2, text
+    assert "Traceback" not in text
+    [message] = text.splitlines()
+    assert message.startswith("prompt-formats: a worker process")
+    assert out.read_text() == "previous run\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]  # no error file, no temporary file
