@@ -56,10 +56,12 @@ class UsageError(Exception):
 
 
 class AtomicOutput:
-    """A binary output written under a temporary name and renamed to ``path`` by :meth:`commit`.
+    """A binary output written under a temporary name, then :meth:`finish` ed and :meth:`publish` ed as ``path``.
 
     ``path == "-"`` writes standard output directly (it cannot be renamed). :meth:`discard` removes
     the temporary file; a process that dies leaves only a ``.NAME.*.tmp`` file, never ``NAME``.
+    Finishing (where a full disk shows) and publishing are separate steps, so that several outputs
+    are all finished before any is published.
     """
 
     def __init__(self, path: str) -> None:
@@ -78,8 +80,8 @@ class AtomicOutput:
     def write(self, data: bytes) -> None:
         self.stream.write(data)
 
-    def commit(self) -> None:
-        """Flush, sync and rename the temporary file to the final name (standard output: flush)."""
+    def finish(self) -> None:
+        """Flush, sync and close the temporary file, still under its temporary name (standard output: flush)."""
         self.stream.flush()
         if self._temp is None:
             return
@@ -89,7 +91,15 @@ class AtomicOutput:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(self._temp, 0o666 & ~umask)
-        os.replace(self._temp, self.path)
+
+    def publish(self) -> None:
+        """Rename the finished temporary file to the final name (standard output: nothing to do)."""
+        if self._temp is None:
+            return
+        try:
+            os.replace(self._temp, self.path)
+        except OSError as exc:  # for instance, the final name is a directory
+            raise UsageError(f"cannot write {self.path}: {exc.strerror}") from None
         self._temp = None
 
     def discard(self) -> None:
@@ -333,12 +343,15 @@ def _run(args: argparse.Namespace) -> int:
         progress.update(done, failed, force=True)
         progress.clear()
         stopped = args.fail_fast and failed
-        if error_file is not None:
-            error_file.commit()
         if stopped:
             output.discard()
-        else:
-            output.commit()
+        finished = [out for out in (None if stopped else output, error_file) if out is not None]
+        # Every file is complete and synced before any is renamed, and the output is renamed first: an
+        # error file must not be put in place without the output whose failures it reports.
+        for out in finished:
+            out.finish()
+        for out in finished:
+            out.publish()
         committed = True
     finally:
         reader.close()

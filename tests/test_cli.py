@@ -483,3 +483,31 @@ def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
     assert message.startswith("prompt-formats: a worker process")
     assert out.read_text() == "previous run\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]  # no error file, no temporary file
+def test_when_the_output_cannot_be_put_in_place_neither_is_the_error_file(tmp_path: Path) -> None:
+    out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
+    errors.write_text("previous run\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "-", "-o", str(out),
+         "--errors", str(errors)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(b"{not json\n" + (json.dumps({"messages": [USER]}) + "\n").encode())
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while len([p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]) < 2:
+            assert time.monotonic() < deadline, "the temporary files never appeared"
+            time.sleep(0.05)
+        out.mkdir()  # the output's final name can no longer be replaced by a file
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = stderr.decode()
+    assert proc.returncode == 2, text
+    assert "Traceback" not in text
+    assert errors.read_text() == "previous run\n"  # not a report of a run whose output is not there
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["errors.jsonl", "out.jsonl"]
+    assert f"prompt-formats: cannot write {out}: Is a directory" in text
