@@ -12,9 +12,11 @@ Exit status: 0 when every record was rendered (parsed); 1 when at least one reco
 reported on standard error or in ``--errors FILE``; the others are in the output, unless
 ``--fail-fast`` stopped the run, which then writes no output file); 2 for a usage error or when the
 run could not be carried out (unknown format, unreadable input, unwritable output, a worker process
-that died); 130 when interrupted. An output file (``-o FILE``, ``--errors FILE``) is written under a
-temporary name in the same directory and renamed into place only when the run ends normally, so a
-crash never leaves a half-written file under the final name.
+that died); 130 when interrupted; 141, without a message, when the reader of standard output (or
+error) went away (``| head``), the status a shell shows for a command stopped by SIGPIPE. An output
+file (``-o FILE``, ``--errors FILE``) is written under a temporary name in the same directory and
+renamed into place only when the run ends normally, so a crash never leaves a half-written file
+under the final name.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ EXIT_OK = 0
 EXIT_RECORDS_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: 128 + SIGPIPE: the status a shell shows for `cat` or `grep` stopped by a closed pipe.
+EXIT_BROKEN_PIPE = 141
 #: Bytes of input per unit of work: large enough that inter-process overhead per record is small.
 BLOCK_SIZE = 1 << 20
 
@@ -434,7 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Render chat requests to prompts and parse completions, byte-identical to the models' "
         "chat templates. Input and output are JSON Lines; '-' is standard input or output.",
         epilog="Exit status: 0 every record succeeded; 1 some records failed (reported, the rest written); "
-        "2 usage error or the run could not be carried out; 130 interrupted.",
+        "2 usage error or the run could not be carried out; 130 interrupted; "
+        "141 the reader of the output went away (| head).",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -482,9 +487,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "formats":
-            return _formats(args)
-        return _run(args)
+        status = _formats(args) if args.command == "formats" else _run(args)
+        # Here rather than at exit, where Python would report a closed pipe as an ignored exception.
+        sys.stdout.flush()
+        return status
     except UsageError as exc:
         print(f"prompt-formats: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -498,10 +504,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               "the run is incomplete", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
-        # The reader of standard output went away (`| head`): stop quietly.
+        # The reader of standard output (or error) went away (`| head`): stop quietly, as a command that
+        # SIGPIPE stops would. What is still buffered for either goes to /dev/null at exit, without an error.
         with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_RECORDS_FAILED
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.dup2(devnull, sys.stderr.fileno())
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         print(f"prompt-formats: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -511,3 +511,48 @@ def test_when_the_output_cannot_be_put_in_place_neither_is_the_error_file(tmp_pa
     assert errors.read_text() == "previous run\n"  # not a report of a run whose output is not there
     assert sorted(p.name for p in tmp_path.iterdir()) == ["errors.jsonl", "out.jsonl"]
     assert f"prompt-formats: cannot write {out}: Is a directory" in text
+
+
+def closed_pipe_run(args: list[str], stream: str, unbuffered: bool) -> subprocess.CompletedProcess[bytes]:
+    """Run the command with ``stream`` ("stdout" or "stderr") a pipe whose reader went away before anything was written.
+
+    Every write to it then fails with EPIPE, as at the end of `prompt-formats ... | head -n 1`, without a race.
+    Python's own buffering of standard output depends on PYTHONUNBUFFERED: the test sets it as asked.
+    """
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    streams: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, stream: write_end}
+    try:
+        return subprocess.run([sys.executable, "-m", "prompt_formats", *args], **streams, env=env, timeout=120,
+                              check=False)
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("unbuffered", [False, True])
+@pytest.mark.parametrize("command", [("render", "--workers", "1"), ("render", "--workers", "2"), ("formats",)])
+def test_a_closed_standard_output_ends_the_run_quietly_with_status_141(
+    tmp_path: Path, command: tuple[str, ...], unbuffered: bool
+) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"messages": [USER]}) + "\n{not json\n" + json.dumps({"messages": [USER]}) + "\n")
+    args = [*command]
+    if command[0] == "render":
+        args += ["-f", "chatml-multi-system", str(src), "--errors", str(tmp_path / "errors.jsonl")]
+    proc = closed_pipe_run(args, "stdout", unbuffered)
+    assert proc.returncode == 141, proc.stderr  # what a shell reports for `cat` or `grep` stopped by SIGPIPE
+    assert proc.stderr == b""  # no traceback, no message, no summary
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]  # the run did not end: no error file
+
+
+def test_a_closed_standard_error_ends_the_run_with_status_141(tmp_path: Path) -> None:
+    # `2>&1 | head`: a failed record is reported on standard error, whose reader went away.
+    src = tmp_path / "in.jsonl"
+    src.write_text("{not json\n" + json.dumps({"messages": [USER]}) + "\n")
+    proc = closed_pipe_run(["render", "-f", "chatml-multi-system", str(src), "-o", str(tmp_path / "out.jsonl")],
+                           "stderr", unbuffered=False)
+    assert proc.returncode == 141
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]  # the run did not end: no output file
