@@ -282,19 +282,41 @@ class ToolDefinition:
     @classmethod
     def from_openai(cls, data: Any, index: int = 0) -> ToolDefinition:
         """Read ``{"type": "function", "function": {...}}`` or a bare function dict; validate name and schema."""
-        path = f"tools[{index}]"
-        if not isinstance(data, Mapping):
-            raise InvalidInputError(path, f"expected a tool object, got {type_name(data)}")
-        body, path, name = named_function(data, path)
-        description = _optional_str(body, "description", path)
-        parameters = body.get("parameters")
-        if parameters is not None and not isinstance(parameters, Mapping):
-            raise InvalidInputError(path + ".parameters", f"expected an object, got {type_name(parameters)}")
+        name, description, parameters = tool_fields(data, index)
         return cls(name=name, description=description, parameters=parameters, raw=data)
 
     def to_openai(self) -> dict[str, Any]:
         """The tool dict as it was given."""
         return dict(self.raw)
+
+
+def tool_fields(data: Any, index: int = 0) -> tuple[str, str | None, Mapping[str, Any] | None]:
+    """A tool's ``(name, description, parameters)``, checked as :meth:`ToolDefinition.from_openai` checks them.
+
+    Raises ``InvalidInputError`` at ``tools[index]`` for a malformed tool; builds no object, so
+    that validating a toolset costs little more than reading it.
+    """
+    body = data.get("function") if type(data) is dict else None
+    if type(body) is dict:  # the usual OpenAI shape, exact types: nothing to report, read directly
+        name = body.get("name")
+        description = body.get("description")
+        parameters = body.get("parameters")
+        if (type(name) is str and (description is None or type(description) is str)
+                and (parameters is None or type(parameters) is dict)):
+            return name, description, parameters
+    return _checked_tool_fields(data, index)
+
+
+def _checked_tool_fields(data: Any, index: int) -> tuple[str, str | None, Mapping[str, Any] | None]:
+    path = f"tools[{index}]"
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(path, f"expected a tool object, got {type_name(data)}")
+    body, path, name = named_function(data, path)
+    description = _optional_str(body, "description", path)
+    parameters = body.get("parameters")
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise InvalidInputError(path + ".parameters", f"expected an object, got {type_name(parameters)}")
+    return name, description, parameters
 
 
 @attrs.frozen

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import orjson
 
 from .errors import InvalidInputError, type_name
-from .messages import ToolDefinition
+from .messages import ToolDefinition, tool_fields
 
 __all__ = ["PLAIN_TOOLS_CACHE", "PlainToolsCache", "PreparedTools", "prepare_tools"]
 
@@ -57,7 +57,9 @@ class PreparedTools:
 
     def _adopt(self, tools: Iterable[Mapping[str, Any]]) -> None:
         tool_list = tuple(tools)
-        self._definitions = tuple(ToolDefinition.from_openai(tool, i) for i, tool in enumerate(tool_list))
+        for i, tool in enumerate(tool_list):
+            tool_fields(tool, i)  # validation only: the definitions are built when first asked for
+        self._definitions: tuple[ToolDefinition, ...] | None = None
         self._tools: tuple[Mapping[str, Any], ...] = tool_list
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -70,12 +72,18 @@ class PreparedTools:
     @property
     def definitions(self) -> tuple[ToolDefinition, ...]:
         """The tools as validated :class:`ToolDefinition` objects."""
-        return self._definitions
+        definitions = self._definitions
+        if definitions is None:
+            # Two threads may both build them: the same values, and the assignment is atomic.
+            definitions = self._definitions = tuple(
+                ToolDefinition.from_openai(tool, i) for i, tool in enumerate(self._tools)
+            )
+        return definitions
 
     @property
     def names(self) -> tuple[str, ...]:
         """The tools' function names, in order."""
-        return tuple(d.name for d in self._definitions)
+        return tuple(d.name for d in self.definitions)
 
     def cached(self, key: str, build: Callable[[tuple[Mapping[str, Any], ...]], T]) -> T:
         """``build(self.tools)``, computed once per ``key`` for the life of this object."""

@@ -12,6 +12,7 @@ from strategies import chatml_options, conversation, tools
 
 import prompt_formats as pf
 from prompt_formats import InvalidInputError, Message
+from prompt_formats.messages import _checked_tool_fields, tool_fields
 
 
 def as_objects(messages: list[Any]) -> list[Any] | None:
@@ -73,3 +74,39 @@ def test_parts_dispatch_like_the_template() -> None:
         {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}, {"video": "v"}, {"text": "t"}]}
     )
     assert [type(p).__name__ for p in m.content or ()] == ["ImagePart", "VideoPart", "TextPart"]
+
+
+class _Str(str):
+    pass
+
+
+_FIELD = st.one_of(st.none(), st.text(max_size=3), st.builds(_Str, st.text(max_size=3)), st.integers(),
+                   st.just({}), st.just({"type": "object"}), st.just([]))
+
+
+def _tool_like() -> st.SearchStrategy[Any]:
+    # Mostly well-formed, so that each field alone is often the one that is wrong.
+    function = st.fixed_dictionaries(
+        {"name": st.one_of(st.text(max_size=3), _FIELD)},
+        optional={"description": st.one_of(st.text(max_size=3), _FIELD), "parameters": st.one_of(st.just({}), _FIELD),
+                  "strict": _FIELD},
+    ) | st.dictionaries(st.sampled_from(["name", "description", "parameters"]), _FIELD, max_size=3)
+    return st.one_of(
+        st.builds(lambda f: {"type": "function", "function": f}, st.one_of(function, _FIELD)),
+        function,
+        _FIELD,
+    )
+
+
+@settings(max_examples=1000)
+@given(_tool_like())
+def test_tool_fields_fast_path_agrees_with_the_checked_path(tool: Any) -> None:
+    # tool_fields reads the usual shape directly; it must accept, return and reject exactly as the
+    # step-by-step checks do.
+    def outcome(read: Any) -> Any:
+        try:
+            return ("ok", read(tool, 2))
+        except InvalidInputError as exc:
+            return ("error", str(exc))
+
+    assert outcome(tool_fields) == outcome(_checked_tool_fields)
