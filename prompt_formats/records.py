@@ -153,7 +153,21 @@ def error_record(line: int, record_id: Any, error: BaseException) -> dict[str, A
 
 
 def _encode(record: Mapping[str, Any]) -> bytes:
-    return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+    try:
+        return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        # What orjson cannot write, a string with a lone surrogate or an integer beyond 64 bits, the
+        # standard library writes exactly: as ASCII JSON, the surrogate as its \u escape.
+        return json.dumps(record).encode("ascii") + b"\n"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _decode_exactly(data: bytes | memoryview) -> Any:
+    """The standard library's reading of a line of strict JSON (NaN and Infinity refused)."""
+    return json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant)
 
 
 # 19 digits in a row may be an integer beyond 64 bits (or part of a string: then the slower exact
@@ -186,12 +200,20 @@ class _RecordJob:
         try:
             record = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
-            return False, _encode(error_record(line, None, InvalidInputError("record", f"not valid JSON ({exc})")))
-        if long_digits and _LONG_DIGIT_RUN.search(data):
-            # orjson reads an integer beyond 64 bits as a float; the standard library keeps it exact, as
-            # json.loads-based callers of the templates would see it. Strictness stays orjson's: this
-            # runs only on lines orjson accepted.
-            record = json.loads(bytes(data))
+            # orjson refuses a lone UTF-16 surrogate escape ("\ud800"), which JSON's grammar allows
+            # and json.loads reads (a template would render the string); such a line is read by the
+            # standard library, as strictly otherwise. Every other refusal stands.
+            try:
+                if "surrogate" not in str(exc):
+                    raise ValueError
+                record = _decode_exactly(data)
+            except ValueError:
+                return False, _encode(error_record(line, None, InvalidInputError("record", f"not valid JSON ({exc})")))
+        else:
+            if long_digits and _LONG_DIGIT_RUN.search(data):
+                # orjson reads an integer beyond 64 bits as a float; the standard library keeps it
+                # exact, as json.loads-based callers of the templates would see it.
+                record = _decode_exactly(data)
         try:
             return True, _encode(self.handle(record, line))
         except Exception as exc:

@@ -144,3 +144,28 @@ def test_a_big_integer_in_a_block_renders_exactly_wherever_its_line_is() -> None
         for record in (plain, big, plain)
     ]
     assert "123456789012345678901234567890" in prompts[1]
+
+
+def test_a_lone_surrogate_escape_is_read_and_rendered_as_the_template_would() -> None:
+    # Valid JSON that orjson refuses: the line is read by the standard library, and the prompt, which
+    # UTF-8 cannot hold, is written with its escape.
+    line = b'{"id": "s", "messages": [{"role": "user", "content": "half \\ud83d of an emoji"}]}'
+    ok, out = RecordRenderer(MULTI, True).process_line(1, line)
+    assert ok, out
+    messages = json.loads(line)["messages"]
+    assert json.loads(out) == {"id": "s", "prompt": render_jinja("chatml_multi_system.jinja", messages, None, True)[1]}
+    assert b"\\ud83d" in out and out.endswith(b"\n")
+
+
+def test_a_lone_surrogate_does_not_let_other_non_json_through() -> None:
+    line = b'{"messages": [{"role": "user", "content": "\\ud83d"}], "add_generation_prompt": NaN}'
+    ok, out = RecordRenderer(MULTI, True).process_line(1, line)
+    assert not ok
+    assert json.loads(out)["message"].startswith("record: not valid JSON")
+
+
+def test_an_id_beyond_64_bits_is_written_back_exactly() -> None:
+    line = b'{"id": 123456789012345678901234567890, "messages": [{"role": "user", "content": "x"}]}'
+    ok, out = RecordRenderer(MULTI, True).process_line(1, line)
+    assert ok, out
+    assert json.loads(out)["id"] == 123456789012345678901234567890
