@@ -56,6 +56,7 @@ __all__ = [
     "RecordParser",
     "RecordRenderer",
     "call_ids",
+    "decode_record",
     "error_record",
 ]
 
@@ -161,6 +162,34 @@ def _encode(record: Mapping[str, Any]) -> bytes:
         return json.dumps(record).encode("ascii") + b"\n"
 
 
+def decode_record(data: bytes | memoryview | str, long_digits: bool = True) -> Any:
+    """One JSONL line (no newline needed) read as the command reads it: strict JSON, with orjson.
+
+    Two things orjson cannot hold are read by the standard library instead, as ``json.loads``-based
+    callers of the templates would see them: integers beyond 64 bits (orjson makes them floats) and
+    lone UTF-16 surrogate escapes such as ``"\\ud800"`` (valid JSON, which orjson refuses).
+    ``long_digits=False`` tells that ``data`` has no run of 19 digits, which spares that check.
+    Raises ``InvalidInputError`` at ``record`` for a line that is not JSON.
+    """
+    if isinstance(data, str):
+        try:
+            data = data.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError("record", f"not valid JSON ({exc})") from None
+    try:
+        record = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        try:
+            if "surrogate" not in str(exc):
+                raise ValueError
+            return _decode_exactly(data)
+        except ValueError:
+            raise InvalidInputError("record", f"not valid JSON ({exc})") from None
+    if long_digits and _LONG_DIGIT_RUN.search(data):
+        return _decode_exactly(data)
+    return record
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -198,22 +227,9 @@ class _RecordJob:
         ``data`` has no run of 19 digits (no integer beyond 64 bits), which spares the check.
         """
         try:
-            record = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            # orjson refuses a lone UTF-16 surrogate escape ("\ud800"), which JSON's grammar allows
-            # and json.loads reads (a template would render the string); such a line is read by the
-            # standard library, as strictly otherwise. Every other refusal stands.
-            try:
-                if "surrogate" not in str(exc):
-                    raise ValueError
-                record = _decode_exactly(data)
-            except ValueError:
-                return False, _encode(error_record(line, None, InvalidInputError("record", f"not valid JSON ({exc})")))
-        else:
-            if long_digits and _LONG_DIGIT_RUN.search(data):
-                # orjson reads an integer beyond 64 bits as a float; the standard library keeps it
-                # exact, as json.loads-based callers of the templates would see it.
-                record = _decode_exactly(data)
+            record = decode_record(data, long_digits)
+        except InvalidInputError as exc:
+            return False, _encode(error_record(line, None, exc))
         try:
             return True, _encode(self.handle(record, line))
         except Exception as exc:

@@ -97,3 +97,29 @@ def test_parse_dataset_gives_openai_messages(ray_cluster: Any) -> None:
         ("get_weather", {"city": "Paris"})]
     assert by_id["c"]["message"] is None
     assert by_id["c"]["error"] == "InvalidInputError: completion: expected a string, got a number"
+
+
+def test_render_dataset_reads_json_as_the_command_does(ray_cluster: Any, tmp_path: Path) -> None:
+    # Integers beyond 64 bits stay exact; a lone surrogate escape, which an Arrow string cannot hold
+    # once decoded, fails its own row only.
+    big = {"id": "big", "messages": [
+        {"role": "user", "content": "count"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "f", "arguments": {"n": 123456789012345678901234567890}}}]},
+        {"role": "tool", "content": "ok"},
+    ]}
+    half = {"id": "half", "messages": [{"role": "user", "content": "half \ud83d"}]}
+    plain = {"id": "plain", "messages": [{"role": "user", "content": "hello"}]}
+    src = tmp_path / "requests.jsonl"
+    src.write_text("".join(json.dumps(record) + "\n" for record in (big, half, plain)), encoding="utf-8")
+
+    rows = render_dataset(ray_cluster.data.read_text(str(src)), "chatml-multi-system").take_all()
+    by_id = {json.loads(row["text"])["id"]: row for row in rows}
+    assert by_id["big"]["error"] is None
+    assert by_id["big"]["prompt"] == render_jinja("chatml_multi_system.jinja", big["messages"])[1]
+    assert "123456789012345678901234567890" in by_id["big"]["prompt"]
+    assert by_id["half"]["prompt"] is None
+    assert by_id["half"]["error"] == (
+        "InvalidInputError: prompt: holds a lone surrogate, which a column of UTF-8 strings cannot hold"
+    )
+    assert by_id["plain"]["prompt"] == render_jinja("chatml_multi_system.jinja", plain["messages"])[1]

@@ -24,13 +24,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
-from ..errors import FormatError
-from ..records import RecordParser, RecordRenderer
+from ..errors import FormatError, InvalidInputError
+from ..records import RecordParser, RecordRenderer, decode_record
 from ..registry import get_format
 
 # Ray and pyarrow are optional: their types are named in the docstrings, and are ``Any`` to mypy so
@@ -60,6 +61,13 @@ def _parser(name: str, config: bytes, context: bytes) -> RecordParser:
     return RecordParser(get_format(name, **orjson.loads(config)), orjson.loads(context))
 
 
+def _json_text(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # an integer beyond 64 bits, a lone surrogate: the standard library, exactly
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _texts(table: Table, column: str) -> list[Any]:
     if column not in table.column_names:
         raise KeyError(f"prompt_formats: the dataset has no column {column!r} (columns: {table.column_names})")
@@ -77,13 +85,22 @@ def _run(
         try:
             if text is None:
                 raise ValueError(f"{column}: null")
-            out = job.handle(orjson.loads(text), row + 1)
+            value = job.handle(decode_record(text), row + 1)[field]
+            if not isinstance(value, str):
+                value = _json_text(value)
+            # An Arrow string is UTF-8, which cannot hold a lone surrogate (from a "\ud800" escape
+            # in the record): such a row is reported rather than failing the whole batch.
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInputError(
+                    field, "holds a lone surrogate, which a column of UTF-8 strings cannot hold"
+                ) from None
         except Exception as exc:  # one record never fails the dataset: it is reported in its row
             values.append(None)
             errors.append(f"{type(exc).__name__}: {exc}")
             continue
-        value = out[field]
-        values.append(value if isinstance(value, str) else orjson.dumps(value).decode())
+        values.append(value)
         errors.append(None)
     table = table.append_column(out_column, pa.array(values, type=pa.large_string()))
     return table.append_column("error", pa.array(errors, type=pa.large_string()))
