@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import InvalidInputError
 
-__all__ = ["not_serialisable", "printed", "text_or_json", "tojson", "tojson_at"]
+__all__ = ["json_chunks", "not_serialisable", "printed", "text_or_json", "tojson", "tojson_at"]
 
 # What json.dumps(x, ensure_ascii=False) builds on every call, built once. Two differences, both
 # only for values json.dumps rejects: no circular-reference bookkeeping (a cycle raises
@@ -40,6 +40,10 @@ if _make_c_encoder is not None:
         False,  # skipkeys
         True,  # allow_nan
     )
+
+    #: The C encoder's call itself: ``"".join(json_chunks(value, 0)) == tojson(value)`` for a dict or
+    #: a list, for a caller that has already told the type apart and saves tojson's dispatch.
+    json_chunks: Callable[[Any, int], list[str]] = _encode_chunks
 
     def tojson(value: Any) -> str:
         """``json.dumps(value, ensure_ascii=False)``, byte for byte, for every value it accepts."""
@@ -78,6 +82,10 @@ if _make_c_encoder is not None:
         return "".join(_encode_chunks(value, 0))
 
 else:  # pragma: no cover
+
+    def json_chunks(value: Any, indent_level: int) -> list[str]:
+        """``[tojson(value)]``."""
+        return [_REFERENCE.encode(value)]
 
     def tojson(value: Any) -> str:
         """``json.dumps(value, ensure_ascii=False)``."""

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import regex
 
-from .._json import not_serialisable, printed, text_or_json, tojson
+from .._json import json_chunks, not_serialisable, printed, text_or_json, tojson
 from ..errors import InvalidInputError, TemplateError, type_name
 from ..format import ChatFormat, Conversation, Tools
 from ..messages import REASONING_FIELDS, Message, ToolCall, ToolDefinition
@@ -357,6 +357,7 @@ def render_chatml(
     # Pieces go into `out` as they are and are copied once, by the final join.
     append = out.append
     extend = out.extend
+    join = "".join
     last = n - 1
     for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
         content = message.get("content")
@@ -426,9 +427,18 @@ def render_chatml(
                             if type(key) is not str:
                                 key = _argument_name(key, origins[pos], calls, k)
                             if type(value) is not str:
+                                kind = type(value)
                                 try:
-                                    # (An exact int is written as its repr, by tojson too.)
-                                    value = int.__repr__(value) if type(value) is int else text_or_json(value)
+                                    # The usual kinds inline, spelt as tojson spells them (tojson is the
+                                    # C encoder's call for a dict or a list, an exact int's repr).
+                                    if kind is dict or kind is list:
+                                        value = join(json_chunks(value, 0))
+                                    elif kind is int:
+                                        value = int.__repr__(value)
+                                    elif kind is bool:
+                                        value = "true" if value else "false"
+                                    else:
+                                        value = text_or_json(value)
                                 except (TypeError, ValueError, RecursionError) as exc:
                                     path = f"{_call_path(origins[pos], calls, k)}.arguments.{key}"
                                     raise not_serialisable(path, exc) from None
