@@ -18,6 +18,7 @@ Reading guide, in template order:
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -79,6 +80,8 @@ _OPTIONS = {
 # Type sets the C-speed checks of the usual input compare with.
 _DICT_ONLY = frozenset({dict})
 _STR_ONLY = frozenset({str})
+# An endless "role" (stateless: safe to share between threads), zipped by map() with the messages.
+_ROLE_KEY = itertools.repeat("role")
 
 
 class _VisionCount:
@@ -313,9 +316,14 @@ def render_chatml(
     """
     # The usual input (a list of dicts, string roles) is checked by C-speed passes over the whole
     # list; anything else goes through the helpers, which check it message by message.
-    msgs = messages if type(messages) is list and set(map(type, messages)) <= _DICT_ONLY else _as_dicts(messages)
-    roles: list[Any] | None = [message.get("role") for message in msgs]
-    if not set(map(type, roles)) <= _STR_ONLY:  # type: ignore[arg-type]
+    roles: list[Any] | None
+    if type(messages) is list and set(map(type, messages)) <= _DICT_ONLY:
+        msgs: Sequence[Mapping[str, Any]] = messages
+        roles = list(map(dict.get, messages, _ROLE_KEY))  # message.get("role") for each, at C speed
+    else:
+        msgs = _as_dicts(messages)
+        roles = [message.get("role") for message in msgs]
+    if not set(map(type, roles)) <= _STR_ONLY:
         roles = None
     # `origins[pos]` is the caller's index of msgs[pos] (None for the merged system message), for errors.
     origins: Sequence[int | None]
