@@ -6,6 +6,7 @@ Harmony), never with strings our own code produced.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -340,6 +341,17 @@ def test_the_console_script_is_installed() -> None:
     assert b"chatml-multi-system" in proc.stdout
 
 
+@contextlib.contextmanager
+def reaped(proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    """Kill ``proc`` if it is still running when the block ends (a failed assertion): no test leaks it."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     proc = subprocess.Popen(
@@ -348,7 +360,7 @@ def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )
     assert proc.stdin is not None and proc.stderr is not None
-    try:
+    with reaped(proc):
         proc.stdin.write((json.dumps({"messages": [USER]}) + "\n").encode() * 1000)
         proc.stdin.flush()
         deadline = time.monotonic() + 60
@@ -358,10 +370,6 @@ def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
         time.sleep(1)  # let the workers start
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C: the whole process group
         status = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     stderr = proc.stderr.read().decode()
     assert status == 130
     assert "prompt-formats: interrupted" in stderr
@@ -461,7 +469,7 @@ def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     assert proc.stdin is not None
-    try:
+    with reaped(proc):
         proc.stdin.write(line * 100)
         proc.stdin.flush()
         deadline = time.monotonic() + 60
@@ -472,10 +480,6 @@ def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
         os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
         # More input after the death: the run must notice it whatever it was doing when the worker died.
         _, stderr = proc.communicate(line * 100, timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     text = stderr.decode()
     assert proc.returncode == 2, text
     assert "Traceback" not in text
@@ -483,6 +487,8 @@ def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
     assert message.startswith("prompt-formats: a worker process")
     assert out.read_text() == "previous run\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]  # no error file, no temporary file
+
+
 def test_when_the_output_cannot_be_put_in_place_neither_is_the_error_file(tmp_path: Path) -> None:
     out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
     errors.write_text("previous run\n")
@@ -492,7 +498,7 @@ def test_when_the_output_cannot_be_put_in_place_neither_is_the_error_file(tmp_pa
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     assert proc.stdin is not None
-    try:
+    with reaped(proc):
         proc.stdin.write(b"{not json\n" + (json.dumps({"messages": [USER]}) + "\n").encode())
         proc.stdin.flush()
         deadline = time.monotonic() + 60
@@ -501,10 +507,6 @@ def test_when_the_output_cannot_be_put_in_place_neither_is_the_error_file(tmp_pa
             time.sleep(0.05)
         out.mkdir()  # the output's final name can no longer be replaced by a file
         _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     text = stderr.decode()
     assert proc.returncode == 2, text
     assert "Traceback" not in text
