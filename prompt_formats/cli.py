@@ -74,6 +74,9 @@ class AtomicOutput:
         if path == "-":
             self.stream: IO[bytes] = sys.stdout.buffer
             return
+        if os.path.isdir(path):
+            # Found now rather than at the final rename, after all the work.
+            raise UsageError(f"cannot write {path}: Is a directory")
         directory = os.path.dirname(os.path.abspath(path))
         try:
             fd, self._temp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)

@@ -558,3 +558,21 @@ def test_a_closed_standard_error_ends_the_run_with_status_141(tmp_path: Path) ->
                            "stderr", unbuffered=False)
     assert proc.returncode == 141
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]  # the run did not end: no output file
+
+
+@pytest.mark.parametrize("option", ["-o", "--errors"])
+def test_an_output_that_is_a_directory_is_refused_before_any_work(tmp_path: Path, option: str) -> None:
+    # Standard input stays open and empty: a run that started working would wait for it forever.
+    (tmp_path / "dir").mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "-", option,
+         str(tmp_path / "dir")],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    with reaped(proc):
+        status = proc.wait(timeout=60)
+    assert status == 2
+    assert proc.stderr.read().decode().strip() == f"prompt-formats: cannot write {tmp_path / 'dir'}: Is a directory"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir"]  # no temporary file left
+    assert list((tmp_path / "dir").iterdir()) == []
