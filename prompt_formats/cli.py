@@ -85,19 +85,33 @@ class AtomicOutput:
         self.stream = os.fdopen(fd, "wb", buffering=1 << 20)
 
     def write(self, data: bytes) -> None:
-        self.stream.write(data)
+        try:
+            self.stream.write(data)
+        except BrokenPipeError:
+            raise  # the reader went away: main() ends quietly
+        except OSError as exc:  # a full disk, an I/O error: say which file
+            raise self._failed(exc) from None
 
     def finish(self) -> None:
         """Flush, sync and close the temporary file, still under its temporary name (standard output: flush)."""
-        self.stream.flush()
-        if self._temp is None:
-            return
-        os.fsync(self.stream.fileno())
-        self.stream.close()
+        try:
+            self.stream.flush()
+            if self._temp is None:
+                return
+            os.fsync(self.stream.fileno())
+            self.stream.close()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._failed(exc) from None
         # mkstemp creates the file 0600; give it the mode an ordinary new file would have.
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(self._temp, 0o666 & ~umask)
+
+    def _failed(self, exc: OSError) -> UsageError:
+        name = "standard output" if self.path == "-" else self.path
+        return UsageError(f"cannot write {name}: {exc.strerror or exc}")
 
     def publish(self) -> None:
         """Rename the finished temporary file to the final name (standard output: nothing to do)."""

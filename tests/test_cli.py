@@ -576,3 +576,16 @@ def test_an_output_that_is_a_directory_is_refused_before_any_work(tmp_path: Path
     assert proc.stderr.read().decode().strip() == f"prompt-formats: cannot write {tmp_path / 'dir'}: Is a directory"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir"]  # no temporary file left
     assert list((tmp_path / "dir").iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_names_the_output_and_exits_2(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text((json.dumps({"messages": [USER]}) + "\n") * 2000)  # more than one write buffer
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", str(source)],
+            stdout=full, stderr=subprocess.PIPE, timeout=120, check=False,
+        )
+    assert result.returncode == 2
+    assert result.stderr.decode().strip() == "prompt-formats: cannot write standard output: No space left on device"
