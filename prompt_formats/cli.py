@@ -12,7 +12,7 @@ Exit status: 0 when every record was rendered (parsed); 1 when at least one reco
 reported on standard error or in ``--errors FILE``; the others are in the output, unless
 ``--fail-fast`` stopped the run, which then writes no output file); 2 for a usage error or when the
 run could not be carried out (unknown format, unreadable input, unwritable output, a worker process
-that died); 130 when interrupted; 141, without a message, when the reader of standard output (or
+that died, an internal error); 130 when interrupted; 141, without a message, when the reader of standard output (or
 error) went away (``| head``), the status a shell shows for a command stopped by SIGPIPE. An output
 file (``-o FILE``, ``--errors FILE``) is written under a temporary name in the same directory and
 renamed into place only when the run ends normally, so a crash never leaves a half-written file
@@ -27,6 +27,7 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from typing import IO, Any, NamedTuple
@@ -530,4 +531,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except OSError as exc:
         print(f"prompt-formats: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception:
+        # A bug of this program (a record's own failure never gets here: it is reported and the run goes
+        # on). The traceback is for the report; the status says the run is incomplete, not that records
+        # failed, which is what Python's default 1 would say.
+        traceback.print_exc()
+        print("prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete",
+              file=sys.stderr)
         return EXIT_USAGE

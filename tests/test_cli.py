@@ -589,3 +589,26 @@ def test_a_full_disk_names_the_output_and_exits_2(tmp_path: Path) -> None:
         )
     assert result.returncode == 2
     assert result.stderr.decode().strip() == "prompt-formats: cannot write standard output: No space left on device"
+
+
+def test_a_bug_in_the_command_exits_2_with_its_traceback_and_no_output(tmp_path: Path) -> None:
+    # A bug is simulated by breaking the command's own work loop from a driver script (no hook in the
+    # program): the run must not claim records failed (1) nor leave an output file.
+    source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text(json.dumps({"messages": [USER]}) + "\n")
+    driver = (
+        "import sys\n"
+        "import prompt_formats.cli as cli\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise RuntimeError('boom')\n"
+        "cli.ordered_map = broken\n"
+        f"sys.exit(cli.main(['render', '-f', 'chatml-multi-system', {str(source)!r}, '-o', {str(out)!r}]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", driver], capture_output=True, timeout=120, check=False)
+    text = result.stderr.decode()
+    assert result.returncode == 2, text
+    assert "RuntimeError: boom" in text
+    assert text.splitlines()[-1] == (
+        "prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]  # no output, no temporary file
