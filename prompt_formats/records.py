@@ -157,8 +157,9 @@ def _encode(record: Mapping[str, Any]) -> bytes:
         return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:
         # What orjson cannot write, a string with a lone surrogate or an integer beyond 64 bits, the
-        # standard library writes exactly: as ASCII JSON, the surrogate as its \u escape.
-        return json.dumps(record).encode("ascii") + b"\n"
+        # standard library writes exactly: as ASCII JSON, the surrogate as its \u escape (and never
+        # NaN, which is not JSON: such a record fails instead).
+        return json.dumps(record, allow_nan=False).encode("ascii") + b"\n"
 
 
 def decode_record(data: bytes | memoryview | str, long_digits: bool = True) -> Any:
