@@ -16,9 +16,11 @@ import json.encoder
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from .errors import InvalidInputError
 
-__all__ = ["json_chunks", "not_serialisable", "printed", "text_or_json", "tojson", "tojson_at"]
+__all__ = ["compact_json", "json_chunks", "not_serialisable", "printed", "text_or_json", "tojson", "tojson_at"]
 
 # What json.dumps(x, ensure_ascii=False) builds on every call, built once. Two differences, both
 # only for values json.dumps rejects: no circular-reference bookkeeping (a cycle raises
@@ -60,27 +62,6 @@ if _make_c_encoder is not None:
             return "null"
         return "".join(_encode_chunks(value, 0))
 
-    def text_or_json(value: Any) -> str:
-        """The template's ``value|string if value is string else value|tojson``, for a tool-call argument.
-
-        A string gives what the template prints for it (:func:`printed`), anything else
-        ``tojson(value)``.
-        """
-        kind = type(value)
-        if kind is str:
-            return value  # type: ignore[no-any-return]
-        if kind is dict or kind is list:
-            return "".join(_encode_chunks(value, 0))
-        if kind is int:
-            return int.__repr__(value)
-        if kind is bool:
-            return "true" if value else "false"
-        if value is None:
-            return "null"
-        if isinstance(value, str):
-            return printed(value)
-        return "".join(_encode_chunks(value, 0))
-
 else:  # pragma: no cover
 
     def json_chunks(value: Any, indent_level: int) -> list[str]:
@@ -91,9 +72,25 @@ else:  # pragma: no cover
         """``json.dumps(value, ensure_ascii=False)``."""
         return _REFERENCE.encode(value)
 
-    def text_or_json(value: Any) -> str:
-        """The template's ``value|string if value is string else value|tojson``, for a tool-call argument."""
-        return printed(value) if isinstance(value, str) else _REFERENCE.encode(value)
+
+def text_or_json(value: Any) -> str:
+    """The template's ``value|string if value is string else value|tojson``, for a tool-call argument.
+
+    A string gives what the template prints for it (:func:`printed`), anything else ``tojson(value)``.
+    """
+    return printed(value) if isinstance(value, str) else tojson(value)
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON text (``,`` and ``:``, non-ASCII kept), as the OpenAI API carries arguments.
+
+    orjson's; where orjson refuses a value (an integer beyond 64 bits, a lone surrogate), the standard
+    library's text of the same shape.
+    """
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def printed(text: str) -> str:
