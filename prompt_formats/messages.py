@@ -19,13 +19,12 @@ What is accepted, as real clients send it:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-import orjson
 
+from ._json import compact_json
 from .errors import InvalidInputError, type_name
 
 __all__ = [
@@ -158,11 +157,8 @@ class ToolCall:
             return "{}"
         if isinstance(self.arguments, str):
             return self.arguments
-        try:
-            return orjson.dumps(self.arguments).decode()
-        except TypeError:
-            # orjson refuses integers beyond 64 bits and lone surrogates, which parsed replies can hold.
-            return json.dumps(self.arguments, ensure_ascii=False, separators=(",", ":"))
+        # (Parsed replies can hold integers beyond 64 bits and lone surrogates: compact_json keeps them.)
+        return compact_json(self.arguments)
 
     def to_openai(self) -> dict[str, Any]:
         """The call in the wrapped OpenAI shape; ``arguments`` is kept as given (mapping or string)."""

@@ -24,12 +24,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
+from .._json import compact_json
 from ..errors import FormatError, InvalidInputError
 from ..records import RecordParser, RecordRenderer, decode_record
 from ..registry import get_format
@@ -61,13 +61,6 @@ def _parser(name: str, config: bytes, context: bytes) -> RecordParser:
     return RecordParser(get_format(name, **orjson.loads(config)), orjson.loads(context))
 
 
-def _json_text(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # an integer beyond 64 bits, a lone surrogate: the standard library, exactly
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def _texts(table: Table, column: str) -> list[Any]:
     if column not in table.column_names:
         raise KeyError(f"prompt_formats: the dataset has no column {column!r} (columns: {table.column_names})")
@@ -87,7 +80,7 @@ def _run(
                 raise ValueError(f"{column}: null")
             value = job.handle(decode_record(text), row + 1)[field]
             if not isinstance(value, str):
-                value = _json_text(value)
+                value = compact_json(value)
             # An Arrow string is UTF-8, which cannot hold a lone surrogate (from a "\ud800" escape
             # in the record): such a row is reported rather than failing the whole batch.
             try:
