@@ -340,7 +340,7 @@ def render_chatml(
     vision = _VisionCount()
 
     out: list[str] = []
-    block = tools_block(tools) if tools else ""
+    block = tools_block(tools)
     if roles[0] == "system":
         system_text = _text(msgs[0], origins[0], vision, False, True, add_vision_id)
     if block:
