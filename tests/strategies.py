@@ -114,9 +114,21 @@ wrapped_tool_response = st.builds(
     st.sampled_from(["", " ", "\n"]),
 )
 
+# Flat lists and dicts of strings, integers, booleans and None: the arguments agents send most (paths,
+# options), which the ChatML renderer encodes all at once; with separators and brackets in the strings.
+flat_text = st.lists(
+    st.sampled_from([",", ":", ", ", ": ", "},{", "],[", "{", "]", '"', "\\", "a", "é", "🙂", "\x00", "\ud800"]),
+    max_size=4,
+).map("".join)
+flat_item = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(2**63 - 2, 2**64 + 1), flat_text)
+flat_container = st.one_of(
+    st.lists(flat_item, max_size=3), st.dictionaries(st.one_of(flat_text, plain_text), flat_item, max_size=3)
+)
+
 tool_name = st.one_of(st.sampled_from(["get_weather", "python", "search", "read_file"]), plain_text)
 arguments = st.one_of(
     st.dictionaries(st.one_of(st.sampled_from(["city", "path", "n", "query"]), plain_text), json_values, max_size=4),
+    st.dictionaries(st.sampled_from(["paths", "options", "n"]), st.one_of(flat_container, flat_item), max_size=3),
     st.builds(lambda d: __import__("json").dumps(d), st.dictionaries(plain_text, json_scalars, max_size=3)),
     text,
     st.none(),

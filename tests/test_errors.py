@@ -39,6 +39,35 @@ USER = {"role": "user", "content": "hi"}
             [USER, {"role": "assistant", "tool_calls": {"name": "f"}}],
             "messages[1].tool_calls: expected a list, got dict",
         ),
+        # Dict and list arguments are encoded after the turns, all at once: an error found later
+        # in the conversation must not hide an earlier argument's, and the first of those is named.
+        (
+            [
+                USER,
+                {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": {"k": {1}}}}]},
+                {"role": "robot", "content": "x"},
+            ],
+            "messages[1].tool_calls[0].arguments.a: not serialisable as JSON"
+            " (Object of type set is not JSON serializable)",
+        ),
+        (
+            [
+                USER,
+                {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": ["ok"], "b": [{2}]}}]},
+                {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"c": {"k": {3}}}}]},
+            ],
+            "messages[1].tool_calls[0].arguments.b: not serialisable as JSON"
+            " (Object of type set is not JSON serializable)",
+        ),
+        (
+            [USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": [{1}], 5: "x"}}]}],
+            "messages[1].tool_calls[0].arguments.a: not serialisable as JSON"
+            " (Object of type set is not JSON serializable)",
+        ),
+        (
+            [USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": 1, 5: "x"}}]}],
+            "messages[1].tool_calls[0].arguments: expected string keys, got int key 5",
+        ),
         (
             [{"role": "user", "content": [{"type": "text", "text": 5}]}],
             "messages[0].content[0].text: expected a string, got int",

@@ -24,11 +24,12 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from math import isfinite
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import regex
 
-from .._json import json_chunks, not_serialisable, printed, text_or_json, tojson
+from .._json import flat_dicts_json, flat_lists_json, json_chunks, not_serialisable, printed, text_or_json, tojson
 from ..errors import InvalidInputError, TemplateError, type_name
 from ..format import ChatFormat, Conversation, Tools
 from ..messages import REASONING_FIELDS, Message, ToolCall, ToolDefinition
@@ -295,6 +296,51 @@ def _argument_name(key: Any, index: int | None, calls: Sequence[Mapping[str, Any
     return str.__str__(key)
 
 
+def _write_containers(
+    out: list[Any],
+    dicts_at: list[int],
+    lists_at: list[int],
+    msgs: Sequence[Mapping[str, Any]],
+    origins: Sequence[int | None],
+) -> None:
+    """Replace the dict and list tool-call arguments :func:`render_chatml` left in ``out`` by their JSON.
+
+    All the dicts at once and all the lists at once (:func:`flat_dicts_json`, :func:`flat_lists_json`:
+    an agent's arguments are mostly flat: paths, options), the rest one by one in prompt order, so
+    that the first argument JSON cannot encode is the one whose error is raised.
+    """
+    one_by_one: list[int] = []
+    for positions, encode in ((dicts_at, flat_dicts_json), (lists_at, flat_lists_json)):
+        if positions:
+            texts = encode(list(map(out.__getitem__, positions)))
+            if texts is None:
+                one_by_one += positions
+            else:
+                for at, text in zip(positions, texts, strict=True):
+                    out[at] = text
+    for at in sorted(one_by_one):
+        value = out[at]
+        try:
+            out[at] = "".join(json_chunks(value, 0))
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise not_serialisable(_argument_path(value, msgs, origins), exc) from None
+
+
+def _argument_path(value: Any, msgs: Sequence[Mapping[str, Any]], origins: Sequence[int | None]) -> str:
+    """Where the first tool-call argument that is ``value`` itself is, for an error."""
+    for pos, message in enumerate(msgs):
+        calls: Sequence[Mapping[str, Any]] = ()
+        if message.get("role") == "assistant":
+            calls = message.get("tool_calls") or ()
+        for k, call in enumerate(calls):
+            arguments = call.get("function", call).get("arguments")
+            if isinstance(arguments, Mapping):
+                for key, argument in arguments.items():
+                    if argument is value:
+                        return f"{_call_path(origins[pos], calls, k)}.arguments.{str.__str__(key)}"
+    raise AssertionError("the argument is in no tool call")  # pragma: no cover
+
+
 def render_chatml(
     messages: Conversation,
     tools: Tools = None,
@@ -365,110 +411,132 @@ def render_chatml(
     # Pieces go into `out` as they are and are copied once, by the final join.
     append = out.append
     extend = out.extend
-    join = "".join
     last = n - 1
-    for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
-        content = message.get("content")
-        if type(content) is str:
-            content = content.strip()
-        else:
-            content = _content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
-        # The template's branches, most frequent first (a role equals at most one of these names).
-        if role == "tool":
-            # A run of tool results is one user turn.
-            extend((
-                "<|im_start|>user\n<tool_response>\n" if pos and roles[pos - 1] != "tool" else "\n<tool_response>\n",
-                content,
-                "\n</tool_response><|im_end|>\n" if pos == last or roles[pos + 1] != "tool" else "\n</tool_response>",
-            ))
-        elif role == "assistant":
-            # transformers passes the first non-None of these fields as reasoning_content.
-            reasoning = message.get("reasoning_content")
-            if reasoning is None:
-                reasoning = message.get("thinking")
+    # Tool-call arguments that are dicts or lists go into `out` as they are, and their positions
+    # here; _write_containers puts their JSON in their place, for all of them at once.
+    dicts_at: list[int] = []
+    lists_at: list[int] = []
+    try:
+        for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
+            content = message.get("content")
+            if type(content) is str:
+                content = content.strip()
+            else:
+                content = _content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
+            # The template's branches, most frequent first (a role equals at most one of these names).
+            if role == "tool":
+                # A run of tool results is one user turn.
+                extend((
+                    "<|im_start|>user\n<tool_response>\n" if pos and roles[pos - 1] != "tool"
+                    else "\n<tool_response>\n",
+                    content,
+                    "\n</tool_response><|im_end|>\n" if pos == last or roles[pos + 1] != "tool"
+                    else "\n</tool_response>",
+                ))
+            elif role == "assistant":
+                # transformers passes the first non-None of these fields as reasoning_content.
+                reasoning = message.get("reasoning_content")
                 if reasoning is None:
-                    reasoning = message.get("reasoning")
-            if reasoning is None:
-                reasoning = ""
-                if "</think>" in content:
-                    reasoning = content.split("</think>")[0].rstrip("\n").split("<think>")[-1].lstrip("\n")
-                    content = content.split("</think>")[-1].lstrip("\n")
-            elif type(reasoning) is not str and not isinstance(reasoning, str):
-                raise _bad_reasoning(message, origins[pos])
-            if keep_all_thinking or pos > last_query:
-                extend(("<|im_start|>assistant\n<think>\n", reasoning.strip(), "\n</think>\n\n", content))
+                    reasoning = message.get("thinking")
+                    if reasoning is None:
+                        reasoning = message.get("reasoning")
+                if reasoning is None:
+                    reasoning = ""
+                    if "</think>" in content:
+                        reasoning = content.split("</think>")[0].rstrip("\n").split("<think>")[-1].lstrip("\n")
+                        content = content.split("</think>")[-1].lstrip("\n")
+                elif type(reasoning) is not str and not isinstance(reasoning, str):
+                    raise _bad_reasoning(message, origins[pos])
+                if keep_all_thinking or pos > last_query:
+                    extend(("<|im_start|>assistant\n<think>\n", reasoning.strip(), "\n</think>\n\n", content))
+                else:
+                    extend(("<|im_start|>assistant\n", content))
+                calls = message.get("tool_calls")
+                if calls:
+                    if type(calls) is not list and not isinstance(calls, (list, tuple)):
+                        raise InvalidInputError(
+                            f"messages[{origins[pos]}].tool_calls", f"expected a list, got {type_name(calls)}"
+                        )
+                    # The first call follows the content after a blank line (right away when there is
+                    # none); each later one follows the previous call's end after a newline. Names and
+                    # argument values are made exact strings first (see _call_name, text_or_json), so
+                    # that the f-strings below copy characters and call nothing.
+                    # (`content` is trimmed text, or what follows "</think>" in it: empty, or ending in
+                    # a non-space, so here the template's `content|trim` is empty just when it is.)
+                    opening = "\n\n<tool_call>\n<function=" if content else "<tool_call>\n<function="
+                    for k, call in enumerate(calls):
+                        if type(call) is not dict and not isinstance(call, Mapping):
+                            raise InvalidInputError(
+                                f"messages[{origins[pos]}].tool_calls[{k}]",
+                                f"expected an object, got {type_name(call)}",
+                            )
+                        function = call.get("function", call)  # the OpenAI shape nests the call in "function"
+                        if type(function) is not dict and function is not call and not isinstance(function, Mapping):
+                            raise InvalidInputError(
+                                f"messages[{origins[pos]}].tool_calls[{k}].function",
+                                f"expected an object, got {type_name(function)}",
+                            )
+                        name = function.get("name")
+                        if type(name) is not str:
+                            name = _call_name(name, origins[pos], calls, k)
+                        arguments = function.get("arguments")  # absent and null both render nothing
+                        if arguments is None:
+                            append(f"{opening}{name}>\n")
+                        elif type(arguments) is dict or isinstance(arguments, Mapping):
+                            append(f"{opening}{name}>\n")
+                            for key, value in arguments.items():
+                                if type(key) is not str:
+                                    key = _argument_name(key, origins[pos], calls, k)
+                                if type(value) is not str:
+                                    kind = type(value)
+                                    if kind is dict:
+                                        extend((f"<parameter={key}>\n", value, "\n</parameter>\n"))
+                                        dicts_at.append(len(out) - 2)
+                                        continue
+                                    if kind is list:
+                                        extend((f"<parameter={key}>\n", value, "\n</parameter>\n"))
+                                        lists_at.append(len(out) - 2)
+                                        continue
+                                    try:
+                                        # The usual kinds inline, spelt as tojson spells them.
+                                        if kind is int:
+                                            value = int.__repr__(value)
+                                        elif kind is bool:
+                                            value = "true" if value else "false"
+                                        elif kind is float and isfinite(value):
+                                            value = float.__repr__(value)
+                                        else:
+                                            value = text_or_json(value)
+                                    except (TypeError, ValueError, RecursionError) as exc:
+                                        path = f"{_call_path(origins[pos], calls, k)}.arguments.{key}"
+                                        raise not_serialisable(path, exc) from None
+                                append(f"<parameter={key}>\n{value}\n</parameter>\n")
+                        elif isinstance(arguments, str):
+                            extend((
+                                f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"
+                            ))
+                        else:
+                            raise InvalidInputError(
+                                _call_path(origins[pos], calls, k) + ".arguments",
+                                f"expected an object or a JSON string, got {type_name(arguments)}",
+                            )
+                        opening = "</function>\n</tool_call>\n<tool_call>\n<function="
+                    append("</function>\n</tool_call><|im_end|>\n")
+                else:
+                    append("<|im_end|>\n")
+            elif role == "user":
+                extend(("<|im_start|>user\n", content, "<|im_end|>\n"))
+            elif role == "system":
+                if pos:
+                    raise TemplateError("System message must be at the beginning.")
             else:
-                extend(("<|im_start|>assistant\n", content))
-            calls = message.get("tool_calls")
-            if calls:
-                if type(calls) is not list and not isinstance(calls, (list, tuple)):
-                    raise InvalidInputError(
-                        f"messages[{origins[pos]}].tool_calls", f"expected a list, got {type_name(calls)}"
-                    )
-                # The first call follows the content after a blank line (right away when there is
-                # none); each later one follows the previous call's end after a newline. Names and
-                # argument values are made exact strings first (see _call_name, text_or_json), so
-                # that the f-strings below copy characters and call nothing.
-                # (`content` is trimmed text, or what follows "</think>" in it: empty, or ending in
-                # a non-space, so here the template's `content|trim` is empty just when it is.)
-                opening = "\n\n<tool_call>\n<function=" if content else "<tool_call>\n<function="
-                for k, call in enumerate(calls):
-                    if type(call) is not dict and not isinstance(call, Mapping):
-                        raise InvalidInputError(
-                            f"messages[{origins[pos]}].tool_calls[{k}]", f"expected an object, got {type_name(call)}"
-                        )
-                    function = call.get("function", call)  # the OpenAI shape nests the call in "function"
-                    if function is not call and type(function) is not dict and not isinstance(function, Mapping):
-                        raise InvalidInputError(
-                            f"messages[{origins[pos]}].tool_calls[{k}].function",
-                            f"expected an object, got {type_name(function)}",
-                        )
-                    name = function.get("name")
-                    if type(name) is not str:
-                        name = _call_name(name, origins[pos], calls, k)
-                    arguments = function.get("arguments")  # absent and null both render nothing
-                    if arguments is None:
-                        append(f"{opening}{name}>\n")
-                    elif type(arguments) is dict or isinstance(arguments, Mapping):
-                        append(f"{opening}{name}>\n")
-                        for key, value in arguments.items():
-                            if type(key) is not str:
-                                key = _argument_name(key, origins[pos], calls, k)
-                            if type(value) is not str:
-                                kind = type(value)
-                                try:
-                                    # The usual kinds inline, spelt as tojson spells them (tojson is the
-                                    # C encoder's call for a dict or a list, an exact int's repr).
-                                    if kind is dict or kind is list:
-                                        value = join(json_chunks(value, 0))
-                                    elif kind is int:
-                                        value = int.__repr__(value)
-                                    elif kind is bool:
-                                        value = "true" if value else "false"
-                                    else:
-                                        value = text_or_json(value)
-                                except (TypeError, ValueError, RecursionError) as exc:
-                                    path = f"{_call_path(origins[pos], calls, k)}.arguments.{key}"
-                                    raise not_serialisable(path, exc) from None
-                            append(f"<parameter={key}>\n{value}\n</parameter>\n")
-                    elif isinstance(arguments, str):
-                        extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
-                    else:
-                        raise InvalidInputError(
-                            _call_path(origins[pos], calls, k) + ".arguments",
-                            f"expected an object or a JSON string, got {type_name(arguments)}",
-                        )
-                    opening = "</function>\n</tool_call>\n<tool_call>\n<function="
-                append("</function>\n</tool_call><|im_end|>\n")
-            else:
-                append("<|im_end|>\n")
-        elif role == "user":
-            extend(("<|im_start|>user\n", content, "<|im_end|>\n"))
-        elif role == "system":
-            if pos:
-                raise TemplateError("System message must be at the beginning.")
-        else:
-            raise TemplateError("Unexpected message role.")
+                raise TemplateError("Unexpected message role.")
+    except Exception:
+        if dicts_at or lists_at:  # an argument before this error that JSON cannot encode is the first error
+            _write_containers(out, dicts_at, lists_at, msgs, origins)
+        raise
+    if dicts_at or lists_at:
+        _write_containers(out, dicts_at, lists_at, msgs, origins)
 
     if add_generation_prompt:
         append("<|im_start|>assistant\n<think>\n\n</think>\n\n" if enable_thinking is False
