@@ -39,31 +39,6 @@ USER = {"role": "user", "content": "hi"}
             [USER, {"role": "assistant", "tool_calls": {"name": "f"}}],
             "messages[1].tool_calls: expected a list, got dict",
         ),
-        # Dict and list arguments are encoded after the turns, all at once: an error found later
-        # in the conversation must not hide an earlier argument's, and the first of those is named.
-        (
-            [
-                USER,
-                {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": {"k": {1}}}}]},
-                {"role": "robot", "content": "x"},
-            ],
-            "messages[1].tool_calls[0].arguments.a: not serialisable as JSON"
-            " (Object of type set is not JSON serializable)",
-        ),
-        (
-            [
-                USER,
-                {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": ["ok"], "b": [{2}]}}]},
-                {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"c": {"k": {3}}}}]},
-            ],
-            "messages[1].tool_calls[0].arguments.b: not serialisable as JSON"
-            " (Object of type set is not JSON serializable)",
-        ),
-        (
-            [USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": [{1}], 5: "x"}}]}],
-            "messages[1].tool_calls[0].arguments.a: not serialisable as JSON"
-            " (Object of type set is not JSON serializable)",
-        ),
         (
             [USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": 1, 5: "x"}}]}],
             "messages[1].tool_calls[0].arguments: expected string keys, got int key 5",
@@ -87,6 +62,44 @@ def test_invalid_input_names_index_and_field(name: str, messages: Any, message: 
         pf.get_format(name).render(messages)
     assert str(info.value) == message
     assert isinstance(info.value, FormatError) and isinstance(info.value, ValueError)
+
+
+# Beyond the first few, dict and list arguments are encoded after the turns, many at once: an error
+# found later in the conversation must not hide an earlier argument's, and the first of those is the
+# one named. `padding` puts enough good containers first (lists and dicts, beyond the ones encoded
+# where they are met) for the bad ones to be among those encoded at once.
+PADDING = (
+    {f"i{n}": [n] for n in range(8)} | {f"p{n}": ["ok", n] for n in range(12)} | {f"q{n}": {"k": n} for n in range(12)}
+)
+NOT_A_SET = "not serialisable as JSON (Object of type set is not JSON serializable)"
+
+
+def arguments_case(padding: dict[str, Any], first: dict[Any, Any], *later: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = [{"role": "assistant", "tool_calls": [{"name": "f", "arguments": padding | first}]}]
+    calls += [{"role": "assistant", "tool_calls": [{"name": "f", "arguments": arguments}]} for arguments in later]
+    return [USER, *calls]
+
+
+@pytest.mark.parametrize("name", CHATML)
+@pytest.mark.parametrize("padding", [{}, PADDING], ids=["few containers", "many containers"])
+def test_the_first_argument_json_cannot_encode_is_the_error(name: str, padding: dict[str, Any]) -> None:
+    fmt = pf.get_format(name)
+    cases: list[tuple[list[dict[str, Any]], str]] = [
+        # an error later in the conversation (an unknown role) comes after
+        ([*arguments_case(padding, {"a": {"k": {1}}}), {"role": "robot", "content": "x"}], "a"),
+        # a list argument before a dict argument, in the same call and in a later one
+        (arguments_case(padding, {"a": ["ok"], "b": [{2}], "c": {"k": {3}}}), "b"),
+        (arguments_case(padding, {"a": ["ok"], "b": [{2}]}, {"c": {"k": {3}}}), "b"),
+        (arguments_case(padding, {"a": {"k": {1}}, "b": [{2}]}), "a"),
+        # an error in the same call, after the argument
+        (arguments_case(padding, {"a": [{1}], 5: "x"}), "a"),
+    ]
+    for messages, argument in cases:
+        with pytest.raises(InvalidInputError) as info:
+            fmt.render(messages)
+        assert str(info.value) == f"messages[1].tool_calls[0].arguments.{argument}: {NOT_A_SET}"
+    with pytest.raises(InvalidInputError, match=r"^messages\[1\]\.tool_calls\[0\]\.arguments: expected string keys"):
+        fmt.render(arguments_case(padding, {"a": 1, 5: "x"}))
 
 
 @pytest.mark.parametrize("name", CHATML)

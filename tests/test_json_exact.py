@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from oracles import render_jinja, render_ours
-from strategies import differential_settings, flat_item, flat_text, json_values
+from strategies import differential_settings, flat_container, flat_item, flat_text, json_values
 
 import prompt_formats as pf
 from prompt_formats import InvalidInputError
@@ -235,3 +235,30 @@ def test_edge_values_render_as_the_template_does(value: Any, prepared: bool) -> 
     our_tools = pf.prepare_tools(tools) if prepared else tools
     fmt = pf.get_format("chatml-multi-system")
     assert render_ours(fmt.render, messages, our_tools, True) == expected
+
+
+def calls_of(values: st.SearchStrategy[Any]) -> st.SearchStrategy[list[list[Any]]]:
+    return st.lists(st.lists(values, min_size=1, max_size=12), min_size=1, max_size=5)
+
+
+@differential_settings
+@given(
+    st.one_of(calls_of(flat_container), calls_of(st.one_of(flat_container, flat_container, json_values))),
+    st.sampled_from(["chatml-multi-system", "chatml-safety"]),
+)
+def test_many_container_arguments_render_as_the_template_does(calls: list[list[Any]], name: str) -> None:
+    # Enough dict and list arguments that the renderer encodes most of them at once, after the turns
+    # (the conversations of the other differential tests seldom have that many).
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for n, values in enumerate(calls):
+        arguments = {f"v{k}": value for k, value in enumerate(values)}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": f"f{n}", "arguments": arguments}},
+        ]})
+        messages.append({"role": "tool", "content": "ok"})
+    if name == "chatml-multi-system":
+        template, fmt = "chatml_multi_system.jinja", pf.get_format(name)
+    else:  # the upstream template's rules; the guard (tested on its own) would escape tokens in the values
+        template, fmt = "chatml_upstream.jinja", pf.get_format(name, policy="allow")
+    expected = render_jinja(template, messages, None, True)
+    assert render_ours(fmt.render, messages, None, True) == expected
