@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any
 
@@ -98,20 +98,9 @@ def flat_dicts_json(dicts: list[Any]) -> list[str] | None:
     holds one, so all of them get their space, and ``},{`` is where one dict ends and the next
     begins. ``None`` (the caller encodes them one by one) when any of that does not hold.
     """
-    if not set(map(type, dicts)) <= _DICT_ONLY or not set(
-        map(type, chain.from_iterable(map(dict.values, dicts)))
-    ) <= _FLAT_ITEMS:
+    if not set(map(type, dicts)) <= _DICT_ONLY:
         return None
-    try:
-        text = orjson.dumps(dicts)
-    except TypeError:  # orjson.JSONEncodeError
-        return None
-    lengths = list(map(len, dicts))
-    keys = sum(lengths)
-    # Separators: a colon per key; a comma between the items of each dict and between the dicts.
-    if text.count(b":") != keys or text.count(b",") != keys + lengths.count(0) - 1:
-        return None
-    return text[1:-1].replace(b"},{", b"}\0{").replace(b",", b", ").replace(b":", b": ").decode().split("\0")
+    return _flat_json(dicts, chain.from_iterable(map(dict.values, dicts)), b"},{", spaced_colons=True)
 
 
 def flat_lists_json(lists: list[Any]) -> list[str] | None:
@@ -120,16 +109,30 @@ def flat_lists_json(lists: list[Any]) -> list[str] | None:
     :func:`flat_dicts_json` for a list of exact lists of exact ``str``, ``int``, ``bool`` or ``None``
     (no colons to space: a colon can only be in a string).
     """
-    if not set(map(type, lists)) <= _LIST_ONLY or not set(map(type, chain.from_iterable(lists))) <= _FLAT_ITEMS:
+    if not set(map(type, lists)) <= _LIST_ONLY:
+        return None
+    return _flat_json(lists, chain.from_iterable(lists), b"],[", spaced_colons=False)
+
+
+def _flat_json(containers: list[Any], items: Iterable[Any], boundary: bytes, spaced_colons: bool) -> list[str] | None:
+    """The common part of flat_dicts_json and flat_lists_json: ``items`` are the containers' values,
+    ``boundary`` is where one container ends and the next begins (``},{`` or ``],[``)."""
+    if not set(map(type, items)) <= _FLAT_ITEMS:
         return None
     try:
-        text = orjson.dumps(lists)
+        text = orjson.dumps(containers)
     except TypeError:  # orjson.JSONEncodeError
         return None
-    lengths = list(map(len, lists))
-    if text.count(b",") != sum(lengths) + lengths.count(0) - 1:
+    lengths = list(map(len, containers))
+    n_items = sum(lengths)
+    # The structure's separators: a comma between the items of each container and between the
+    # containers; a colon per item of a dict.
+    if text.count(b",") != n_items + lengths.count(0) - 1 or (spaced_colons and text.count(b":") != n_items):
         return None
-    return text[1:-1].replace(b"],[", b"]\0[").replace(b",", b", ").decode().split("\0")
+    text = text[1:-1].replace(boundary, boundary[:1] + b"\0" + boundary[2:]).replace(b",", b", ")
+    if spaced_colons:
+        text = text.replace(b":", b": ")
+    return text.decode().split("\0")
 
 
 def text_or_json(value: Any) -> str:
