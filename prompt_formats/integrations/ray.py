@@ -81,22 +81,43 @@ def _run(
             value = job.handle(decode_record(text), row + 1)[field]
             if not isinstance(value, str):
                 value = compact_json(value)
-            # An Arrow string is UTF-8, which cannot hold a lone surrogate (from a "\ud800" escape
-            # in the record): such a row is reported rather than failing the whole batch.
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidInputError(
-                    field, "holds a lone surrogate, which a column of UTF-8 strings cannot hold"
-                ) from None
         except Exception as exc:  # one record never fails the dataset: it is reported in its row
             values.append(None)
-            errors.append(f"{type(exc).__name__}: {exc}")
+            errors.append(_row_error(exc))
             continue
         values.append(value)
         errors.append(None)
-    table = table.append_column(out_column, pa.array(values, type=pa.large_string()))
+    table = table.append_column(out_column, _string_column(pa, values, errors, field))
     return table.append_column("error", pa.array(errors, type=pa.large_string()))
+
+
+def _row_error(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _string_column(pa: Any, values: list[str | None], errors: list[str | None], field: str) -> Any:
+    """``values`` as an Arrow column of strings; a row whose value Arrow cannot hold is reported in ``errors``.
+
+    An Arrow string is UTF-8, which cannot hold a lone surrogate (from a ``"\\ud800"`` escape in the
+    record): Arrow then refuses the whole column, so only then are the values checked one by one
+    (encoding each to UTF-8 costs as much again as Arrow's own conversion), and such a row is
+    reported rather than the batch failing.
+    """
+    try:
+        return pa.array(values, type=pa.large_string())
+    except UnicodeEncodeError:
+        pass
+    for row, value in enumerate(values):
+        if value is None:
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            values[row] = None
+            errors[row] = _row_error(
+                InvalidInputError(field, "holds a lone surrogate, which a column of UTF-8 strings cannot hold")
+            )
+    return pa.array(values, type=pa.large_string())
 
 
 def _render_batch(
