@@ -27,7 +27,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .errors import FormatError
-from .tools import PreparedTools, prepare_tools
+from .tools import prepare_tools
 
 if TYPE_CHECKING:
     from .format import ChatFormat, Conversation, Tools
@@ -186,7 +186,7 @@ class RenderJob:
     __slots__ = ("add_generation_prompt", "fmt", "options", "tools")
 
     def __init__(
-        self, fmt: ChatFormat, tools: PreparedTools | None, add_generation_prompt: Any, options: Mapping[str, Any]
+        self, fmt: ChatFormat, tools: Tools, add_generation_prompt: Any, options: Mapping[str, Any]
     ) -> None:
         self.fmt = fmt
         self.tools = tools
@@ -224,7 +224,7 @@ class ParseJob:
     def __init__(
         self,
         fmt: ChatFormat,
-        tools: PreparedTools | None,
+        tools: Tools,
         context: Mapping[str, Any],
         id_factory: Callable[[], str] | None = None,
     ) -> None:
@@ -254,9 +254,21 @@ class ParseJob:
         self.fmt, self.tools, self.context, self.id_factory = state
 
 
-def _shared_tools(tools: Tools) -> PreparedTools | None:
-    # Validated once here, so a bad toolset fails the call before any work is sent anywhere.
-    return prepare_tools(tools) if tools else None
+def _shared_tools(tools: Tools | Iterator[Any]) -> Tools:
+    """The batch's tools, prepared once when ``prepare_tools`` takes them, else as they are.
+
+    Preparing is a speed-up here, never a check: ``prepare_tools`` refuses some lists that a format
+    renders (ChatML writes each tool as JSON, so a tool without a name renders), and every
+    conversation must get what ``render`` gives with these tools, its prompt or its error.
+    """
+    if isinstance(tools, Iterator):
+        tools = list(tools)  # read once: it is needed again if preparing refuses it
+    if not tools:
+        return None
+    try:
+        return prepare_tools(tools)
+    except Exception:
+        return tools
 
 
 def iter_render(
@@ -273,7 +285,8 @@ def iter_render(
     """Yield ``fmt.render(messages, tools, add_generation_prompt, **options)`` for each conversation, in order.
 
     The streaming form of :func:`render_batch`: ``conversations`` may be an iterator of any length,
-    and memory stays bounded (see :func:`ordered_map`). ``tools`` are validated and prepared once.
+    and memory stays bounded (see :func:`ordered_map`). ``tools`` are prepared once, when
+    :func:`~prompt_formats.tools.prepare_tools` takes them (otherwise each render gets them as given).
     With ``errors="raise"`` the first conversation that fails raises its :class:`FormatError` (after
     every earlier prompt was yielded); with ``"collect"`` the error is yielded in its place and the
     others are still rendered. Options are checked before anything is rendered.

@@ -121,15 +121,19 @@ class _ToolsCache:
     is first seen, and its rendered form (the largest part of an agent prompt) is reused by every
     later record with the same bytes. The lists come from the record's JSON, decoded by the caller
     and never shared, so the toolset keeps them as they are (:meth:`PreparedTools.owning`).
+
+    A list that :class:`PreparedTools` refuses is kept and returned as it is: some templates render
+    what it refuses (ChatML writes each tool as JSON, so a tool without a name renders), and a
+    record must get what ``render`` gives with its tools, its prompt or its error.
     """
 
     __slots__ = ("_entries", "_size")
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: OrderedDict[bytes, PreparedTools] = OrderedDict()
+        self._entries: OrderedDict[bytes, PreparedTools | list[Any]] = OrderedDict()
 
-    def get(self, tools: list[Any]) -> PreparedTools:
+    def get(self, tools: list[Any]) -> PreparedTools | list[Any]:
         try:
             key = orjson.dumps(tools)
         except TypeError:
@@ -139,7 +143,11 @@ class _ToolsCache:
         entries = self._entries
         prepared = entries.get(key)
         if prepared is None:
-            prepared = entries[key] = PreparedTools.owning(tools)
+            try:
+                prepared = PreparedTools.owning(tools)
+            except InvalidInputError:
+                prepared = tools
+            entries[key] = prepared
             if len(entries) > self._size:
                 entries.popitem(last=False)
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -97,8 +98,45 @@ def test_options_and_arguments_are_checked_before_any_work():
         MULTI.render_batch([GOOD], errors="ignore")  # type: ignore[arg-type]
     with pytest.raises(pf.FormatError, match="workers must be"):
         batch.iter_render(MULTI, [GOOD], workers=-1)
-    with pytest.raises(pf.InvalidInputError, match=r"tools\[0\]"):
-        MULTI.render_batch([GOOD], tools=[{"type": "function", "function": {"name": 5}}], workers=2)
+
+
+# Tool lists that prepare_tools refuses and the ChatML template renders: it writes each tool as JSON.
+LAX_TOOLS = [
+    [{"type": "function", "function": {"name": 5}}],
+    [{"type": "function", "function": {"description": "a tool without a name"}}],
+    [{"type": "function", "function": {"name": "f", "parameters": 5}}],
+]
+
+
+@pytest.mark.parametrize("tool_list", LAX_TOOLS)
+def test_tools_prepare_tools_refuses_are_rendered_as_render_renders_them(tool_list):
+    with pytest.raises(pf.InvalidInputError):
+        pf.prepare_tools(tool_list)
+    conversations = [GOOD, NO_QUERY, GOOD]
+    expected = [oracle_outcome(messages, tool_list, True, {}) for messages in conversations]
+    assert [o[0] for o in expected] == ["ok", "error", "ok"]
+    for workers in (None, 2) if tool_list is LAX_TOOLS[0] else (None,):
+        results = MULTI.render_batch(conversations, tool_list, True, workers=workers, errors="collect")
+        assert [our_outcome(r) for r in results] == expected
+        assert list(batch.iter_render(MULTI, conversations[:1], iter(tool_list), True)) == [expected[0][1]]
+    with pytest.raises(pf.TemplateError, match=r"No user query found in messages\."):
+        MULTI.render_batch(conversations, tool_list, True)
+
+
+def test_tools_render_refuses_fail_each_conversation_as_render_does():
+    harmony = pf.get_format("harmony")
+    nameless = [{"type": "function", "function": {"description": "a tool without a name"}}]
+    for fmt, tool_list, message in [
+        (MULTI, ["not a tool"], "tools[0]: expected a tool object, got str"),
+        (harmony, nameless, "tools[0].function.name: expected a string, got null"),
+    ]:
+        with pytest.raises(pf.InvalidInputError) as raised:
+            fmt.render(GOOD, tool_list, True)
+        assert str(raised.value) == message
+        results = fmt.render_batch([GOOD, GOOD], tool_list, True, errors="collect")
+        assert comparable(results) == [("InvalidInputError", message)] * 2
+        with pytest.raises(pf.InvalidInputError, match=re.escape(message)):
+            fmt.render_batch([GOOD], tool_list, True, workers=2)
 
 
 class CountingTools(pf.PreparedTools):

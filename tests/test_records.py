@@ -38,8 +38,7 @@ def render_error(record: Any, **kwargs: Any) -> str:
     ([USER], "InvalidInputError: record: expected a JSON object, got an array"),
     ({"messages": [USER], "chat_template_kwargs": {"enable_thinkng": False}},
      "UnknownOptionError: unknown option for format 'chatml-multi-system': enable_thinkng"),
-    ({"messages": [USER], "tools": [{"type": "function", "function": {"name": 3}}]},
-     "InvalidInputError: tools[0].function.name: expected a string, got int"),
+    ({"messages": [USER], "tools": ["not a tool"]}, "InvalidInputError: tools[0]: expected a tool object, got str"),
 ])
 def test_render_record_errors_name_the_field(record: Any, message: str) -> None:
     assert render_error(record).startswith(message)
@@ -111,11 +110,25 @@ def test_a_rendered_record_with_its_completion_parses_as_it_is() -> None:
 
 
 def test_a_bad_toolset_fails_the_same_way_the_first_time_and_after() -> None:
-    renderer = RecordRenderer(MULTI)
-    record = json.dumps({"messages": [USER], "tools": [{"type": "function", "function": {"name": 3}}]}).encode()
-    first, second = renderer.process_line(1, record), renderer.process_line(2, record)
-    assert first[0] is second[0] is False
-    assert json.loads(first[1])["message"] == json.loads(second[1])["message"]
+    harmony = pf.get_format("harmony")
+    nameless = {"type": "function", "function": {"description": "a tool without a name"}}
+    for fmt, tool in [(MULTI, "not a tool"), (harmony, nameless)]:
+        renderer = RecordRenderer(fmt, True)
+        record = json.dumps({"messages": [USER], "tools": [tool]}).encode()
+        first, second = renderer.process_line(1, record), renderer.process_line(2, record)
+        assert first[0] is second[0] is False
+        assert json.loads(first[1])["message"] == json.loads(second[1])["message"]
+
+
+def test_a_toolset_prepare_tools_refuses_renders_as_the_template_renders_it() -> None:
+    # The template writes each tool as JSON, whatever its fields: the command gives what render gives.
+    tools = [{"type": "function", "function": {"name": 3}}, {"type": "function", "function": {"parameters": 5}}]
+    with pytest.raises(pf.InvalidInputError):
+        pf.prepare_tools(tools)
+    expected = render_jinja("chatml_multi_system.jinja", [USER], tools, True)[1]
+    renderer = RecordRenderer(MULTI, True)
+    for line in (1, 2):
+        assert renderer.handle({"messages": [USER], "tools": tools}, line)["prompt"] == expected
 
 
 @pytest.mark.parametrize(("text", "expected"), [
