@@ -63,9 +63,10 @@ class ChatFormat(abc.ABC):
 
         Each result is what :meth:`render` gives for that conversation (prompt or error); ``tools``
         are prepared once for the whole batch where ``prepare_tools`` takes them. With
-        ``errors="raise"`` the first failing conversation raises; with ``errors="collect"`` its place in the result holds the
-        :class:`FormatError` instead and the others are still rendered. ``workers > 1`` spreads the
-        conversations over that many processes (0: one per CPU) and returns the same list; see
+        ``errors="raise"`` the first failing conversation raises; with ``errors="collect"`` its
+        place in the result holds the :class:`FormatError` instead and the others are still rendered.
+        ``workers > 1`` spreads the conversations over that many processes (0: one per CPU) and
+        returns the same list; see
         :mod:`prompt_formats.batch` (and :func:`~prompt_formats.batch.iter_render` for the streaming form).
         """
         from .batch import render_batch
