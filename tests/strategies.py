@@ -215,6 +215,16 @@ tool_definition = st.one_of(
     st.builds(lambda name, extra: {"name": name, "extra": extra}, tool_name, json_values),
 )
 tools = st.one_of(st.none(), st.just([]), st.lists(tool_definition, min_size=1, max_size=3))
+# Tool objects prepare_tools refuses (no name, a name that is not a string, parameters that are not an
+# object) and any JSON object: the ChatML templates write each tool as JSON, whatever its fields.
+lax_tool = st.one_of(
+    st.builds(lambda desc: {"type": "function", "function": {"description": desc}}, text),
+    st.builds(lambda name: {"type": "function", "function": {"name": name}}, json_scalars),
+    st.builds(lambda name, params: {"type": "function", "function": {"name": name, "parameters": params}},
+              tool_name, json_scalars),
+    st.dictionaries(json_keys, json_values, max_size=3),
+)
+lax_tools = st.lists(st.one_of(tool_definition, lax_tool), min_size=1, max_size=3)
 
 ABSENT = object()
 chatml_options = st.fixed_dictionaries(

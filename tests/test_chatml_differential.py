@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 from oracles import alias_reasoning, render_jinja, render_ours
-from strategies import chatml_options, conversation, differential_settings, tools
+from strategies import chatml_options, conversation, differential_settings, lax_tools, tools
 
 import prompt_formats as pf
 
@@ -38,6 +38,25 @@ def check_against_jinja(
 @given(conversation(extra_roles=("developer",)), tools, st.booleans(), chatml_options, st.booleans())
 def test_multi_system_matches_jinja(messages, tool_list, gen, options, prepared):
     check_against_jinja(MULTI, "chatml_multi_system.jinja", messages, tool_list, gen, options, prepared)
+
+
+def first_result(results: list[Any]) -> str:
+    """render_batch's result for a one-conversation batch, raised when it is an error (as render raises)."""
+    if isinstance(results[0], Exception):
+        raise results[0]
+    return results[0]  # type: ignore[no-any-return]
+
+
+@differential_settings
+@given(conversation(), lax_tools, st.booleans(), chatml_options)
+def test_any_tool_object_renders_as_the_template_writes_it(messages, tool_list, gen, options):
+    # prepare_tools refuses many of these; render, render_batch and the command still render them
+    # as the template does, since their preparing is only a speed-up.
+    expected = render_jinja("chatml_multi_system.jinja", messages, tool_list, gen, **options)
+    assert render_ours(MULTI.render, messages, tool_list, gen, **options) == expected
+    batch = render_ours(lambda *a, **o: first_result(MULTI.render_batch([a[0]], *a[1:], errors="collect", **o)),
+                        messages, tool_list, gen, **options)
+    assert batch == expected
 
 
 # ---------------------------------------------------------------------------------------------------
