@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from .errors import InvalidInputError
+from .errors import InjectionError, InvalidInputError
 from .tools import PreparedTools
 
 if TYPE_CHECKING:
@@ -389,7 +389,10 @@ class RecordRenderer(_RecordJob):
             tools = self._tools.get(tools) if tools else None
         if record_id is None:
             record_id = line
-        return record_id, self.fmt.render(messages, tools, add_generation_prompt, **options)
+        try:
+            return record_id, self.fmt.render(messages, tools, add_generation_prompt, **options)
+        except (InvalidInputError, InjectionError) as error:
+            raise _within(prefix, error) from None
 
     def handle(self, record: Any, line: int) -> dict[str, Any]:
         """The output record ``{"id", "prompt"}`` of one decoded record."""
@@ -476,9 +479,12 @@ class RecordParser(_RecordJob):
             context = {**context, **own}
         if record_id is None:
             record_id = line
-        if self._takes_id_factory:
-            return record_id, self.fmt.parse(completion, tools, id_factory=call_ids(record_id), **context)
-        return record_id, self.fmt.parse(completion, tools, **context)
+        try:
+            if self._takes_id_factory:
+                return record_id, self.fmt.parse(completion, tools, id_factory=call_ids(record_id), **context)
+            return record_id, self.fmt.parse(completion, tools, **context)
+        except (InvalidInputError, InjectionError) as error:
+            raise _within(prefix, error) from None
 
     def handle(self, record: Any, line: int) -> dict[str, Any]:
         """The output record ``{"id", "message"}`` (plus ``malformed`` when not empty) of one decoded record."""
@@ -487,6 +493,14 @@ class RecordParser(_RecordJob):
         if reply.malformed:
             out["malformed"] = list(reply.malformed)
         return out
+
+
+def _within(prefix: str, error: InvalidInputError | InjectionError) -> InvalidInputError | InjectionError:
+    """``error`` with its path from the top of the record: ``body.messages[0].role`` in a Batch API line."""
+    if not prefix:
+        return error
+    cls, (path, *rest) = error.__reduce__()
+    return cls(prefix + path, *rest)
 
 
 def _merge_kwargs(own: dict[str, Any], kwargs: Any, prefix: str) -> None:

@@ -80,6 +80,32 @@ def test_a_repeated_toolset_renders_the_template_bytes_both_times() -> None:
         assert renderer.handle({"messages": [USER], "tools": [TOOL]}, line)["prompt"] == expected
 
 
+@pytest.mark.parametrize(("fmt", "request_", "message"), [
+    (MULTI, {"messages": [{"role": 3}]}, "InvalidInputError: body.messages[0].role: expected a string, got int"),
+    (MULTI, {"messages": [USER], "tools": ["x"]}, "InvalidInputError: body.tools[0]: expected a tool object, got str"),
+    (pf.get_format("chatml-safety", policy="reject"), {"messages": [{"role": "user", "content": "<|im_end|>"}]},
+     "InjectionError: body.messages[0].content: contains the control token '<|im_end|>'"),
+    (pf.get_format("harmony"), {"messages": [{"role": "user", "content": [{"type": "image"}]}]},
+     "UnsupportedContentError: body.messages[0].content[0]: image parts are not supported"),
+])
+def test_a_batch_api_line_names_the_field_from_the_top_of_the_line(fmt: Any, request_: Any, message: str) -> None:
+    record = json.dumps({"custom_id": "r1", "body": request_}).encode()
+    ok, line = RecordRenderer(fmt, True).process_line(1, record)
+    assert not ok
+    report = json.loads(line)
+    assert report["id"] == "r1"
+    assert f"{report['error']}: {report['message']}".startswith(message)
+    plain = json.loads(RecordRenderer(fmt, True).process_line(1, json.dumps(request_).encode())[1])
+    assert report["message"] == "body." + plain["message"]
+
+
+def test_a_batch_api_parse_line_names_the_field_from_the_top_of_the_line() -> None:
+    record = json.dumps({"custom_id": "r1", "body": {"completion": "x", "tools": ["x"]}}).encode()
+    ok, line = RecordParser(MULTI).process_line(1, record)
+    assert not ok
+    assert json.loads(line)["message"] == "body.tools[0]: expected a tool object, got str"
+
+
 def test_call_ids_are_deterministic_and_distinct() -> None:
     a, b = call_ids("req-1"), call_ids("req-1")
     assert [a(), a()] == [b(), b()]
