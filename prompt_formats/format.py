@@ -66,8 +66,8 @@ class ChatFormat(abc.ABC):
         ``errors="raise"`` the first failing conversation raises; with ``errors="collect"`` its
         place in the result holds the :class:`FormatError` instead and the others are still rendered.
         ``workers > 1`` spreads the conversations over that many processes (0: one per CPU) and
-        returns the same list; see
-        :mod:`prompt_formats.batch` (and :func:`~prompt_formats.batch.iter_render` for the streaming form).
+        returns the same list; see :mod:`prompt_formats.batch` (and
+        :func:`~prompt_formats.batch.iter_render` for the streaming form).
         """
         from .batch import render_batch
 
