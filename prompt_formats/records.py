@@ -187,12 +187,12 @@ def decode_record(data: bytes | memoryview | str, long_digits: bool = True) -> A
     try:
         record = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        try:
-            if "surrogate" not in str(exc):
-                raise ValueError
-            return _decode_exactly(data)
-        except ValueError:
-            raise InvalidInputError("record", f"not valid JSON ({exc})") from None
+        if "surrogate" in str(exc):
+            try:
+                return _decode_exactly(data)
+            except ValueError:
+                pass
+        raise InvalidInputError("record", f"not valid JSON ({exc})") from None
     if long_digits and has_long_digit_run(data if isinstance(data, bytes) else bytes(data)):
         return _decode_exactly(data)
     return record
