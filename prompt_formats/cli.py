@@ -12,11 +12,11 @@ Exit status: 0 when every record was rendered (parsed); 1 when at least one reco
 reported on standard error or in ``--errors FILE``; the others are in the output, unless
 ``--fail-fast`` stopped the run, which then writes no output file); 2 for a usage error or when the
 run could not be carried out (unknown format, unreadable input, unwritable output, a worker process
-that died, an internal error); 130 when interrupted; 141, without a message, when the reader of standard output (or
-error) went away (``| head``), the status a shell shows for a command stopped by SIGPIPE. An output
-file (``-o FILE``, ``--errors FILE``) is written under a temporary name in the same directory and
-renamed into place only when the run ends normally, so a crash never leaves a half-written file
-under the final name.
+that died, an internal error); 130 when interrupted; 141, without a message, when the reader of
+standard output (or error) went away (``| head``), the status a shell shows for a command stopped
+by SIGPIPE. An output file (``-o FILE``, ``--errors FILE``) is written under a temporary name in the
+same directory and renamed into place only when the run ends normally, so a crash never leaves a
+half-written file under the final name.
 """
 
 from __future__ import annotations
