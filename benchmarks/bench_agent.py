@@ -233,14 +233,14 @@ def _scaling(names: list[str], rounds: int, harmony: _Harmony | None, go_renders
         small, large = _requests(name, 1, 200), _requests(name, 1, 1000)
         repeated = [_five_times(small[0])]
         sizes = {"200": small, "1000": large, "x5": repeated}
+        jinja = engines.jinja2_renderer(CHATML_TEMPLATES[name]) if name != "harmony" else None
         contenders: list[tuple[str, Callable[[], float | None]]] = []
         for size, requests in sizes.items():
             contenders += [(f"ours, plain tools (cache warm) {size}", _ours(fmt, requests, "warm")),
                            (f"ours, prepared {size}", _ours(fmt, requests, "prepared"))]
             if name == "harmony" and harmony is not None:
                 contenders.append((f"Go {size}", harmony.timer(requests, go_renders)))
-            elif name != "harmony":
-                jinja = engines.jinja2_renderer(CHATML_TEMPLATES[name])
+            elif jinja is not None:
                 contenders.append((f"Jinja2 {size}", _reference_runner(jinja, requests)))
         timings: dict[str, Timing] = {t.name: t for t in interleaved(contenders, items=1, rounds=rounds)}
         for label in dict.fromkeys(key.rsplit(" ", 1)[0] for key in timings):
