@@ -330,7 +330,9 @@ class AssistantReply:
 
     ``content`` and ``reasoning`` are ``None`` when the model wrote none; ``tool_calls`` carry typed
     arguments. ``malformed`` lists, in order, a note for every piece of the completion that looked
-    like structure but was not well formed (it is kept in ``content``, never dropped).
+    like structure but was not well formed (it is kept in ``content`` or, for a call cut off by the
+    end of the completion or a value that could not be typed, in the call the note names; never
+    dropped).
     """
 
     content: str | None = None

@@ -7,13 +7,17 @@ Each case is also streamed (whole, and one character at a time) to check stream 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from parser_cases import counting_ids, stream
+from hypothesis import given
+from hypothesis import strategies as st
+from parser_cases import counting_ids, splits, stream
+from strategies import differential_settings
 
 import prompt_formats as pf
 from prompt_formats.formats.reply_values import schema_types
@@ -244,3 +248,73 @@ def test_chatml_cut_off_call_to_an_unknown_tool_is_still_text() -> None:
     reply = parse_both(CHATML, text, [tool("w", {})], enable_thinking=False)
     assert reply.tool_calls == ()
     assert reply.content == text
+
+
+# --- Property: what a prefix of a well-formed completion gives (the rule for calls cut off). --------
+#
+# Every call seen in a prefix is in every longer prefix, under the same index, id and name (an announced
+# call cannot be taken back); a call that is not complete yet is named in a "cut off" note; stream ==
+# parse for the prefix, however it is split.
+
+_VALUE_TEXT = st.text(st.sampled_from("ab1 \n{}\"<>/é"), max_size=8)
+_NAMES = st.sampled_from(["f", "get_weather", "do.it"])
+# Where each format announces a call: once its name is read.
+_OPENINGS = {
+    "chatml-multi-system": re.compile(r"<tool_call>\n<function=[^<>]+>"),
+    "harmony": re.compile(r"to=functions\.\S+ <\|constrain\|>json<\|message\|>"),
+}
+
+
+def _chatml_completion(reasoning: str, content: str, calls: list[tuple[str, dict[str, str]]]) -> str:
+    text = f"{reasoning}\n</think>\n\n{content}"
+    for name, arguments in calls:
+        params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
+        text += f"\n\n<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
+    return text + "<|im_end|>"
+
+
+def _harmony_completion(reasoning: str, content: str, calls: list[tuple[str, dict[str, str]]]) -> str:
+    text = (f"<|channel|>analysis<|message|>{reasoning}<|end|>"
+            f"<|start|>assistant<|channel|>final<|message|>{content}<|end|>")
+    for name, arguments in calls:
+        text += (f"<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>"
+                 f"{json.dumps(arguments)}<|call|>")
+    return text
+
+
+_REPLIES = st.tuples(
+    st.text(st.sampled_from("ab \n"), max_size=6),
+    st.text(st.sampled_from("cd \n"), max_size=6),
+    st.lists(st.tuples(_NAMES, st.dictionaries(st.sampled_from(["x", "y"]), _VALUE_TEXT, max_size=2)), max_size=3),
+)
+
+
+def _check_prefixes(fmt: pf.ChatFormat, full: str, data: st.DataObject) -> None:
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(full)), min_size=1, max_size=4)))
+    earlier: tuple[ToolCall, ...] = ()
+    for cut in [*cuts, len(full)]:
+        text = full[:cut]
+        reply = fmt.parse(text, id_factory=counting_ids())
+        deltas = data.draw(splits(text))
+        assert stream(lambda: fmt.stream_parser(id_factory=counting_ids()), deltas)[1] == reply
+        calls = reply.tool_calls
+        assert len(calls) == len(_OPENINGS[fmt.name].findall(text))
+        assert [(c.id, c.name) for c in calls[: len(earlier)]] == [(c.id, c.name) for c in earlier]
+        for index, call_ in enumerate(calls):
+            if not any(note.startswith(f"tool call {index} ({call_.name}) cut off") for note in reply.malformed):
+                assert call_.arguments is not None and not isinstance(call_.arguments, str)
+        earlier = calls
+
+
+@differential_settings
+@given(reply=_REPLIES, data=st.data())
+def test_chatml_prefixes_keep_their_calls(reply: Any, data: st.DataObject) -> None:
+    reasoning, content, calls = reply
+    calls = [(name, {k: v for k, v in arguments.items() if "</parameter>" not in v}) for name, arguments in calls]
+    _check_prefixes(CHATML, _chatml_completion(reasoning, content, calls), data)
+
+
+@differential_settings
+@given(reply=_REPLIES, data=st.data())
+def test_harmony_prefixes_keep_their_calls(reply: Any, data: st.DataObject) -> None:
+    _check_prefixes(HARMONY, _harmony_completion(*reply), data)

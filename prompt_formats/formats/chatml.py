@@ -629,7 +629,8 @@ class ChatMLFormat(ChatFormat):
 #   ended in ``<think>\n``, so the completion starts inside the reasoning: it runs up to ``</think>``
 #   (all of the completion when there is none); a ``<think>`` the model repeats at its start (after
 #   whitespace) is dropped. With thinking off, there is reasoning only if the completion opens with
-#   ``<think>`` (after whitespace). A tool call that opens inside the reasoning ends it.
+#   ``<think>`` (after whitespace). A tool call that opens inside the reasoning ends it; the next
+#   ``</think>`` (after the calls) is then the reasoning's own marker, taken out of the content.
 # - Whitespace rule: reasoning and content are ``str.strip``-ped as wholes, as the template strips
 #   both when it renders them. Content is all text outside reasoning and tool-call blocks (text between
 #   or after calls included, whitespace between them kept), so ``content.strip()`` of the template's
@@ -639,11 +640,15 @@ class ChatMLFormat(ChatFormat):
 #   ordinary text, counted in a note. Inside: ``<parameter=P>VALUE</parameter>`` blocks separated by
 #   whitespace, then ``</function>``, then optionally ``</tool_call>`` (after which another
 #   ``<function=…>`` may follow in the same block). A value loses one leading and one trailing ``\n``
-#   and is typed by the tool's schema (see :func:`typed_parameter_value`).
-# - Malformed calls (anything else inside the block, no ``</function>`` before the end, a
-#   ``<parameter=`` never closed, a name not among the offered tools) are returned as content, raw
-#   from ``<tool_call>`` to the offending point, with a note in ``reply.malformed``; parsing goes on
-#   from that point as content.
+#   and is typed by the tool's schema (see :func:`typed_parameter_value`). A parameter repeated in a
+#   call keeps its first value; the repeat's block goes to the content, with a note.
+# - A call cut off by the end of the reply (the end of the completion, or a stop marker) after its
+#   ``<function=NAME>`` stays a call with the parameters written so far, the unfinished value as its
+#   text (untyped), and a note "tool call N (NAME) cut off…"; an unfinished tag joins the content.
+#   (A call announced in a stream cannot be taken back; Harmony follows the same rule.)
+# - Malformed calls (other text inside the block, a name not among the offered tools) are returned
+#   as content, raw from ``<tool_call>`` to the offending point, with a note in ``reply.malformed``;
+#   parsing goes on from that point as content.
 # - ``<|im_end|>`` and ``<|endoftext|>`` end the reply; text after them is ignored (noted if it is not
 #   whitespace).
 

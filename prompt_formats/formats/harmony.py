@@ -612,7 +612,9 @@ class HarmonyFormat(ChatFormat):
 # type (``<|constrain|>TYPE`` or a bare word), in any order, spaces optional before the markers.
 #
 # - a message with a recipient is a tool call, on any channel: ``functions.NAME`` -> ``NAME`` with the
-#   body as JSON arguments (a body that is not a JSON object is kept as the raw string and noted);
+#   body as JSON arguments (a body that is not a JSON object is kept as the raw string and noted: as
+#   "cut off" when the completion ended inside it, since a complete object without its ``<|call|>``
+#   is a whole call whose stop token the server stripped);
 #   ``python`` -> ``python`` with ``{"code": BODY}``; any other recipient -> that name, JSON arguments;
 # - ``analysis`` -> reasoning; ``final`` and ``commentary`` -> content;
 # - the texts of several messages bound for the same field are joined with a blank line (``"\n\n"``);
