@@ -191,6 +191,14 @@ def test_repeated_parameter_keeps_the_first_and_the_repeat_as_text() -> None:
     assert "'a'" in reply.malformed[0] and "repeated" in reply.malformed[0]
 
 
+def test_repeats_keep_the_whitespace_between_them() -> None:
+    text = "</think>" + chatml_call("w", ("a", "1"), ("b", "x"), ("a", "2"), ("a", "3"))
+    reply = parse_both(CHATML, text)
+    assert reply.tool_calls == (ToolCall("w", {"a": "1", "b": "x"}, "call_0"),)
+    assert reply.content == "<parameter=a>\n2\n</parameter>\n<parameter=a>\n3\n</parameter>"
+    assert len(reply.malformed) == 2
+
+
 def test_repeated_parameter_in_a_malformed_call_stays_in_place() -> None:
     text = "<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n<parameter=a>\n2\n</parameter>\njunk"
     reply = parse_both(CHATML, text, enable_thinking=False)

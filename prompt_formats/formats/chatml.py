@@ -827,8 +827,10 @@ class ChatMLReplyParser(StreamParser):
         """Store the parameter just read (``raw``: its block as written); a repeat is noted, kept as text."""
         name = self._param_name
         if name in self._params:
-            # The first value stays (a streamed value cannot be taken back); the repeat joins the content.
-            self._duplicates.append(raw)
+            # The first value stays (a streamed value cannot be taken back); the repeat joins the content,
+            # with the whitespace before it, as written.
+            before = self._call_raw[-2] if len(self._call_raw) > 1 and self._call_raw[-2].isspace() else ""
+            self._duplicates.append(before + raw)
             self._call_notes.append(f"{self._call_label()}: parameter {name!r} repeated: the first value kept, "
                                     "the repeat kept as text")
             return
