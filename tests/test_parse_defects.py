@@ -20,6 +20,7 @@ from parser_cases import counting_ids, splits, stream
 from strategies import differential_settings
 
 import prompt_formats as pf
+from prompt_formats._json_unbounded import unbounded_compact_json
 from prompt_formats.formats.reply_values import schema_types
 from prompt_formats.messages import AssistantReply, ToolCall
 
@@ -326,3 +327,32 @@ def test_chatml_prefixes_keep_their_calls(reply: Any, data: st.DataObject) -> No
 @given(reply=_REPLIES, data=st.data())
 def test_harmony_prefixes_keep_their_calls(reply: Any, data: st.DataObject) -> None:
     _check_prefixes(HARMONY, _harmony_completion(*reply), data)
+
+
+_JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text()),
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=3),
+        st.tuples(kids, kids),
+        st.dictionaries(st.one_of(st.text(max_size=3), st.integers(), st.floats(), st.booleans(), st.none()),
+                        kids, max_size=3),
+    ),
+    max_leaves=10,
+)
+
+
+@differential_settings
+@given(value=_JSON_VALUES)
+def test_unbounded_writer_is_json_dumps_where_json_dumps_writes(value: Any) -> None:
+    assert unbounded_compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_unbounded_writer_refuses_what_json_dumps_refuses() -> None:
+    looped: list[Any] = []
+    looped.append(looped)
+    for bad, error in ((looped, ValueError), ({"a": {1, 2}}, TypeError), ({(1,): 2}, TypeError)):
+        with pytest.raises(error) as ours:
+            unbounded_compact_json(bad)
+        with pytest.raises(error) as reference:
+            json.dumps(bad, separators=(",", ":"))
+        assert str(ours.value) == str(reference.value)
