@@ -74,7 +74,7 @@ def read_json(text: str) -> tuple[Any, str | None]:
 
 def digits_note() -> str:
     """How a note names the integers :data:`TOO_MANY_DIGITS` is about (the limit of this process)."""
-    limit = sys.get_int_max_str_digits()
+    limit = getattr(sys, "get_int_max_str_digits", int)()  # (absent before 3.10.7: no limit)
     return f"an integer of more than {limit:,} digits" if limit else "an integer too long to convert"
 
 
