@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from ._json import compact_json
+from ._json_unbounded import unbounded_compact_json
 from .errors import InvalidInputError, type_name
 
 __all__ = [
@@ -152,13 +153,21 @@ class ToolCall:
         return cls(name=name, arguments=arguments, id=call_id)
 
     def arguments_json(self) -> str:
-        """The arguments as a JSON string, as the OpenAI API carries them (``"{}"`` when there are none)."""
+        """The arguments as a JSON string, as the OpenAI API carries them (``"{}"`` when there are none).
+
+        Integers of any size and nesting of any depth are written exactly (not limited by
+        ``sys.get_int_max_str_digits()`` or the stack); a value JSON cannot hold raises as ``json.dumps`` does.
+        """
         if self.arguments is None:
             return "{}"
         if isinstance(self.arguments, str):
             return self.arguments
         # (Parsed replies can hold integers beyond 64 bits and lone surrogates: compact_json keeps them.)
-        return compact_json(self.arguments)
+        try:
+            return compact_json(self.arguments)
+        except (ValueError, RecursionError):
+            # An integer beyond Python's digit limit, or nesting beyond the stack: written without either.
+            return unbounded_compact_json(self.arguments)
 
     def to_openai(self) -> dict[str, Any]:
         """The call in the wrapped OpenAI shape; ``arguments`` is kept as given (mapping or string)."""
@@ -321,7 +330,9 @@ class AssistantReply:
 
     ``content`` and ``reasoning`` are ``None`` when the model wrote none; ``tool_calls`` carry typed
     arguments. ``malformed`` lists, in order, a note for every piece of the completion that looked
-    like structure but was not well formed (it is kept in ``content``, never dropped).
+    like structure but was not well formed (it is kept in ``content`` or, for a call cut off by the
+    end of the completion or a value that could not be typed, in the call the note names; never
+    dropped).
     """
 
     content: str | None = None

@@ -107,7 +107,9 @@ class ToolCallEnd:
 class Malformed:
     """A piece of the completion looked like structure but was not well formed; ``note`` says what.
 
-    The text itself went to the content; the note ends up in :attr:`AssistantReply.malformed`.
+    The text itself went to the content, or stayed in a tool call that the note names (a call cut
+    off by the end of the completion, a value that could not be typed); the note ends up in
+    :attr:`AssistantReply.malformed`.
     """
 
     note: str

@@ -18,7 +18,7 @@ from parser_cases import CHATML_MARKERS, completions, counting_ids
 from strategies import differential_settings
 
 import prompt_formats as pf
-from prompt_formats.formats.chatml import schema_types, typed_parameter_value
+from prompt_formats.formats.reply_values import schema_types, typed_parameter_value
 from prompt_formats.messages import AssistantReply, ToolCall
 
 FMT = pf.get_format("chatml-multi-system")
@@ -139,11 +139,8 @@ def test_value_may_hold_other_markers() -> None:
 
 
 @pytest.mark.parametrize(("text", "note"), [
-    ("<tool_call>\n<function=f>\n<parameter=a>\nvalue", "'<parameter=a>' never closed: tool call kept as text"),
-    ("<tool_call>\n<function=f>\n<parameter=a>\nv\n</parameter>\n", "tool call without '</function>': kept as text"),
+    # (A call cut off by the end of the reply stays a call: tests/test_parse_defects.py.)
     ("<tool_call>\n<function=f>\nstray\n</function>", "tool call with text outside its parameters: kept as text"),
-    ("<tool_call>\n<function=f>\n<|im_end|>", "tool call without '</function>': kept as text"),
-    ("<tool_call>\n<function=f>\n<parameter=a>\nv<|im_end|>", "'<parameter=a>' never closed: tool call kept as text"),
     ("<tool_call>\nno function", "'<tool_call>' not followed by '<function=NAME>': kept as text"),
     ("<tool_call><function=f", "'<tool_call>' not followed by '<function=NAME>': kept as text"),
 ])

@@ -19,8 +19,6 @@ Reading guide, in template order:
 from __future__ import annotations
 
 import itertools
-import json
-import math
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -48,6 +46,9 @@ from ..streaming import (
     new_call_id,
 )
 from ..tools import PLAIN_TOOLS_CACHE, PreparedTools
+from .reply_values import TOO_MANY_DIGITS, digits_note, typed_value
+from .reply_values import schema_types as schema_types
+from .reply_values import typed_parameter_value as typed_parameter_value
 
 if TYPE_CHECKING:
     from ..guard import ControlTokenGuard
@@ -628,7 +629,8 @@ class ChatMLFormat(ChatFormat):
 #   ended in ``<think>\n``, so the completion starts inside the reasoning: it runs up to ``</think>``
 #   (all of the completion when there is none); a ``<think>`` the model repeats at its start (after
 #   whitespace) is dropped. With thinking off, there is reasoning only if the completion opens with
-#   ``<think>`` (after whitespace). A tool call that opens inside the reasoning ends it.
+#   ``<think>`` (after whitespace). A tool call that opens inside the reasoning ends it; the next
+#   ``</think>`` (after the calls) is then the reasoning's own marker, taken out of the content.
 # - Whitespace rule: reasoning and content are ``str.strip``-ped as wholes, as the template strips
 #   both when it renders them. Content is all text outside reasoning and tool-call blocks (text between
 #   or after calls included, whitespace between them kept), so ``content.strip()`` of the template's
@@ -638,11 +640,15 @@ class ChatMLFormat(ChatFormat):
 #   ordinary text, counted in a note. Inside: ``<parameter=P>VALUE</parameter>`` blocks separated by
 #   whitespace, then ``</function>``, then optionally ``</tool_call>`` (after which another
 #   ``<function=…>`` may follow in the same block). A value loses one leading and one trailing ``\n``
-#   and is typed by the tool's schema (see :func:`typed_parameter_value`).
-# - Malformed calls (anything else inside the block, no ``</function>`` before the end, a
-#   ``<parameter=`` never closed, a name not among the offered tools) are returned as content, raw
-#   from ``<tool_call>`` to the offending point, with a note in ``reply.malformed``; parsing goes on
-#   from that point as content.
+#   and is typed by the tool's schema (see :func:`typed_parameter_value`). A parameter repeated in a
+#   call keeps its first value; the repeat's block goes to the content, with a note.
+# - A call cut off by the end of the reply (the end of the completion, or a stop marker) after its
+#   ``<function=NAME>`` stays a call with the parameters written so far, the unfinished value as its
+#   text (untyped), and a note "tool call N (NAME) cut off…"; an unfinished tag joins the content.
+#   (A call announced in a stream cannot be taken back; Harmony follows the same rule.)
+# - Malformed calls (other text inside the block, a name not among the offered tools) are returned
+#   as content, raw from ``<tool_call>`` to the offending point, with a note in ``reply.malformed``;
+#   parsing goes on from that point as content.
 # - ``<|im_end|>`` and ``<|endoftext|>`` end the reply; text after them is ignored (noted if it is not
 #   whitespace).
 
@@ -660,6 +666,8 @@ _END_OF_TEXT = Terminator.marker("<|endoftext|>")
 _PARAMETER_END = Terminator.marker("</parameter>")
 _REASONING_ENDS = (_THINK_END, _CALL_START, _IM_END, _END_OF_TEXT)
 _CONTENT_ENDS = (_CALL_START, _IM_END, _END_OF_TEXT)
+# Content after a tool call that ended the reasoning: the reasoning's own "</think>" may still come.
+_CONTENT_ENDS_THINK_OPEN = (_THINK_END, _CALL_START, _IM_END, _END_OF_TEXT)
 _VALUE_ENDS = (_PARAMETER_END, _IM_END, _END_OF_TEXT)
 _STOPS = ("<|im_end|>", "<|endoftext|>")
 
@@ -684,119 +692,7 @@ _PARSE_OPTIONS = {
     "add_vision_id": "accepted for symmetry with render; no effect on parsing",
 }
 
-# --- Typing parameter values by the tool's JSON schema. ---------------------------------------------
-
-#: The order in which a value is tried against the types its schema allows (string last).
-TYPE_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
-_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
-_FAIL = object()
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-_json_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
-
-
-def schema_types(schema: Any) -> set[str]:
-    """The JSON types a parameter schema allows: ``type`` (a name or a list), the branches of
-    ``anyOf``/``oneOf`` (recursively), else what ``enum``, ``properties`` or ``items`` imply.
-    An empty set means the schema says nothing usable (the value stays a string).
-    """
-    if not isinstance(schema, Mapping):
-        return set()
-    found: set[str] = set()
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        found.add(declared)
-    elif isinstance(declared, (list, tuple)):
-        found.update(t for t in declared if isinstance(t, str))
-    for key in ("anyOf", "oneOf"):
-        branches = schema.get(key)
-        if isinstance(branches, (list, tuple)):
-            for branch in branches:
-                found |= schema_types(branch)
-    if not found:
-        enum = schema.get("enum")
-        if isinstance(enum, (list, tuple)):
-            for value in enum:
-                found.add(_json_type(value))
-        elif "properties" in schema:
-            found.add("object")
-        elif "items" in schema:
-            found.add("array")
-    return found
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return "string"
-
-
-def _as_type(text: str, kind: str) -> Any:
-    """``text`` read as a value of JSON type ``kind``, or ``_FAIL``."""
-    if kind == "null":
-        return None if text.lower() == "null" else _FAIL
-    if kind == "boolean":
-        lowered = text.lower()
-        return True if lowered == "true" else False if lowered == "false" else _FAIL
-    if kind == "integer" or kind == "number":
-        if _INTEGER.fullmatch(text):
-            return int(text)
-        if _NUMBER.fullmatch(text):
-            number = float(text)
-            if not math.isfinite(number):
-                return _FAIL
-            # A whole float becomes an int where the float holds it exactly.
-            if number.is_integer() and abs(number) < 2**53:
-                return int(number)
-            return _FAIL if kind == "integer" else number
-        return _FAIL
-    if kind == "object" or kind == "array":
-        try:
-            value = _json_loads(text)
-        except (ValueError, RecursionError):
-            return _FAIL
-        if isinstance(value, dict if kind == "object" else list):
-            return value
-        return _FAIL
-    return _FAIL
-
-
-def typed_parameter_value(text: str, schema: Any) -> Any:
-    """A parameter's value typed by its JSON schema (``None`` for an unknown parameter: a string).
-
-    The value is tried, stripped of surrounding whitespace, against each type the schema allows
-    (:func:`schema_types`) in :data:`TYPE_ORDER`: ``null`` (the word, any case), ``boolean``
-    (``true``/``false``, any case), ``integer`` (a JSON integer, or a number whose value is whole),
-    ``number`` (a JSON number; whole values below 2**53 become ints; overflow does not fit),
-    ``object`` and ``array`` (JSON text of that kind; ``NaN``/``Infinity`` do not fit); the first
-    that fits wins. ``string``, a value that fits none of its types, and a schema without types keep
-    the text exactly as written.
-    """
-    kinds = schema_types(schema)
-    if not kinds or kinds == {"string"}:
-        return text
-    stripped = text.strip()
-    for kind in TYPE_ORDER:
-        if kind in kinds and kind != "string":
-            value = _as_type(stripped, kind)
-            if value is not _FAIL:
-                return value
-    return text
+# --- Typing parameter values by the tool's JSON schema: prompt_formats.formats.reply_values. ---------
 
 
 def _parameter_schemas(tools: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -831,11 +727,14 @@ class ChatMLReplyParser(StreamParser):
 
     __slots__ = (
         "_call_name",
+        "_call_notes",
         "_call_raw",
         "_calls",
         "_content",
+        "_duplicates",
         "_id_factory",
         "_junk_calls",
+        "_late_think_end",
         "_param_name",
         "_params",
         "_reasoning",
@@ -859,6 +758,10 @@ class ChatMLReplyParser(StreamParser):
         self._state = _REASONING_START if thinking else _CONTENT_START
         self._calls = 0
         self._junk_calls = 0
+        # A tool call ended the reasoning before its "</think>": the next "</think>" is that marker.
+        self._late_think_end = False
+        self._call_notes: list[str] = []  # notes about the call being read, sent if it completes
+        self._duplicates: list[str] = []  # raw repeated parameter blocks of that call (to the content)
         self._text_after_stop = False
         self._call_raw: list[str] = []
         self._call_name = ""
@@ -900,6 +803,8 @@ class ChatMLReplyParser(StreamParser):
         self._call_raw = []
         self._params = {}
         self._value.clear()
+        self._duplicates = []
+        self._call_notes = []
         self._out.append(Malformed(note))
         self._set_state(_CONTENT)
 
@@ -907,27 +812,54 @@ class ChatMLReplyParser(StreamParser):
         self._call_raw = [raw]
         self._call_name = name
         self._params = {}
+        self._duplicates = []
+        self._call_notes = []
         schemas = self._schemas
         if schemas is not None and name not in schemas:
             self._malformed(f"tool call to unknown tool {name!r}: kept as text")
         else:
             self._set_state(_FUNCTION)
 
-    def _close_value(self) -> None:
+    def _call_label(self) -> str:
+        return f"tool call {self._calls} ({self._call_name})"
+
+    def _keep_value(self, value: str, typed: bool, raw: str) -> None:
+        """Store the parameter just read (``raw``: its block as written); a repeat is noted, kept as text."""
+        name = self._param_name
+        if name in self._params:
+            # The first value stays (a streamed value cannot be taken back); the repeat joins the content,
+            # with the whitespace before it, as written.
+            before = self._call_raw[-2] if len(self._call_raw) > 1 and self._call_raw[-2].isspace() else ""
+            self._duplicates.append(before + raw)
+            self._call_notes.append(f"{self._call_label()}: parameter {name!r} repeated: the first value kept, "
+                                    "the repeat kept as text")
+            return
+        schema = None
+        if typed and self._schemas is not None:
+            schema = self._schemas[self._call_name].get(name)
+        if schema is None:
+            self._params[name] = value
+            return
+        typed_text, problem = typed_value(value, schema)
+        if problem == TOO_MANY_DIGITS:
+            self._call_notes.append(f"{self._call_label()}: parameter {name!r} has {digits_note()}: kept as text")
+        self._params[name] = typed_text
+
+    def _close_value(self, closed: bool = True) -> None:
+        """The value read ends: at ``</parameter>`` (typed by the schema), or cut off (kept as written)."""
         value = "".join(self._value)
         self._value.clear()  # cleared, not replaced: the _VALUE state appends to this list
+        raw = f"<parameter={self._param_name}>{value}" + ("</parameter>" if closed else "")
+        self._call_raw.append(raw)
         # One leading and one trailing newline belong to the format, not to the value.
         if value.startswith("\n"):
             value = value[1:]
-        if value.endswith("\n"):
+        if closed and value.endswith("\n"):
             value = value[:-1]
-        name = self._param_name
-        schema = None
-        if self._schemas is not None:
-            schema = self._schemas[self._call_name].get(name)
-        self._params[name] = typed_parameter_value(value, schema) if schema is not None else value
+        self._keep_value(value, closed, raw)
 
-    def _close_call(self) -> None:
+    def _close_call(self, cut_off: str | None = None) -> None:
+        """The call is complete, or was cut off by the end of the reply (``cut_off``: its note)."""
         index = self._calls
         self._calls += 1
         call = ToolCall(name=self._call_name, arguments=self._params, id=self._id_factory())
@@ -935,96 +867,37 @@ class ChatMLReplyParser(StreamParser):
         out.append(ToolCallStart(index, call.id or "", call.name))
         out.append(ToolCallArgumentsDelta(index, call.arguments_json()))
         out.append(ToolCallEnd(index, call))
+        if self._duplicates:
+            self._content.add("".join(self._duplicates))
+        out.extend(Malformed(note) for note in self._call_notes)
+        if cut_off is not None:
+            out.append(Malformed(cut_off))
         self._call_raw = []
         self._params = {}
+        self._duplicates = []
+        self._call_notes = []
+
+    def _cut_off(self, unfinished: str = "") -> None:
+        """The reply ended inside the call: it stays a call, with the arguments written so far."""
+        note = f"{self._call_label()} cut off by the end of the completion: kept with the arguments written so far"
+        if unfinished:
+            note += f" (the unfinished {unfinished!r} kept as text)"
+            self._content.add(unfinished)
+        self._close_call(note)
 
     # The machine. ---------------------------------------------------------------------------------
 
     def _advance(self, buf: str, final: bool) -> int:
         pos = 0
-        end = len(buf)
-        scan: TerminatorScan | None = None
+        scan = TerminatorScan(buf)
         while True:
             state = self._state
             if state in (_REASONING, _CONTENT):
-                if scan is None:
-                    scan = TerminatorScan(buf)
-                terms = _REASONING_ENDS if state == _REASONING else _CONTENT_ENDS
-                at, term, match = scan.next(pos, terms)
-                if at < 0:
-                    stop = end if final else hold_point(buf, pos, terms)
-                    if stop > pos:
-                        self._scanned_text(buf[pos:stop], state)
-                    return stop
-                if at > pos:
-                    self._scanned_text(buf[pos:at], state)
-                if term is _CALL_START:
-                    pos = match.end()
-                    self._open_call(match.group(), match.group(1))
-                elif term is _THINK_END:
-                    pos = at + len("</think>")
-                    self._set_state(_CONTENT)
-                else:
-                    pos = at + len(term.literal)  # type: ignore[union-attr]
-                    self._set_state(_DONE)
+                pos, more = self._text_step(buf, pos, final, scan, state)
             elif state == _VALUE:
-                if scan is None:
-                    scan = TerminatorScan(buf)
-                at, term, _ = scan.next(pos, _VALUE_ENDS)
-                if at < 0:
-                    if final:
-                        self._value.append(buf[pos:])
-                        self._call_raw.append(f"<parameter={self._param_name}>")
-                        self._call_raw.extend(self._value)
-                        self._malformed(f"'<parameter={self._param_name}>' never closed: tool call kept as text")
-                        return end
-                    stop = hold_point(buf, pos, _VALUE_ENDS)
-                    if stop > pos:
-                        self._value.append(buf[pos:stop])
-                    return stop
-                if at > pos:
-                    self._value.append(buf[pos:at])
-                if term is _PARAMETER_END:
-                    self._call_raw.append(f"<parameter={self._param_name}>")
-                    self._call_raw.extend(self._value)
-                    self._call_raw.append("</parameter>")
-                    self._close_value()
-                    pos = at + len("</parameter>")
-                    self._set_state(_FUNCTION)
-                else:
-                    self._call_raw.append(f"<parameter={self._param_name}>")
-                    self._call_raw.extend(self._value)
-                    self._malformed(f"'<parameter={self._param_name}>' never closed: tool call kept as text")
-                    pos = at + len(term.literal)  # type: ignore[union-attr]
-                    self._set_state(_DONE)
+                pos, more = self._value_step(buf, pos, final, scan)
             elif state == _FUNCTION:
-                skip = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
-                if skip > pos:
-                    self._call_raw.append(buf[pos:skip])
-                    pos = skip
-                if pos == end:
-                    if not final:
-                        return pos
-                    self._malformed("tool call without '</function>': kept as text")
-                    continue
-                item = _FUNCTION_ITEM.match(buf, pos, partial=not final)
-                if item is not None and item.partial:
-                    return pos
-                if item is None:
-                    self._malformed("tool call with text outside its parameters: kept as text")
-                elif item.group(1) is not None:
-                    self._param_name = item.group(1)
-                    pos = item.end()
-                    self._set_state(_VALUE)
-                elif item.group(2) is not None:
-                    self._call_raw.append("</function>")
-                    pos = item.end()
-                    self._close_call()
-                    self._set_state(_AFTER)
-                else:
-                    self._malformed("tool call without '</function>': kept as text")
-                    pos = item.end()
-                    self._set_state(_DONE)
+                pos, more = self._function_step(buf, pos, final)
             elif state == _AFTER:
                 item = _AFTER_FUNCTION.match(buf, pos, partial=not final)
                 if item is not None and item.partial:
@@ -1037,9 +910,10 @@ class ChatMLReplyParser(StreamParser):
                 else:
                     pos = item.end()
                     self._open_call(item.group(), item.group(2))
+                more = True
             elif state in (_REASONING_START, _CONTENT_START):
                 pos = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
-                if pos == end and not final:
+                if pos == len(buf) and not final:
                     return pos
                 opened = _THINK_OPEN.match(buf, pos, partial=not final)
                 if opened is not None and opened.partial:
@@ -1047,10 +921,101 @@ class ChatMLReplyParser(StreamParser):
                 if opened is not None:
                     pos = opened.end()
                 self._set_state(_REASONING if state == _REASONING_START or opened is not None else _CONTENT)
+                more = True
             else:  # _DONE: the reply has ended; what follows is not part of it.
-                if not self._text_after_stop and pos < end and not buf[pos:].isspace():
+                if not self._text_after_stop and pos < len(buf) and not buf[pos:].isspace():
                     self._text_after_stop = True
-                return end
+                return len(buf)
+            if not more:
+                return pos
+
+    # Each step consumes from ``pos`` and returns ``(position, more)``: ``more`` is False when it
+    # stopped for want of text (the position is then what ``_advance`` returns).
+
+    def _text_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan, state: int) -> tuple[int, bool]:
+        terms: tuple[Terminator, ...]
+        if state == _REASONING:
+            terms = _REASONING_ENDS
+        else:
+            terms = _CONTENT_ENDS_THINK_OPEN if self._late_think_end else _CONTENT_ENDS
+        at, term, match = scan.next(pos, terms)
+        if at < 0:
+            stop = len(buf) if final else hold_point(buf, pos, terms)
+            if stop > pos:
+                self._scanned_text(buf[pos:stop], state)
+            return stop, False
+        if at > pos:
+            self._scanned_text(buf[pos:at], state)
+        if term is _CALL_START:
+            if state == _REASONING:
+                self._late_think_end = True
+            self._open_call(match.group(), match.group(1))
+            return match.end(), True
+        if term is _THINK_END:
+            # The reasoning's end marker, in its place or after the tool calls that ended the reasoning.
+            self._late_think_end = False
+            self._set_state(_CONTENT)
+            return at + len("</think>"), True
+        self._set_state(_DONE)
+        return at + len(term.literal), True  # type: ignore[union-attr]
+
+    def _value_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
+        at, term, _ = scan.next(pos, _VALUE_ENDS)
+        if at < 0:
+            if not final:
+                stop = hold_point(buf, pos, _VALUE_ENDS)
+                if stop > pos:
+                    self._value.append(buf[pos:stop])
+                return stop, False
+            self._value.append(buf[pos:])
+            self._close_value(closed=False)
+            self._cut_off()
+            self._set_state(_CONTENT)
+            return len(buf), False
+        if at > pos:
+            self._value.append(buf[pos:at])
+        if term is _PARAMETER_END:
+            self._close_value()
+            self._set_state(_FUNCTION)
+            return at + len("</parameter>"), True
+        self._close_value(closed=False)  # a stop marker ended the reply inside the value
+        self._cut_off()
+        self._set_state(_DONE)
+        return at + len(term.literal), True  # type: ignore[union-attr]
+
+    def _function_step(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        skip = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+        if skip > pos:
+            self._call_raw.append(buf[pos:skip])
+            pos = skip
+        if pos == len(buf):
+            if not final:
+                return pos, False
+            self._cut_off()
+            self._set_state(_CONTENT)
+            return pos, True
+        item = _FUNCTION_ITEM.match(buf, pos, partial=True)
+        if item is not None and item.partial:
+            if not final:
+                return pos, False
+            # The completion ends inside a tag: the call is cut off; the unfinished tag joins the content.
+            self._cut_off(buf[pos:])
+            self._set_state(_CONTENT)
+            return len(buf), False
+        if item is None:
+            self._malformed("tool call with text outside its parameters: kept as text")
+            return pos, True
+        if item.group(1) is not None:
+            self._param_name = item.group(1)
+            self._set_state(_VALUE)
+        elif item.group(2) is not None:
+            self._call_raw.append("</function>")
+            self._close_call()
+            self._set_state(_AFTER)
+        else:  # a stop marker ended the reply inside the call
+            self._cut_off()
+            self._set_state(_DONE)
+        return item.end(), True
 
     def _finish(self) -> None:
         if self._junk_calls:

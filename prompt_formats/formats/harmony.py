@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -56,6 +55,7 @@ from ..streaming import (
     new_call_id,
 )
 from ..tools import PreparedTools
+from .reply_values import JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
 
 if TYPE_CHECKING:
     from ..guard import ControlTokenGuard
@@ -612,7 +612,9 @@ class HarmonyFormat(ChatFormat):
 # type (``<|constrain|>TYPE`` or a bare word), in any order, spaces optional before the markers.
 #
 # - a message with a recipient is a tool call, on any channel: ``functions.NAME`` -> ``NAME`` with the
-#   body as JSON arguments (a body that is not a JSON object is kept as the raw string and noted);
+#   body as JSON arguments (a body that is not a JSON object is kept as the raw string and noted: as
+#   "cut off" when the completion ended inside it, since a complete object without its ``<|call|>``
+#   is a whole call whose stop token the server stripped);
 #   ``python`` -> ``python`` with ``{"code": BODY}``; any other recipient -> that name, JSON arguments;
 # - ``analysis`` -> reasoning; ``final`` and ``commentary`` -> content;
 # - the texts of several messages bound for the same field are joined with a blank line (``"\n\n"``);
@@ -684,13 +686,6 @@ def parse_header(text: str, with_role: bool) -> _Header:
     if kind is None:
         return _Header(problem=f"message on unknown channel {channel!r}")
     return _Header(_TO_REASONING if kind == "reasoning" else _TO_CONTENT)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-_json_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
 
 
 class HarmonyReplyParser(StreamParser):
@@ -784,7 +779,8 @@ class HarmonyReplyParser(StreamParser):
             else:
                 self._text = self._json_call_text
 
-    def _end_body(self) -> None:
+    def _end_body(self, cut_off: bool = False) -> None:
+        """The message ends: at an end marker, or at the end of the completion (``cut_off``)."""
         kind = self._kind
         if kind in (_TO_JSON_CALL, _TO_PYTHON_CALL):
             index = self._call_index
@@ -795,21 +791,28 @@ class HarmonyReplyParser(StreamParser):
                 self._out.append(ToolCallArgumentsDelta(index, '"}'))
                 arguments = {"code": body}
             else:
-                try:
-                    value = _json_loads(body)
-                except (ValueError, RecursionError):
-                    value = None
+                value, problem = read_json(body)
                 if isinstance(value, dict):
                     arguments = value
                 else:
                     arguments = body
-                    self._out.append(
-                        Malformed(f"tool call {index} ({self._call_name}): arguments are not a JSON object, kept raw")
-                    )
+                    self._out.append(Malformed(self._raw_arguments_note(index, problem, cut_off)))
             call = ToolCall(self._call_name, arguments, self._call_id)
             self._out.append(ToolCallEnd(index, call))
         self._state = _BETWEEN
         self._text = None
+
+    def _raw_arguments_note(self, index: int, problem: str | None, cut_off: bool) -> str:
+        label = f"tool call {index} ({self._call_name})"
+        if problem == TOO_MANY_DIGITS:
+            return f"{label}: arguments have {digits_note()}, kept raw"
+        if problem == JSON_TOO_DEEP:
+            return f"{label}: arguments nested too deeply to read, kept raw"
+        if cut_off:
+            # An end marker may have been stripped as the stop token, so only arguments that are not a
+            # whole JSON object tell that the completion ended inside the call.
+            return f"{label} cut off by the end of the completion: kept with the arguments written so far"
+        return f"{label}: arguments are not a JSON object, kept raw"
 
     def _malformed_text(self, text: str, note: str) -> None:
         """Structure that is not well formed: its text joins the content as one piece, with a note."""
@@ -836,7 +839,7 @@ class HarmonyReplyParser(StreamParser):
                     if stop > pos:
                         self._text(buf[pos:stop])  # type: ignore[misc]
                     if final:
-                        self._end_body()
+                        self._end_body(cut_off=True)
                     return stop
                 if at > pos:
                     self._text(buf[pos:at])  # type: ignore[misc]
