@@ -14,9 +14,10 @@ reported on standard error or in ``--errors FILE``; the others are in the output
 run could not be carried out (unknown format, unreadable input, unwritable output, a worker process
 that died, an internal error); 130 when interrupted; 141, without a message, when the reader of
 standard output (or error) went away (``| head``), the status a shell shows for a command stopped
-by SIGPIPE. An output file (``-o FILE``, ``--errors FILE``) is written under a temporary name in the
-same directory and renamed into place only when the run ends normally, so a crash never leaves a
-half-written file under the final name.
+by SIGPIPE. A regular output file (``-o FILE``, ``--errors FILE``) is written under a temporary name
+in the same directory and renamed into place only when the run ends normally, so a crash never leaves
+a half-written file under the final name; a device or FIFO is written directly (see
+:mod:`prompt_formats.cli_files`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import argparse
 import contextlib
 import os
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Iterator, Sequence
@@ -35,6 +35,7 @@ from typing import IO, Any, NamedTuple
 import orjson
 
 from .batch import cpu_count, ordered_map
+from .cli_files import OutputFile, UsageError, refuse_same_file
 from .errors import FormatError
 from .format import ChatFormat
 from .records import BlockResult, RecordParser, RecordRenderer
@@ -52,87 +53,8 @@ EXIT_BROKEN_PIPE = 141
 BLOCK_SIZE = 1 << 20
 
 
-class UsageError(Exception):
-    """The run cannot be carried out as asked; exit status 2."""
-
-
 # ---------------------------------------------------------------------------------------------------
-# Files.
-
-
-class AtomicOutput:
-    """A binary output written under a temporary name, then :meth:`finish` ed and :meth:`publish` ed as ``path``.
-
-    ``path == "-"`` writes standard output directly (it cannot be renamed). :meth:`discard` removes
-    the temporary file; a process that dies leaves only a ``.NAME.*.tmp`` file, never ``NAME``.
-    Finishing (where a full disk shows) and publishing are separate steps, so that several outputs
-    are all finished before any is published.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._temp: str | None = None
-        if path == "-":
-            self.stream: IO[bytes] = sys.stdout.buffer
-            return
-        if os.path.isdir(path):
-            # Found now rather than at the final rename, after all the work.
-            raise UsageError(f"cannot write {path}: Is a directory")
-        directory = os.path.dirname(os.path.abspath(path))
-        try:
-            fd, self._temp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-        except OSError as exc:
-            raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-        self.stream = os.fdopen(fd, "wb", buffering=1 << 20)
-
-    def write(self, data: bytes) -> None:
-        try:
-            self.stream.write(data)
-        except BrokenPipeError:
-            raise  # the reader went away: main() ends quietly
-        except OSError as exc:  # a full disk, an I/O error: say which file
-            raise self._failed(exc) from None
-
-    def finish(self) -> None:
-        """Flush, sync and close the temporary file, still under its temporary name (standard output: flush)."""
-        try:
-            self.stream.flush()
-            if self._temp is None:
-                return
-            os.fsync(self.stream.fileno())
-            self.stream.close()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise self._failed(exc) from None
-        # mkstemp creates the file 0600; give it the mode an ordinary new file would have.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self._temp, 0o666 & ~umask)
-
-    def _failed(self, exc: OSError) -> UsageError:
-        name = "standard output" if self.path == "-" else self.path
-        return UsageError(f"cannot write {name}: {exc.strerror or exc}")
-
-    def publish(self) -> None:
-        """Rename the finished temporary file to the final name (standard output: nothing to do)."""
-        if self._temp is None:
-            return
-        try:
-            os.replace(self._temp, self.path)
-        except OSError as exc:  # for instance, the final name is a directory
-            raise UsageError(f"cannot write {self.path}: {exc.strerror}") from None
-        self._temp = None
-
-    def discard(self) -> None:
-        """Remove the temporary file, if any; the final name is left untouched."""
-        if self._temp is None:
-            return
-        with contextlib.suppress(OSError):
-            self.stream.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self._temp)
-        self._temp = None
+# Input.
 
 
 class FileRange(NamedTuple):
@@ -324,11 +246,12 @@ def _job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | RecordPa
 
 
 def _run(args: argparse.Namespace) -> int:
+    refuse_same_file(args.output, args.errors)
     fmt = _format(args)
     job = _job(args, fmt)
     workers = cpu_count() if args.workers == 0 else args.workers
     reader = BlockReader(args.input, args.block_size, ranges=workers > 1)
-    outputs: list[AtomicOutput] = []
+    outputs: list[OutputFile] = []
     progress = Progress(
         "rendered" if args.command == "render" else "parsed",
         reader,
@@ -337,9 +260,9 @@ def _run(args: argparse.Namespace) -> int:
     done = failed = 0
     committed = False
     try:
-        output = AtomicOutput(args.output)
+        output = OutputFile(args.output)
         outputs.append(output)
-        error_file = AtomicOutput(args.errors) if args.errors else None
+        error_file = OutputFile(args.errors) if args.errors else None
         if error_file is not None:
             outputs.append(error_file)
         for result in ordered_map(WorkerJob(job), reader, workers=workers, chunk_size=1):
@@ -391,14 +314,28 @@ def _run(args: argparse.Namespace) -> int:
             summary += "; stopped at the first failure (--fail-fast)"
             if args.output != "-":
                 summary += ", no output file written"
-        print(summary, file=sys.stderr)
+        write_stderr(summary + "\n")
     return EXIT_RECORDS_FAILED if failed else EXIT_OK
 
 
 def _report_error(data: bytes) -> None:
     report = orjson.loads(data)
     record = f" (id {report['id']!r})" if report["id"] is not None else ""
-    print(f"line {report['line']}{record}: {report['error']}: {report['message']}", file=sys.stderr)
+    write_stderr(f"line {report['line']}{record}: {report['error']}: {report['message']}\n")
+
+
+def write_stderr(text: str) -> None:
+    """Write ``text`` to standard error now; a write that fails makes the run incomplete (exit status 2).
+
+    A failure report that is lost must not end in status 1, which says that every failure was reported.
+    """
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except BrokenPipeError:
+        raise  # the reader went away: main() ends quietly
+    except OSError as exc:
+        raise UsageError(f"cannot write standard error: {exc.strerror or exc}") from None
 
 
 def _formats(args: argparse.Namespace) -> int:
@@ -510,16 +447,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         return status
     except UsageError as exc:
-        print(f"prompt-formats: {exc}", file=sys.stderr)
+        _last_words(f"prompt-formats: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("prompt-formats: interrupted", file=sys.stderr)
+        _last_words("prompt-formats: interrupted")
         return EXIT_INTERRUPTED
     except BrokenProcessPool:
         # A worker was killed (by a signal, the out-of-memory killer...): its records are lost, so the
         # run cannot be completed. Not 1, which says that records were reported as failed.
-        print("prompt-formats: a worker process died before finishing its work (killed, or out of memory?); "
-              "the run is incomplete", file=sys.stderr)
+        _last_words("prompt-formats: a worker process died before finishing its work (killed, or out of memory?); "
+                    "the run is incomplete")
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader of standard output (or error) went away (`| head`): stop quietly, as a command that
@@ -530,13 +467,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stderr.fileno())
         return EXIT_BROKEN_PIPE
     except OSError as exc:
-        print(f"prompt-formats: {exc}", file=sys.stderr)
+        _last_words(f"prompt-formats: {exc}")
         return EXIT_USAGE
     except Exception:
         # A bug of this program (a record's own failure never gets here: it is reported and the run goes
         # on). The traceback is for the report; the status says the run is incomplete, not that records
         # failed, which is what Python's default 1 would say.
-        traceback.print_exc()
-        print("prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete",
-              file=sys.stderr)
+        with contextlib.suppress(OSError):
+            traceback.print_exc()
+        _last_words("prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete")
         return EXIT_USAGE
+
+
+def _last_words(message: str) -> None:
+    """The run's one-line reason for its exit status, on standard error if it can still be written."""
+    with contextlib.suppress(OSError):
+        print(message, file=sys.stderr, flush=True)

@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -612,3 +613,127 @@ def test_a_bug_in_the_command_exits_2_with_its_traceback_and_no_output(tmp_path:
         "prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]  # no output, no temporary file
+
+
+# ---------------------------------------------------------------------------------------------------
+# What -o and --errors do with whatever is at their path (issue 13, items 5-7).
+
+
+def good_and_bad_input(tmp_path: Path) -> Path:
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "g", "messages": [USER]}) + "\n{not json\n")
+    return source
+
+
+EXPECTED_GOOD = [{"id": "g", "prompt": render_jinja("chatml_multi_system.jinja", [USER])[1]}]
+
+
+@pytest.mark.parametrize("option", ["-o", "--errors"])
+def test_a_fifo_output_is_written_through_and_stays_a_fifo(tmp_path: Path, option: str) -> None:
+    source = good_and_bad_input(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    other = tmp_path / ("errors.jsonl" if option == "-o" else "out.jsonl")
+    other_option = "--errors" if option == "-o" else "-o"
+    # The reader is a child: it waits at open() for the writer, then reads to the end of the data.
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    with reaped(reader):
+        proc = run("render", "-f", "chatml-multi-system", str(source), option, str(fifo), other_option, str(other))
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced"
+        data, _ = reader.communicate(timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    written = [json.loads(line) for line in data.splitlines()]
+    if option == "-o":
+        assert written == EXPECTED_GOOD
+        assert [r["line"] for r in records(other)] == [2]
+    else:
+        assert [r["line"] for r in written] == [2]
+        assert records(other) == EXPECTED_GOOD
+
+
+def test_a_symlink_output_is_followed_and_the_target_keeps_its_mode(tmp_path: Path) -> None:
+    source = good_and_bad_input(tmp_path)
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "out.jsonl"
+    target.write_text("previous run\n")
+    target.chmod(0o640)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    proc = run("render", "-f", "chatml-multi-system", str(source), "-o", str(link), "--errors",
+               str(tmp_path / "errors.jsonl"))
+    assert proc.returncode == 1, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert records(target) == EXPECTED_GOOD
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["out.jsonl"]  # no temporary file left
+
+
+@pytest.mark.parametrize("option", ["-o", "--errors"])
+def test_an_existing_file_keeps_its_mode(tmp_path: Path, option: str) -> None:
+    source = good_and_bad_input(tmp_path)
+    existing = tmp_path / "existing.jsonl"
+    existing.write_text("previous run\n")
+    existing.chmod(0o640)
+    other = ["--errors", str(tmp_path / "e")] if option == "-o" else ["-o", str(tmp_path / "o")]
+    proc = run("render", "-f", "chatml-multi-system", str(source), option, str(existing), *other)
+    assert proc.returncode == 1, proc.stderr
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o640
+    assert existing.read_text() != "previous run\n"
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="needs /dev/null")
+def test_dev_null_as_output_and_error_file_stays_a_character_device(tmp_path: Path) -> None:
+    # Runs only after the FIFO test above showed that a non-regular file is written through: the
+    # same code path writes a character device (as root, the old scheme replaced /dev/null).
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    source = good_and_bad_input(tmp_path)
+    proc = run("render", "-f", "chatml-multi-system", str(source), "-o", "/dev/null", "--errors", "/dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert proc.returncode == 1, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+@pytest.mark.parametrize("alias", ["same", "symlink", "hardlink"])
+def test_the_same_file_as_output_and_error_file_is_refused_before_any_work(tmp_path: Path, alias: str) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous run\n")
+    other = tmp_path / "other.jsonl"
+    if alias == "same":
+        other = out
+    elif alias == "symlink":
+        other.symlink_to(out)
+    else:
+        os.link(out, other)
+    # Standard input stays open and empty: a run that started working would wait for it forever.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "-", "-o", str(out),
+         "--errors", str(other)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    with reaped(proc):
+        status = proc.wait(timeout=60)
+    message = proc.stderr.read().decode().strip()
+    assert status == 2, message
+    assert message == (
+        f"prompt-formats: -o {out} and --errors {other} are the same file: give the error report its own file"
+    )
+    assert out.read_text() == "previous run\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_unwritable_standard_error_never_exits_1_without_the_output(tmp_path: Path) -> None:
+    # Exit status 1 promises the good records are in the output; a report that cannot be written
+    # makes the run incomplete instead (2), and then no output file is put in place.
+    source, out = good_and_bad_input(tmp_path), tmp_path / "out.jsonl"
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", str(source),
+             "-o", str(out)],
+            stdout=subprocess.PIPE, stderr=full, timeout=120, check=False,
+        )
+    assert result.returncode in (1, 2)
+    if result.returncode == 1:
+        assert records(out) == EXPECTED_GOOD
+    else:
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
