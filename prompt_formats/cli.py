@@ -266,23 +266,25 @@ def _run(args: argparse.Namespace) -> int:
         if error_file is not None:
             outputs.append(error_file)
         for result in ordered_map(WorkerJob(job), reader, workers=workers, chunk_size=1):
-            errors = result.errors
-            if errors and args.fail_fast:
+            stop = args.fail_fast and result.failed
+            if stop:
                 # Stop at the first failed record: what came before it, then its report, nothing after.
                 done += result.first_error + 1
                 output.write(result.output[: result.before_error])
-                errors = errors[:1]
+                reports = result.errors[: result.errors.index(b"\n") + 1]
+                failed += 1
             else:
                 done += result.records
                 output.write(result.output)
-            failed += len(errors)
-            for report in errors:
-                if error_file is not None:
-                    error_file.write(report)
-                else:
-                    progress.clear()
+                reports = result.errors
+                failed += result.failed
+            if error_file is not None:
+                error_file.write(reports)
+            elif reports:
+                progress.clear()
+                for report in reports.splitlines():
                     _report_error(report)
-            if errors and args.fail_fast:
+            if stop:
                 break
             progress.update(done, failed)
         progress.update(done, failed, force=True)

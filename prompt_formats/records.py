@@ -244,10 +244,16 @@ class _RecordJob:
             return False, _encode(error_record(line, _id_of(record), exc))
 
     def process_block(self, first_line: int, block: bytes) -> BlockResult:
-        """Process every non-blank line of ``block`` (whole lines of JSONL; the first is ``first_line``)."""
-        outputs: list[bytes] = []
-        errors: list[bytes] = []
-        cut = -1
+        """Process every non-blank line of ``block`` (whole lines of JSONL; the first is ``first_line``).
+
+        Memory: each encoded line is copied into the block's output (or reports) and freed at once,
+        so what stays alive is proportional to the block's output, not to its number of records (a
+        small encoded line is allocated far larger than its length).
+        """
+        output = bytearray()
+        reports = bytearray()
+        failed = 0
+        cut = before_error = -1
         process = self.process_line
         records = 0
         # Lines are decoded from views of the block: splitting it into copies first costs more than
@@ -266,15 +272,15 @@ class _RecordJob:
                 records += 1
                 ok, encoded = process(number, view[start:end], long_digits)
                 if ok:
-                    outputs.append(encoded)
+                    output += encoded
                 else:
                     if cut < 0:
-                        cut = len(outputs)
-                    errors.append(encoded)
+                        cut, before_error = records - 1, len(output)
+                    reports += encoded
+                    failed += 1
             start = end + 1
             number += 1
-        before_error = len(b"".join(outputs[:cut])) if cut >= 0 else -1
-        return BlockResult(records, b"".join(outputs), errors, before_error, cut)
+        return BlockResult(records, bytes(output), bytes(reports), failed, before_error, cut)
 
     def __call__(self, chunk: list[tuple[int, bytes]]) -> list[BlockResult]:
         """:meth:`process_block` for each ``(first line number, block)`` of ``chunk``: a job for
@@ -285,13 +291,15 @@ class _RecordJob:
 class BlockResult(NamedTuple):
     """What became of a block of lines: records seen, output lines, error lines, in order.
 
-    ``before_error`` is the length of ``output`` written before the first failed record, and
+    ``errors`` holds ``failed`` error lines, each ending with a newline (JSON lines: no other
+    newline). ``before_error`` is the length of ``output`` written before the first failed record, and
     ``first_error`` that record's position among the block's records (both -1: none failed).
     """
 
     records: int
     output: bytes
-    errors: list[bytes]
+    errors: bytes
+    failed: int
     before_error: int
     first_error: int
 

@@ -737,3 +737,29 @@ def test_an_unwritable_standard_error_never_exits_1_without_the_output(tmp_path:
         assert records(out) == EXPECTED_GOOD
     else:
         assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def peak_rss_kib(args: list[str]) -> int:
+    """The peak resident memory (KiB) of the command run with ``args``, measured alone in a fresh wrapper process."""
+    wrapper = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run([sys.executable, '-m', 'prompt_formats', *sys.argv[1:]], check=False,\n"
+        "               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", wrapper, *args], capture_output=True, timeout=120, check=True)
+    return int(proc.stdout)
+
+
+def test_memory_is_bounded_by_the_block_and_not_by_the_number_of_records(tmp_path: Path) -> None:
+    # 60,000 one-byte records that all fail, in one block: each report kept at its allocation size
+    # (about 4 KB) would add some 240 MB; bounded, the block's output and reports are a few MB.
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    small.write_text("1\n")
+    large.write_text("1\n" * 60_000)
+    common = ["render", "-f", "chatml-multi-system", "-q", "--errors", str(tmp_path / "errors.jsonl"),
+              "-o", str(tmp_path / "out.jsonl")]
+    baseline = peak_rss_kib([*common, str(small)])
+    peak = peak_rss_kib([*common, str(large)])
+    assert len(records(tmp_path / "errors.jsonl")) == 60_000
+    assert peak - baseline < 40_000, (baseline, peak)
