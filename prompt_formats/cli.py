@@ -36,8 +36,7 @@ import orjson
 
 from .batch import cpu_count, ordered_map
 from .cli_files import OutputFile, UsageError, refuse_same_file
-from .errors import FormatError
-from .format import ChatFormat
+from .cli_setup import key_text, make_format, make_job
 from .records import BlockResult, RecordParser, RecordRenderer
 from .registry import available_formats, get_format
 
@@ -208,47 +207,10 @@ class Progress:
 # Commands.
 
 
-def _key_value(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=JSONVALUE, got {text!r}")
-    try:
-        return key, orjson.loads(value)
-    except orjson.JSONDecodeError:
-        # A bare word is a string: --option reasoning_effort=high.
-        return key, value
-
-
-def _format(args: argparse.Namespace) -> ChatFormat:
-    config = dict(args.config or [])
-    try:
-        return get_format(args.format, **config)
-    except FormatError as exc:
-        raise UsageError(str(exc)) from None
-    except TypeError as exc:  # a configuration keyword the format does not take
-        raise UsageError(f"format {args.format!r}: {exc}") from None
-
-
-def _job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | RecordParser:
-    options = dict(args.option or [])
-    try:
-        if args.command == "render":
-            return RecordRenderer(fmt, args.add_generation_prompt, options)
-        try:
-            fmt.parse("", **options)
-        except NotImplementedError as exc:
-            raise UsageError(str(exc)) from None
-        except FormatError:
-            pass
-        return RecordParser(fmt, options)
-    except FormatError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def _run(args: argparse.Namespace) -> int:
     refuse_same_file(args.output, args.errors)
-    fmt = _format(args)
-    job = _job(args, fmt)
+    fmt = make_format(args.format, args.config)
+    job = make_job(args, fmt)
     workers = cpu_count() if args.workers == 0 else args.workers
     reader = BlockReader(args.input, args.block_size, ranges=workers > 1)
     outputs: list[OutputFile] = []
@@ -412,10 +374,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="worker processes (default 1: in this process; 0: one per CPU)")
         sub.add_argument("--block-size", type=_positive, default=BLOCK_SIZE, metavar="BYTES",
                          help=f"input sent to a worker at a time, in whole lines (default {BLOCK_SIZE})")
-        sub.add_argument("--option", action="append", type=_key_value, metavar="KEY=JSON",
+        sub.add_argument("--option", action="append", type=key_text, metavar="KEY=VALUE",
                          help="a format option for every record (records may override it); repeatable")
-        sub.add_argument("--config", action="append", type=_key_value, metavar="KEY=JSON",
+        sub.add_argument("--config", action="append", type=key_text, metavar="KEY=VALUE",
                          help="configure the format object itself (for example a guard policy); repeatable")
+        sub.add_argument("--strict-keys", action="store_true",
+                         help="refuse every record key that is not read (by default keys that do not change the "
+                         "prompt, such as temperature or stream, are ignored)")
         sub.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                          help="progress line on standard error (auto: when it is a terminal)")
         sub.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")

@@ -11,8 +11,10 @@ A *render record* is one chat request, as a client sends it to an OpenAI-compati
 - ``add_generation_prompt`` (optional bool) overrides the run's setting for this record;
 - ``id`` or ``custom_id`` (a string or an integer) names the record in the output and the error
   report; without one, the record is named by its 1-based line number;
-- keys that the chat template never sees (sampling and transport: ``model``, ``temperature``,
-  ``max_tokens``, ``stream``, ``tool_choice``, ... see :data:`IGNORED_REQUEST_KEYS`) are ignored;
+- keys that do not change the prompt (sampling and transport: ``model``, ``temperature``,
+  ``max_tokens``, ``stream``, ``tool_choice``, ... see :data:`IGNORED_REQUEST_KEYS`) are ignored,
+  unless ``strict_keys``; keys that would change it and that no format honours (``functions``, ...)
+  fail the record; ``extra_body``'s keys are read as top-level keys (see :mod:`prompt_formats.request_keys`);
 - any other key is an error (a misspelt option would otherwise be silently ignored).
 
 A line of an OpenAI Batch API input file, ``{"custom_id": ..., "method": ..., "url": ..., "body":
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from .errors import InjectionError, InvalidInputError
+from .request_keys import IGNORED_REQUEST_KEYS, REFUSED_REQUEST_KEYS, merge_extra_body, refusal
 from .tools import PreparedTools
 
 if TYPE_CHECKING:
@@ -59,20 +62,17 @@ __all__ = [
     "error_record",
 ]
 
-#: OpenAI chat-request keys that do not reach the chat template (sampling, decoding, transport).
-IGNORED_REQUEST_KEYS = frozenset({
-    "model", "temperature", "top_p", "top_k", "min_p", "max_tokens", "max_completion_tokens", "n",
-    "stream", "stream_options", "stop", "seed", "presence_penalty", "frequency_penalty",
-    "repetition_penalty", "logprobs", "top_logprobs", "logit_bias", "user", "metadata", "store",
-    "service_tier", "tool_choice", "parallel_tool_calls", "response_format", "modalities",
-})
 _BATCH_API_KEYS = frozenset({"custom_id", "method", "url", "body"})
 _WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
 #: Toolsets kept prepared per worker: a corpus usually offers a handful of distinct toolsets.
 TOOLS_CACHE_SIZE = 64
 
 # How a render record's top-level key is read.
-_ID, _MESSAGES, _TOOLS, _GENERATION, _KWARGS, _IGNORED, _OPTION = range(7)
+_ID, _MESSAGES, _TOOLS, _GENERATION, _KWARGS, _IGNORED, _OPTION, _REFUSED, _STRICT = range(9)
+
+
+def _strictly_refused(path: str) -> InvalidInputError:
+    return InvalidInputError(path, "a request key that does not change the prompt, refused by --strict-keys")
 
 
 def _record_id(request: Mapping[str, Any], key: str, path: str) -> Any:
@@ -328,28 +328,35 @@ class RecordRenderer(_RecordJob):
         add_generation_prompt: Any = None,
         options: Mapping[str, Any] | None = None,
         tools_cache_size: int = TOOLS_CACHE_SIZE,
+        *,
+        strict_keys: bool = False,
     ) -> None:
         self.fmt = fmt
         self.add_generation_prompt = add_generation_prompt
         self.options = dict(options or {})
         fmt.check_options(self.options)
         self.tools_cache_size = tools_cache_size
+        self.strict_keys = strict_keys
         self._tools = _ToolsCache(tools_cache_size)
         kinds = {"id": _ID, "custom_id": _ID, "messages": _MESSAGES, "tools": _TOOLS,
                  "add_generation_prompt": _GENERATION, "chat_template_kwargs": _KWARGS}
-        kinds.update(dict.fromkeys(IGNORED_REQUEST_KEYS, _IGNORED))
+        kinds.update(dict.fromkeys(IGNORED_REQUEST_KEYS, _STRICT if strict_keys else _IGNORED))
+        kinds.update(dict.fromkeys(REFUSED_REQUEST_KEYS, _REFUSED))
         kinds.update(dict.fromkeys(fmt.options, _OPTION))
         self._kinds = kinds
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.fmt, self.add_generation_prompt, self.options, self.tools_cache_size)
+        return (self.fmt, self.add_generation_prompt, self.options, self.tools_cache_size, self.strict_keys)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.__init__(*state)  # type: ignore[misc]
+        *args, strict_keys = state
+        self.__init__(*args, strict_keys=strict_keys)  # type: ignore[misc]
 
     def render_request(self, record: Any, line: int) -> tuple[Any, str]:
         """``(id, prompt)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
         request, prefix, record_id = _unwrap(record)
+        if "extra_body" in request:
+            request = merge_extra_body(request, prefix)
         messages: Any = None
         tools: Any = None
         add_generation_prompt = self.add_generation_prompt
@@ -376,6 +383,12 @@ class RecordRenderer(_RecordJob):
                 add_generation_prompt = value
             elif kind == _KWARGS:
                 kwargs = value
+            elif kind == _REFUSED:
+                refused = refusal(key, value, prefix + key)
+                if refused is not None:
+                    raise refused
+            elif kind == _STRICT:
+                raise _strictly_refused(prefix + key)
             elif kind is None:
                 known = ", ".join(sorted(self.fmt.options)) or "none"
                 raise InvalidInputError(
@@ -432,27 +445,37 @@ class RecordParser(_RecordJob):
     Picklable.
     """
 
-    _PASSTHROUGH = frozenset({"prompt", "messages", "add_generation_prompt"}) | IGNORED_REQUEST_KEYS
+    _PASSTHROUGH = frozenset({"prompt", "messages", "add_generation_prompt"})
 
     def __init__(
-        self, fmt: ChatFormat, context: Mapping[str, Any] | None = None, tools_cache_size: int = TOOLS_CACHE_SIZE
+        self,
+        fmt: ChatFormat,
+        context: Mapping[str, Any] | None = None,
+        tools_cache_size: int = TOOLS_CACHE_SIZE,
+        *,
+        strict_keys: bool = False,
     ) -> None:
         self.fmt = fmt
         self.context = dict(context or {})
         fmt.check_options(self.context, fmt.parse_options)
         self.tools_cache_size = tools_cache_size
+        self.strict_keys = strict_keys
+        self._passthrough = self._PASSTHROUGH if strict_keys else self._PASSTHROUGH | IGNORED_REQUEST_KEYS
         self._tools = _ToolsCache(tools_cache_size)
         self._takes_id_factory = "id_factory" in inspect.signature(fmt.parse).parameters
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.fmt, self.context, self.tools_cache_size)
+        return (self.fmt, self.context, self.tools_cache_size, self.strict_keys)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.__init__(*state)  # type: ignore[misc]
+        *args, strict_keys = state
+        self.__init__(*args, strict_keys=strict_keys)  # type: ignore[misc]
 
     def parse_request(self, record: Any, line: int) -> tuple[Any, AssistantReply]:
         """``(id, AssistantReply)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
         request, prefix, record_id = _unwrap(record)
+        if "extra_body" in request:
+            request = merge_extra_body(request, prefix)
         context = self.context
         own: dict[str, Any] = {}
         kwargs: Any = None
@@ -465,7 +488,13 @@ class RecordParser(_RecordJob):
                 own[key] = value
             elif key == "chat_template_kwargs":
                 kwargs = value
-            elif key not in ("completion", "tools") and key not in self._PASSTHROUGH:
+            elif key in REFUSED_REQUEST_KEYS:
+                refused = refusal(key, value, prefix + key)
+                if refused is not None:
+                    raise refused
+            elif self.strict_keys and key in IGNORED_REQUEST_KEYS:
+                raise _strictly_refused(prefix + key)
+            elif key not in ("completion", "tools") and key not in self._passthrough:
                 known = ", ".join(sorted(parse_options)) or "none"
                 raise InvalidInputError(
                     prefix + key, f"unknown key: not completion, tools, id, nor a parse option of format "

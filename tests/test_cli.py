@@ -763,3 +763,76 @@ def test_memory_is_bounded_by_the_block_and_not_by_the_number_of_records(tmp_pat
     peak = peak_rss_kib([*common, str(large)])
     assert len(records(tmp_path / "errors.jsonl")) == 60_000
     assert peak - baseline < 40_000, (baseline, peak)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Values on the command line and run-wide checks (issue 13, items 10-11).
+
+
+@pytest.mark.parametrize("word", ["False", "false", "FALSE", "fAlSe"])
+def test_a_false_word_on_the_command_line_turns_thinking_off(word: str) -> None:
+    proc = run("render", "-f", "chatml-multi-system", "--add-generation-prompt", "--option", f"enable_thinking={word}",
+               "-q", "-", stdin=(json.dumps({"messages": [USER]}) + "\n").encode())
+    assert proc.returncode == 0, proc.stderr
+    expected = render_jinja("chatml_multi_system.jinja", [USER], None, True, enable_thinking=False)[1]
+    assert json.loads(proc.stdout)["prompt"] == expected
+
+
+@pytest.mark.parametrize(("word", "value"), [("True", True), ("none", None), ("NONE", None), ("high", "high")])
+def test_words_on_the_command_line_are_booleans_null_or_strings_where_the_option_takes_strings(
+    harmony_oracle: HarmonyOracle, word: str, value: Any
+) -> None:
+    record = {"messages": [USER], "current_date": "2026-01-15"}
+    proc = run("render", "-f", "harmony", "--option", f"think={word}", "-q", "-", stdin=json.dumps(record).encode())
+    assert proc.returncode == 0, proc.stderr
+    [expected] = harmony_oracle.render_many([to_case([USER], None, {"current_date": "2026-01-15", "think": value})])
+    assert json.loads(proc.stdout)["prompt"] == expected["output"]
+
+
+def refused_before_reading(*args: str) -> str:
+    """The one line the command prints when it refuses ``args`` at start; stdin stays open and empty,
+    so a run that started reading would wait forever."""
+    proc = subprocess.Popen([sys.executable, "-m", "prompt_formats", *args, "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stderr is not None and proc.stdout is not None
+    with reaped(proc):
+        status = proc.wait(timeout=60)
+    lines = proc.stderr.read().decode().splitlines()
+    assert status == 2, lines
+    assert proc.stdout.read() == b""
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("render", "-f", "chatml-multi-system", "--option", "enable_thinking=maybe"),
+     "prompt-formats: --option enable_thinking=maybe: not JSON, nor true/false/none, and enable_thinking takes"
+     " a boolean, not a string"),
+    (("render", "-f", "harmony", "--option", "think=maybe"),
+     "prompt-formats: --option think=maybe: think: expected null, a bool or one of 'low', 'medium', 'high', 'max',"
+     " got 'maybe'"),
+    (("render", "-f", "harmony", "--option", "reasoning_effort=extreme"), "prompt-formats: --option"),
+    (("render", "-f", "harmony", "--no-add-generation-prompt"),
+     "prompt-formats: --no-add-generation-prompt: harmony: add_generation_prompt=False is not supported"),
+    (("render", "-f", "chatml-multi-system", "--config", "guard=true"), "prompt-formats: format 'chatml-multi-system': "
+     "guard: expected a ControlTokenGuard or null, got bool"),
+    (("render", "-f", "chatml-safety", "--config", "policy=maybe"),
+     "prompt-formats: format 'chatml-safety': policy must be one of"),
+    (("render", "-f", "chatml-safety", "--config", "trust_assistant=maybe"), "prompt-formats: format 'chatml-safety':"
+     " trust_assistant: expected a boolean, got str"),
+    (("render", "-f", "chatml-multi-system", "--config", "nope=1"), "prompt-formats: format 'chatml-multi-system':"
+     " unknown configuration key 'nope' (configuration: guard)"),
+    (("parse", "-f", "harmony", "--option", "prefill=nowhere"), "prompt-formats: --option prefill=nowhere: prefill:"),
+])
+def test_a_bad_run_wide_value_is_refused_once_before_reading_input(args: tuple[str, ...], message: str) -> None:
+    assert refused_before_reading(*args).startswith(message)
+
+
+def test_get_format_refuses_a_guard_that_is_not_a_guard() -> None:
+    import prompt_formats as pf
+
+    for name in ("chatml-multi-system", "harmony"):
+        with pytest.raises(pf.FormatError, match="guard: expected a ControlTokenGuard or null, got bool"):
+            pf.get_format(name, guard=True)
+    with pytest.raises(pf.FormatError, match="unknown configuration key 'nope'"):
+        pf.get_format("harmony", nope=1)
