@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from .errors import InjectionError, InvalidInputError
+from .jsonl import decode_record, has_long_digit_run
 from .request_keys import IGNORED_REQUEST_KEYS, REFUSED_REQUEST_KEYS, merge_extra_body, refusal
 from .tools import PreparedTools
 
@@ -170,57 +171,6 @@ def _encode(record: Mapping[str, Any]) -> bytes:
         return json.dumps(record, allow_nan=False).encode("ascii") + b"\n"
 
 
-def decode_record(data: bytes | memoryview | str, long_digits: bool = True) -> Any:
-    """One JSONL line (no newline needed) read as the command reads it: strict JSON, with orjson.
-
-    Two things orjson cannot hold are read by the standard library instead, as ``json.loads``-based
-    callers of the templates would see them: integers beyond 64 bits (orjson makes them floats) and
-    lone UTF-16 surrogate escapes such as ``"\\ud800"`` (valid JSON, which orjson refuses).
-    ``long_digits=False`` tells that ``data`` has no run of 19 digits, which spares that check.
-    Raises ``InvalidInputError`` at ``record`` for a line that is not JSON.
-    """
-    if isinstance(data, str):
-        try:
-            data = data.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError("record", f"not valid JSON ({exc})") from None
-    try:
-        record = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if "surrogate" in str(exc):
-            try:
-                return _decode_exactly(data)
-            except ValueError:
-                pass
-        raise InvalidInputError("record", f"not valid JSON ({exc})") from None
-    if long_digits and has_long_digit_run(data if isinstance(data, bytes) else bytes(data)):
-        return _decode_exactly(data)
-    return record
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _decode_exactly(data: bytes | memoryview) -> Any:
-    """The standard library's reading of a line of strict JSON (NaN and Infinity refused)."""
-    return json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant)
-
-
-# 19 digits in a row may be an integer beyond 64 bits (or part of a string: then the slower exact
-# decoder runs for nothing, which is harmless). The search maps digits to "0" and looks for 19 of
-# them with a plain substring search: under 1 ns a byte, where the regular expression [0-9]{19}
-# takes about 10. The command searches a block of lines as a whole, then only the lines of a block
-# that has such a run one by one.
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_NINETEEN_ZEROS = b"0" * 19
-
-
-def has_long_digit_run(data: bytes) -> bool:
-    """Whether ``data`` holds 19 or more ASCII digits in a row."""
-    return data.translate(_DIGITS_AS_ZERO).find(_NINETEEN_ZEROS) >= 0
-
-
 class _RecordJob:
     """Shared by the renderer and the parser: decode a line, run, encode a result or an error report."""
 
@@ -235,7 +185,7 @@ class _RecordJob:
         ``data`` has no run of 19 digits (no integer beyond 64 bits), which spares the check.
         """
         try:
-            record = decode_record(data, long_digits)
+            record = decode_record(data, long_digits, line)
         except InvalidInputError as exc:
             return False, _encode(error_record(line, None, exc))
         try:

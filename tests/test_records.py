@@ -264,3 +264,28 @@ def test_strict_keys_refuses_every_key_that_is_not_read() -> None:
     strict = RecordRenderer(harmony, True, strict_keys=True).handle(record, 1)
     assert strict == RecordRenderer(harmony, True).handle(record, 1)
     assert "Reasoning: low" in strict["prompt"]
+
+
+@pytest.mark.parametrize("digits", [309, 400, 4300])
+def test_integers_of_309_digits_and_more_are_read_exactly(digits: int) -> None:
+    # Beyond the largest double (309 digits), orjson refuses the number; it is valid JSON all the same.
+    number = int("9" * digits)
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"n": number}}}]}
+    messages = [USER, call, {"role": "tool", "content": "ok"}]
+    line = json.dumps({"id": "big", "messages": messages}).encode()
+    ok, out = RecordRenderer(MULTI, True).process_line(1, line)
+    assert ok, out
+    assert json.loads(out)["prompt"] == render_jinja("chatml_multi_system.jinja", messages, None, True)[1]
+
+
+@pytest.mark.parametrize(("line", "bad"), [
+    (b'{"messages": [{"role": "user", "content": "caf\\u00e9 \xe9"}]}', b"\xe9"),
+    (b'\xff{"messages": []}', b"\xff"),
+    (b'{"messages": [{"role": "user", "content": "\xed\xa0\x80"}]}', b"\xed"),  # an encoded surrogate
+    (b'{"messages": [{"role": "user", "content": "ok \xf0\x9f\x98"}]}', b"\xf0"),  # cut short
+])
+def test_invalid_utf8_is_reported_with_its_byte_and_line(line: bytes, bad: bytes) -> None:
+    ok, out = RecordRenderer(MULTI, True).process_line(3, line)
+    assert not ok
+    assert json.loads(out)["message"] == f"record: invalid UTF-8 at byte {line.index(bad) + 1} of line 3"
