@@ -34,6 +34,7 @@ from typing import IO, Any, NamedTuple
 
 import orjson
 
+from . import __version__
 from .batch import cpu_count, ordered_map
 from .cli_files import OutputFile, UsageError, refuse_same_file
 from .cli_setup import key_text, make_format, make_job
@@ -313,23 +314,30 @@ def _formats(args: argparse.Namespace) -> int:
         listing.append({
             "name": name,
             "available": True,
+            "summary": fmt.summary,
             "options": dict(fmt.options),
             "parse_options": dict(fmt.parse_options),
-            "doc": (type(fmt).__doc__ or "").strip().split("\n")[0],
+            "option_kinds": {spec.name: sorted(spec.kinds) for spec in fmt.option_specs},
+            "parse_option_kinds": {spec.name: sorted(spec.kinds) for spec in fmt.parse_option_specs},
         })
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(listing, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         return EXIT_OK
+    blocks = []
     for entry in listing:
         if not entry["available"]:
-            print(f"{entry['name']}  (not available: {entry['reason']})\n")
+            blocks.append(f"{entry['name']}\n    not available: {entry['reason']}")
             continue
-        print(f"{entry['name']}  {entry['doc']}")
-        for kind in ("options", "parse_options"):
-            label = "render option" if kind == "options" else "parse option"
+        lines = [entry["name"], f"    {entry['summary']}"]
+        for kind, label in (("options", "render options"), ("parse_options", "parse options")):
+            if entry[kind]:
+                lines.append(f"    {label}:")
+            kinds = entry[kind.replace("options", "option_kinds")]
             for key, description in entry[kind].items():
-                print(f"    {label} {key}: {description}")
-        print()
+                takes = f" ({', '.join(kinds[key])})" if key in kinds else ""
+                lines.append(f"      {key}{takes}: {description}")
+        blocks.append("\n".join(lines))
+    sys.stdout.write("\n\n".join(blocks) + "\n")
     return EXIT_OK
 
 
@@ -360,6 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
         "2 usage error or the run could not be carried out; 130 interrupted; "
         "141 the reader of the output went away (| head).",
     )
+    parser.add_argument("--version", action="version", version=f"prompt-formats {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add_run_arguments(sub: argparse.ArgumentParser) -> None:

@@ -332,7 +332,7 @@ def test_formats_lists_every_format_and_its_options() -> None:
     assert set(listing["chatml-multi-system"]["options"]) == set(CHATML_OPTIONS)
     assert set(listing["harmony"]["options"]) == set(HARMONY_OPTIONS)
     text = run("formats").stdout.decode()
-    assert "render option enable_thinking" in text
+    assert "    render options:\n      enable_thinking (boolean): " in text
 
 
 def test_the_console_script_is_installed() -> None:
@@ -836,3 +836,30 @@ def test_get_format_refuses_a_guard_that_is_not_a_guard() -> None:
             pf.get_format(name, guard=True)
     with pytest.raises(pf.FormatError, match="unknown configuration key 'nope'"):
         pf.get_format("harmony", nope=1)
+
+
+# ---------------------------------------------------------------------------------------------------
+# --version and the plain-text format list (issue 13, item 21).
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    proc = run("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == f"prompt-formats {version('prompt_formats')}\n"
+
+
+def test_formats_prints_plain_text_with_each_option_described() -> None:
+    text = run("formats").stdout.decode()
+    for markup in ("``", ":class:", ":mod:", ":func:", "see the module docstring"):
+        assert markup not in text
+    listing = {entry["name"]: entry for entry in json.loads(run("formats", "--json").stdout)}
+    blocks = {block.splitlines()[0]: block for block in text.strip().split("\n\n")}
+    assert set(blocks) == set(listing)
+    for name, block in blocks.items():
+        lines = block.splitlines()
+        assert len(lines) >= 2 and lines[1].strip(), f"{name}: no line saying what it is"
+        for option, description in listing[name]["options"].items():
+            assert any(line.strip().startswith(f"{option} ") and line.endswith(description) for line in lines), option
+    assert set(CHATML_OPTIONS) <= set(listing["chatml-safety"]["options"])

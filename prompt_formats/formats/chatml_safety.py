@@ -30,6 +30,8 @@ class ChatMLSafetyFormat(ChatMLFormat):
     """
 
     name = "chatml-safety"
+    summary = ("Qwen3.6 ChatML as the strict upstream template renders it, with a guard against control tokens "
+               "in untrusted text (--config policy=escape|reject|allow)")
     merge_system = False
     guard: ControlTokenGuard
 

@@ -515,6 +515,7 @@ class HarmonyFormat(ChatFormat):
     """
 
     name = "harmony"
+    summary = "OpenAI gpt-oss Harmony as Ollama's Go template renders it"
     option_specs = _OPTION_SPECS
     options = _OPTIONS
 
