@@ -36,7 +36,8 @@ import orjson
 
 from . import __version__
 from .batch import cpu_count, ordered_map
-from .cli_files import OutputFile, UsageError, refuse_same_file
+from .cli_files import OutputFile, UsageError, refuse_same_file, write_stderr
+from .cli_progress import Progress, terminal_width
 from .cli_setup import key_text, make_format, make_job
 from .records import BlockResult, RecordParser, RecordRenderer
 from .registry import available_formats, get_format
@@ -154,57 +155,6 @@ class WorkerJob:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Progress.
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-class Progress:
-    """A one-line progress display on standard error (records, records/s, errors, percent and ETA)."""
-
-    INTERVAL = 0.2
-    BAR = 20
-
-    def __init__(self, verb: str, reader: BlockReader, enabled: bool) -> None:
-        self.verb = verb
-        self.reader = reader
-        self.enabled = enabled
-        self.start = time.monotonic()
-        self._last = 0.0
-        self._shown = False
-
-    def update(self, done: int, failed: int, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last < self.INTERVAL:
-            return
-        self._last = now
-        elapsed = max(now - self.start, 1e-9)
-        text = f"{self.verb} {done:,} records  {done / elapsed:,.0f}/s  {failed:,} failed  {_duration(elapsed)}"
-        total = self.reader.total
-        if total:
-            fraction = min(self.reader.bytes_read / total, 1.0)
-            eta = elapsed * (1 - fraction) / fraction if fraction else 0.0
-            filled = int(fraction * self.BAR)
-            bar = "#" * filled + "." * (self.BAR - filled)
-            text += f"  [{bar}] {fraction:6.1%}  ETA {_duration(eta)}"
-        sys.stderr.write("\r" + text + "\x1b[K")
-        sys.stderr.flush()
-        self._shown = True
-
-    def clear(self) -> None:
-        """Erase the progress line (before another message is written to standard error)."""
-        if self._shown:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-            self._shown = False
-
-
-# ---------------------------------------------------------------------------------------------------
 # Commands.
 
 
@@ -219,6 +169,8 @@ def _run(args: argparse.Namespace) -> int:
         "rendered" if args.command == "render" else "parsed",
         reader,
         enabled=not args.quiet and (args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())),
+        write=write_stderr,
+        width=lambda: terminal_width(sys.stderr.fileno()),
     )
     done = failed = 0
     committed = False
@@ -287,20 +239,6 @@ def _report_error(data: bytes) -> None:
     report = orjson.loads(data)
     record = f" (id {report['id']!r})" if report["id"] is not None else ""
     write_stderr(f"line {report['line']}{record}: {report['error']}: {report['message']}\n")
-
-
-def write_stderr(text: str) -> None:
-    """Write ``text`` to standard error now; a write that fails makes the run incomplete (exit status 2).
-
-    A failure report that is lost must not end in status 1, which says that every failure was reported.
-    """
-    try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except BrokenPipeError:
-        raise  # the reader went away: main() ends quietly
-    except OSError as exc:
-        raise UsageError(f"cannot write standard error: {exc.strerror or exc}") from None
 
 
 def _formats(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from typing import IO
 
-__all__ = ["OutputFile", "UsageError", "refuse_same_file"]
+__all__ = ["OutputFile", "UsageError", "refuse_same_file", "write_stderr"]
 
 
 class UsageError(Exception):
@@ -153,3 +153,17 @@ def _identity(path: str) -> tuple[tuple[int, int] | str, bool]:
         if info.st_ino:  # a platform without inode numbers reports 0
             return (info.st_dev, info.st_ino), stat.S_ISCHR(info.st_mode)
     return os.path.normcase(target), False
+
+
+def write_stderr(text: str) -> None:
+    """Write ``text`` to standard error now; a write that fails makes the run incomplete (exit status 2).
+
+    A failure report that is lost must not end in status 1, which says that every failure was reported.
+    """
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except BrokenPipeError:
+        raise  # the reader went away: main() ends quietly
+    except OSError as exc:
+        raise UsageError(f"cannot write standard error: {exc.strerror or exc}") from None

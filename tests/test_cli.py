@@ -317,11 +317,12 @@ def test_progress_line_and_summary() -> None:
     assert quiet.stderr == b""
 
 
-def test_progress_of_a_file_shows_a_bar_and_an_eta(tmp_path: Path) -> None:
+def test_progress_of_a_file_shows_an_eta_labelled_by_bytes(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
     src.write_text((json.dumps({"messages": [USER]}) + "\n") * 3)
     proc = run("render", "-f", "chatml-multi-system", "--progress", "always", str(src), "-o", str(tmp_path / "o"))
-    assert "[####################] 100.0%  ETA 0:00:00" in proc.stderr.decode()
+    assert "\rrendered 3 records  " in proc.stderr.decode()
+    assert "  ETA ~0s (by bytes)  " in proc.stderr.decode()
 
 
 def test_formats_lists_every_format_and_its_options() -> None:
@@ -863,3 +864,75 @@ def test_formats_prints_plain_text_with_each_option_described() -> None:
         for option, description in listing[name]["options"].items():
             assert any(line.strip().startswith(f"{option} ") and line.endswith(description) for line in lines), option
     assert set(CHATML_OPTIONS) <= set(listing["chatml-safety"]["options"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# The progress line (issue 13, item 13).
+
+
+def run_on_a_terminal(args: list[str], columns: int) -> str:
+    """Run the command with standard error on a pseudo-terminal ``columns`` wide; what it wrote there."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "prompt_formats", *args], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=slave, timeout=120, check=False)
+        os.close(slave)
+        slave = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other side is closed and everything was read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        if slave >= 0:
+            os.close(slave)
+        os.close(master)
+    assert proc.returncode == 0
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_the_progress_line_fits_a_narrow_terminal_and_is_redrawn_in_place(tmp_path: Path) -> None:
+    import re
+
+    source = tmp_path / "in.jsonl"
+    source.write_text((json.dumps({"messages": [USER]}) + "\n") * 200)
+    text = run_on_a_terminal(["render", "-f", "chatml-multi-system", "--progress", "auto", "--block-size", "100",
+                              str(source), "-o", str(tmp_path / "out.jsonl")], columns=40)
+    redraws = [line for line in re.findall(r"\r([^\r\n\x1b]*)\x1b\[K", text) if line]  # "": an erase
+    assert redraws, text
+    assert all(len(line) <= 39 for line in redraws), redraws  # never wraps onto a second line
+    assert redraws[-1].startswith("rendered 200 records")
+    before_summary = text.split("prompt-formats:")[0]
+    assert "\n" not in before_summary  # one line, rewritten: no stale copies above it
+
+
+def test_the_progress_line_re_reads_the_width_and_labels_its_eta() -> None:
+    from types import SimpleNamespace
+
+    from prompt_formats.cli_progress import Progress
+
+    written: list[str] = []
+    widths = iter([200, 30, 200])
+    now = [100.0]
+    position = SimpleNamespace(total=1000, bytes_read=0)
+    progress = Progress("rendered", position, True, written.append, lambda: next(widths), lambda: now[0])
+    now[0], position.bytes_read = 120.0, 200  # 20 s for a fifth of the bytes: 80 s to go
+    progress.update(5000, 3, force=True)
+    progress.update(6000, 3, force=True)  # the terminal got narrow
+    progress.update(7000, 3, force=True)  # and wide again
+    assert written[0] == "\rrendered 5,000 records  250/s  3 failed  ETA ~1m20s (by bytes)  20s\x1b[K"
+    assert written[1] == "\rrendered 6,000 records  300/s\x1b[K"
+    assert written[2].startswith("\rrendered 7,000 records  350/s  3 failed  ETA ~1m20s (by bytes)")
+    progress.clear()
+    assert written[-1] == "\r\x1b[K"
