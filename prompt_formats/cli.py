@@ -2,8 +2,8 @@
 
 ::
 
-    prompt-formats render --format NAME [--add-generation-prompt] [--option KEY=JSON ...] IN.jsonl [-o OUT.jsonl]
-    prompt-formats parse  --format NAME [--option KEY=JSON ...] IN.jsonl [-o OUT.jsonl]
+    prompt-formats render --format NAME [--add-generation-prompt] [--option KEY=VALUE ...] IN.jsonl [-o OUT.jsonl]
+    prompt-formats parse  --format NAME [--option KEY=VALUE ...] IN.jsonl [-o OUT.jsonl]
     prompt-formats formats [--json]
 
 Record shapes are described in :mod:`prompt_formats.records`. ``-`` is standard input or output.
@@ -204,16 +204,7 @@ def _run(args: argparse.Namespace) -> int:
             progress.update(done, failed)
         progress.update(done, failed, force=True)
         progress.clear()
-        stopped = args.fail_fast and failed
-        if stopped:
-            output.discard()
-        finished = [out for out in (None if stopped else output, error_file) if out is not None]
-        # Every file is complete and synced before any is renamed, and the output is renamed first: an
-        # error file must not be put in place without the output whose failures it reports.
-        for out in finished:
-            out.finish()
-        for out in finished:
-            out.publish()
+        _finish(output, error_file, stopped=bool(args.fail_fast and failed))
         committed = True
     finally:
         reader.close()
@@ -222,17 +213,33 @@ def _run(args: argparse.Namespace) -> int:
             for out in outputs:
                 out.discard()
     if not args.quiet:
-        elapsed = time.monotonic() - progress.start
-        rate = done / elapsed if elapsed > 0 else 0.0
-        verb = "rendered" if args.command == "render" else "parsed"
-        summary = f"prompt-formats: {done - failed:,} of {done:,} records {verb}, {failed:,} failed, {elapsed:.2f} s"
-        summary += f" ({rate:,.0f} records/s, {workers} worker{'s' if workers > 1 else ''})"
-        if args.fail_fast and failed:
-            summary += "; stopped at the first failure (--fail-fast)"
-            if args.output != "-":
-                summary += ", no output file written"
-        write_stderr(summary + "\n")
+        write_stderr(_summary(args, done, failed, time.monotonic() - progress.start, workers, output.direct))
     return EXIT_RECORDS_FAILED if failed else EXIT_OK
+
+
+def _finish(output: OutputFile, error_file: OutputFile | None, stopped: bool) -> None:
+    """Put the finished files in place; a run ``stopped`` by ``--fail-fast`` writes no output file."""
+    if stopped:
+        output.discard()
+    finished = [out for out in (None if stopped else output, error_file) if out is not None]
+    # Every file is complete and synced before any is renamed, and the output is renamed first: an
+    # error file must not be put in place without the output whose failures it reports.
+    for out in finished:
+        out.finish()
+    for out in finished:
+        out.publish()
+
+
+def _summary(args: argparse.Namespace, done: int, failed: int, elapsed: float, workers: int, direct: bool) -> str:
+    rate = done / elapsed if elapsed > 0 else 0.0
+    verb = "rendered" if args.command == "render" else "parsed"
+    summary = f"prompt-formats: {done - failed:,} of {done:,} records {verb}, {failed:,} failed, {elapsed:.2f} s"
+    summary += f" ({rate:,.0f} records/s, {workers} worker{'s' if workers > 1 else ''})"
+    if args.fail_fast and failed:
+        summary += "; stopped at the first failure (--fail-fast)"
+        if not direct:  # standard output, a device or a FIFO got the records before the failure
+            summary += ", no output file written"
+    return summary + "\n"
 
 
 def _report_error(data: bytes) -> None:

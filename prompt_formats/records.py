@@ -76,6 +76,15 @@ def _strictly_refused(path: str) -> InvalidInputError:
     return InvalidInputError(path, "a request key that does not change the prompt, refused by --strict-keys")
 
 
+def _refuse(strict: bool, key: str, value: Any, prefix: str) -> None:
+    """Raise for an ignored key under ``strict_keys``, or a refused key (unless its value changes nothing)."""
+    if strict:
+        raise _strictly_refused(prefix + key)
+    refused = refusal(key, value, prefix + key)
+    if refused is not None:
+        raise refused
+
+
 def _record_id(request: Mapping[str, Any], key: str, path: str) -> Any:
     value = request[key]
     if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -333,12 +342,8 @@ class RecordRenderer(_RecordJob):
                 add_generation_prompt = value
             elif kind == _KWARGS:
                 kwargs = value
-            elif kind == _REFUSED:
-                refused = refusal(key, value, prefix + key)
-                if refused is not None:
-                    raise refused
-            elif kind == _STRICT:
-                raise _strictly_refused(prefix + key)
+            elif kind in (_REFUSED, _STRICT):
+                _refuse(kind == _STRICT, key, value, prefix)
             elif kind is None:
                 known = ", ".join(sorted(self.fmt.options)) or "none"
                 raise InvalidInputError(
@@ -438,12 +443,8 @@ class RecordParser(_RecordJob):
                 own[key] = value
             elif key == "chat_template_kwargs":
                 kwargs = value
-            elif key in REFUSED_REQUEST_KEYS:
-                refused = refusal(key, value, prefix + key)
-                if refused is not None:
-                    raise refused
-            elif self.strict_keys and key in IGNORED_REQUEST_KEYS:
-                raise _strictly_refused(prefix + key)
+            elif key in REFUSED_REQUEST_KEYS or (self.strict_keys and key in IGNORED_REQUEST_KEYS):
+                _refuse(key not in REFUSED_REQUEST_KEYS, key, value, prefix)
             elif key not in ("completion", "tools") and key not in self._passthrough:
                 known = ", ".join(sorted(parse_options)) or "none"
                 raise InvalidInputError(
