@@ -2,8 +2,8 @@
 
 ::
 
-    prompt-formats render --format NAME [--add-generation-prompt] [--option KEY=JSON ...] IN.jsonl [-o OUT.jsonl]
-    prompt-formats parse  --format NAME [--option KEY=JSON ...] IN.jsonl [-o OUT.jsonl]
+    prompt-formats render --format NAME [--add-generation-prompt] [--option KEY=VALUE ...] IN.jsonl [-o OUT.jsonl]
+    prompt-formats parse  --format NAME [--option KEY=VALUE ...] IN.jsonl [-o OUT.jsonl]
     prompt-formats formats [--json]
 
 Record shapes are described in :mod:`prompt_formats.records`. ``-`` is standard input or output.
@@ -14,9 +14,10 @@ reported on standard error or in ``--errors FILE``; the others are in the output
 run could not be carried out (unknown format, unreadable input, unwritable output, a worker process
 that died, an internal error); 130 when interrupted; 141, without a message, when the reader of
 standard output (or error) went away (``| head``), the status a shell shows for a command stopped
-by SIGPIPE. An output file (``-o FILE``, ``--errors FILE``) is written under a temporary name in the
-same directory and renamed into place only when the run ends normally, so a crash never leaves a
-half-written file under the final name.
+by SIGPIPE. A regular output file (``-o FILE``, ``--errors FILE``) is written under a temporary name
+in the same directory and renamed into place only when the run ends normally, so a crash never leaves
+a half-written file under the final name; a device or FIFO is written directly (see
+:mod:`prompt_formats.cli_files`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import argparse
 import contextlib
 import os
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Iterator, Sequence
@@ -34,9 +34,11 @@ from typing import IO, Any, NamedTuple
 
 import orjson
 
+from . import __version__
 from .batch import cpu_count, ordered_map
-from .errors import FormatError
-from .format import ChatFormat
+from .cli_files import OutputFile, UsageError, refuse_same_file, write_stderr
+from .cli_progress import Progress, terminal_width
+from .cli_setup import key_text, make_format, make_job
 from .records import BlockResult, RecordParser, RecordRenderer
 from .registry import available_formats, get_format
 
@@ -52,87 +54,8 @@ EXIT_BROKEN_PIPE = 141
 BLOCK_SIZE = 1 << 20
 
 
-class UsageError(Exception):
-    """The run cannot be carried out as asked; exit status 2."""
-
-
 # ---------------------------------------------------------------------------------------------------
-# Files.
-
-
-class AtomicOutput:
-    """A binary output written under a temporary name, then :meth:`finish` ed and :meth:`publish` ed as ``path``.
-
-    ``path == "-"`` writes standard output directly (it cannot be renamed). :meth:`discard` removes
-    the temporary file; a process that dies leaves only a ``.NAME.*.tmp`` file, never ``NAME``.
-    Finishing (where a full disk shows) and publishing are separate steps, so that several outputs
-    are all finished before any is published.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._temp: str | None = None
-        if path == "-":
-            self.stream: IO[bytes] = sys.stdout.buffer
-            return
-        if os.path.isdir(path):
-            # Found now rather than at the final rename, after all the work.
-            raise UsageError(f"cannot write {path}: Is a directory")
-        directory = os.path.dirname(os.path.abspath(path))
-        try:
-            fd, self._temp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-        except OSError as exc:
-            raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-        self.stream = os.fdopen(fd, "wb", buffering=1 << 20)
-
-    def write(self, data: bytes) -> None:
-        try:
-            self.stream.write(data)
-        except BrokenPipeError:
-            raise  # the reader went away: main() ends quietly
-        except OSError as exc:  # a full disk, an I/O error: say which file
-            raise self._failed(exc) from None
-
-    def finish(self) -> None:
-        """Flush, sync and close the temporary file, still under its temporary name (standard output: flush)."""
-        try:
-            self.stream.flush()
-            if self._temp is None:
-                return
-            os.fsync(self.stream.fileno())
-            self.stream.close()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise self._failed(exc) from None
-        # mkstemp creates the file 0600; give it the mode an ordinary new file would have.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self._temp, 0o666 & ~umask)
-
-    def _failed(self, exc: OSError) -> UsageError:
-        name = "standard output" if self.path == "-" else self.path
-        return UsageError(f"cannot write {name}: {exc.strerror or exc}")
-
-    def publish(self) -> None:
-        """Rename the finished temporary file to the final name (standard output: nothing to do)."""
-        if self._temp is None:
-            return
-        try:
-            os.replace(self._temp, self.path)
-        except OSError as exc:  # for instance, the final name is a directory
-            raise UsageError(f"cannot write {self.path}: {exc.strerror}") from None
-        self._temp = None
-
-    def discard(self) -> None:
-        """Remove the temporary file, if any; the final name is left untouched."""
-        if self._temp is None:
-            return
-        with contextlib.suppress(OSError):
-            self.stream.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self._temp)
-        self._temp = None
+# Input.
 
 
 class FileRange(NamedTuple):
@@ -232,148 +155,56 @@ class WorkerJob:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Progress.
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-class Progress:
-    """A one-line progress display on standard error (records, records/s, errors, percent and ETA)."""
-
-    INTERVAL = 0.2
-    BAR = 20
-
-    def __init__(self, verb: str, reader: BlockReader, enabled: bool) -> None:
-        self.verb = verb
-        self.reader = reader
-        self.enabled = enabled
-        self.start = time.monotonic()
-        self._last = 0.0
-        self._shown = False
-
-    def update(self, done: int, failed: int, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last < self.INTERVAL:
-            return
-        self._last = now
-        elapsed = max(now - self.start, 1e-9)
-        text = f"{self.verb} {done:,} records  {done / elapsed:,.0f}/s  {failed:,} failed  {_duration(elapsed)}"
-        total = self.reader.total
-        if total:
-            fraction = min(self.reader.bytes_read / total, 1.0)
-            eta = elapsed * (1 - fraction) / fraction if fraction else 0.0
-            filled = int(fraction * self.BAR)
-            bar = "#" * filled + "." * (self.BAR - filled)
-            text += f"  [{bar}] {fraction:6.1%}  ETA {_duration(eta)}"
-        sys.stderr.write("\r" + text + "\x1b[K")
-        sys.stderr.flush()
-        self._shown = True
-
-    def clear(self) -> None:
-        """Erase the progress line (before another message is written to standard error)."""
-        if self._shown:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-            self._shown = False
-
-
-# ---------------------------------------------------------------------------------------------------
 # Commands.
 
 
-def _key_value(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=JSONVALUE, got {text!r}")
-    try:
-        return key, orjson.loads(value)
-    except orjson.JSONDecodeError:
-        # A bare word is a string: --option reasoning_effort=high.
-        return key, value
-
-
-def _format(args: argparse.Namespace) -> ChatFormat:
-    config = dict(args.config or [])
-    try:
-        return get_format(args.format, **config)
-    except FormatError as exc:
-        raise UsageError(str(exc)) from None
-    except TypeError as exc:  # a configuration keyword the format does not take
-        raise UsageError(f"format {args.format!r}: {exc}") from None
-
-
-def _job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | RecordParser:
-    options = dict(args.option or [])
-    try:
-        if args.command == "render":
-            return RecordRenderer(fmt, args.add_generation_prompt, options)
-        try:
-            fmt.parse("", **options)
-        except NotImplementedError as exc:
-            raise UsageError(str(exc)) from None
-        except FormatError:
-            pass
-        return RecordParser(fmt, options)
-    except FormatError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def _run(args: argparse.Namespace) -> int:
-    fmt = _format(args)
-    job = _job(args, fmt)
+    refuse_same_file(args.output, args.errors)
+    fmt = make_format(args.format, args.config)
+    job = make_job(args, fmt)
     workers = cpu_count() if args.workers == 0 else args.workers
     reader = BlockReader(args.input, args.block_size, ranges=workers > 1)
-    outputs: list[AtomicOutput] = []
+    outputs: list[OutputFile] = []
     progress = Progress(
         "rendered" if args.command == "render" else "parsed",
         reader,
         enabled=not args.quiet and (args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())),
+        write=write_stderr,
+        width=lambda: terminal_width(sys.stderr.fileno()),
     )
     done = failed = 0
     committed = False
     try:
-        output = AtomicOutput(args.output)
+        output = OutputFile(args.output)
         outputs.append(output)
-        error_file = AtomicOutput(args.errors) if args.errors else None
+        error_file = OutputFile(args.errors) if args.errors else None
         if error_file is not None:
             outputs.append(error_file)
         for result in ordered_map(WorkerJob(job), reader, workers=workers, chunk_size=1):
-            errors = result.errors
-            if errors and args.fail_fast:
+            stop = args.fail_fast and result.failed
+            if stop:
                 # Stop at the first failed record: what came before it, then its report, nothing after.
                 done += result.first_error + 1
                 output.write(result.output[: result.before_error])
-                errors = errors[:1]
+                reports = result.errors[: result.errors.index(b"\n") + 1]
+                failed += 1
             else:
                 done += result.records
                 output.write(result.output)
-            failed += len(errors)
-            for report in errors:
-                if error_file is not None:
-                    error_file.write(report)
-                else:
-                    progress.clear()
+                reports = result.errors
+                failed += result.failed
+            if error_file is not None:
+                error_file.write(reports)
+            elif reports:
+                progress.clear()
+                for report in reports.splitlines():
                     _report_error(report)
-            if errors and args.fail_fast:
+            if stop:
                 break
             progress.update(done, failed)
         progress.update(done, failed, force=True)
         progress.clear()
-        stopped = args.fail_fast and failed
-        if stopped:
-            output.discard()
-        finished = [out for out in (None if stopped else output, error_file) if out is not None]
-        # Every file is complete and synced before any is renamed, and the output is renamed first: an
-        # error file must not be put in place without the output whose failures it reports.
-        for out in finished:
-            out.finish()
-        for out in finished:
-            out.publish()
+        _finish(output, error_file, stopped=bool(args.fail_fast and failed))
         committed = True
     finally:
         reader.close()
@@ -382,23 +213,39 @@ def _run(args: argparse.Namespace) -> int:
             for out in outputs:
                 out.discard()
     if not args.quiet:
-        elapsed = time.monotonic() - progress.start
-        rate = done / elapsed if elapsed > 0 else 0.0
-        verb = "rendered" if args.command == "render" else "parsed"
-        summary = f"prompt-formats: {done - failed:,} of {done:,} records {verb}, {failed:,} failed, {elapsed:.2f} s"
-        summary += f" ({rate:,.0f} records/s, {workers} worker{'s' if workers > 1 else ''})"
-        if args.fail_fast and failed:
-            summary += "; stopped at the first failure (--fail-fast)"
-            if args.output != "-":
-                summary += ", no output file written"
-        print(summary, file=sys.stderr)
+        write_stderr(_summary(args, done, failed, time.monotonic() - progress.start, workers, output.direct))
     return EXIT_RECORDS_FAILED if failed else EXIT_OK
+
+
+def _finish(output: OutputFile, error_file: OutputFile | None, stopped: bool) -> None:
+    """Put the finished files in place; a run ``stopped`` by ``--fail-fast`` writes no output file."""
+    if stopped:
+        output.discard()
+    finished = [out for out in (None if stopped else output, error_file) if out is not None]
+    # Every file is complete and synced before any is renamed, and the output is renamed first: an
+    # error file must not be put in place without the output whose failures it reports.
+    for out in finished:
+        out.finish()
+    for out in finished:
+        out.publish()
+
+
+def _summary(args: argparse.Namespace, done: int, failed: int, elapsed: float, workers: int, direct: bool) -> str:
+    rate = done / elapsed if elapsed > 0 else 0.0
+    verb = "rendered" if args.command == "render" else "parsed"
+    summary = f"prompt-formats: {done - failed:,} of {done:,} records {verb}, {failed:,} failed, {elapsed:.2f} s"
+    summary += f" ({rate:,.0f} records/s, {workers} worker{'s' if workers > 1 else ''})"
+    if args.fail_fast and failed:
+        summary += "; stopped at the first failure (--fail-fast)"
+        if not direct:  # standard output, a device or a FIFO got the records before the failure
+            summary += ", no output file written"
+    return summary + "\n"
 
 
 def _report_error(data: bytes) -> None:
     report = orjson.loads(data)
     record = f" (id {report['id']!r})" if report["id"] is not None else ""
-    print(f"line {report['line']}{record}: {report['error']}: {report['message']}", file=sys.stderr)
+    write_stderr(f"line {report['line']}{record}: {report['error']}: {report['message']}\n")
 
 
 def _formats(args: argparse.Namespace) -> int:
@@ -412,23 +259,30 @@ def _formats(args: argparse.Namespace) -> int:
         listing.append({
             "name": name,
             "available": True,
+            "summary": fmt.summary,
             "options": dict(fmt.options),
             "parse_options": dict(fmt.parse_options),
-            "doc": (type(fmt).__doc__ or "").strip().split("\n")[0],
+            "option_kinds": {spec.name: sorted(spec.kinds) for spec in fmt.option_specs},
+            "parse_option_kinds": {spec.name: sorted(spec.kinds) for spec in fmt.parse_option_specs},
         })
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(listing, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         return EXIT_OK
+    blocks = []
     for entry in listing:
         if not entry["available"]:
-            print(f"{entry['name']}  (not available: {entry['reason']})\n")
+            blocks.append(f"{entry['name']}\n    not available: {entry['reason']}")
             continue
-        print(f"{entry['name']}  {entry['doc']}")
-        for kind in ("options", "parse_options"):
-            label = "render option" if kind == "options" else "parse option"
+        lines = [entry["name"], f"    {entry['summary']}"]
+        for kind, label in (("options", "render options"), ("parse_options", "parse options")):
+            if entry[kind]:
+                lines.append(f"    {label}:")
+            kinds = entry[kind.replace("options", "option_kinds")]
             for key, description in entry[kind].items():
-                print(f"    {label} {key}: {description}")
-        print()
+                takes = f" ({', '.join(kinds[key])})" if key in kinds else ""
+                lines.append(f"      {key}{takes}: {description}")
+        blocks.append("\n".join(lines))
+    sys.stdout.write("\n\n".join(blocks) + "\n")
     return EXIT_OK
 
 
@@ -459,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
         "2 usage error or the run could not be carried out; 130 interrupted; "
         "141 the reader of the output went away (| head).",
     )
+    parser.add_argument("--version", action="version", version=f"prompt-formats {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add_run_arguments(sub: argparse.ArgumentParser) -> None:
@@ -473,10 +328,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="worker processes (default 1: in this process; 0: one per CPU)")
         sub.add_argument("--block-size", type=_positive, default=BLOCK_SIZE, metavar="BYTES",
                          help=f"input sent to a worker at a time, in whole lines (default {BLOCK_SIZE})")
-        sub.add_argument("--option", action="append", type=_key_value, metavar="KEY=JSON",
+        sub.add_argument("--option", action="append", type=key_text, metavar="KEY=VALUE",
                          help="a format option for every record (records may override it); repeatable")
-        sub.add_argument("--config", action="append", type=_key_value, metavar="KEY=JSON",
+        sub.add_argument("--config", action="append", type=key_text, metavar="KEY=VALUE",
                          help="configure the format object itself (for example a guard policy); repeatable")
+        sub.add_argument("--strict-keys", action="store_true",
+                         help="refuse every record key that is not read (by default keys that do not change the "
+                         "prompt, such as temperature or stream, are ignored)")
         sub.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                          help="progress line on standard error (auto: when it is a terminal)")
         sub.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
@@ -510,16 +368,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         return status
     except UsageError as exc:
-        print(f"prompt-formats: {exc}", file=sys.stderr)
+        _last_words(f"prompt-formats: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("prompt-formats: interrupted", file=sys.stderr)
+        _last_words("prompt-formats: interrupted")
         return EXIT_INTERRUPTED
     except BrokenProcessPool:
         # A worker was killed (by a signal, the out-of-memory killer...): its records are lost, so the
         # run cannot be completed. Not 1, which says that records were reported as failed.
-        print("prompt-formats: a worker process died before finishing its work (killed, or out of memory?); "
-              "the run is incomplete", file=sys.stderr)
+        _last_words("prompt-formats: a worker process died before finishing its work (killed, or out of memory?); "
+                    "the run is incomplete")
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader of standard output (or error) went away (`| head`): stop quietly, as a command that
@@ -530,13 +388,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stderr.fileno())
         return EXIT_BROKEN_PIPE
     except OSError as exc:
-        print(f"prompt-formats: {exc}", file=sys.stderr)
+        _last_words(f"prompt-formats: {exc}")
         return EXIT_USAGE
     except Exception:
         # A bug of this program (a record's own failure never gets here: it is reported and the run goes
         # on). The traceback is for the report; the status says the run is incomplete, not that records
         # failed, which is what Python's default 1 would say.
-        traceback.print_exc()
-        print("prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete",
-              file=sys.stderr)
+        with contextlib.suppress(OSError):
+            traceback.print_exc()
+        _last_words("prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete")
         return EXIT_USAGE
+
+
+def _last_words(message: str) -> None:
+    """The run's one-line reason for its exit status, on standard error if it can still be written."""
+    with contextlib.suppress(OSError):
+        print(message, file=sys.stderr, flush=True)

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from .errors import FormatError, UnknownOptionError
+from .errors import FormatError, InvalidInputError, UnknownOptionError, type_name
 from .messages import AssistantReply
+from .options import Option
 from .streaming import StreamParser
 from .tools import PreparedTools
 
-__all__ = ["ChatFormat", "Conversation", "Tools"]
+if TYPE_CHECKING:
+    from .guard import ControlTokenGuard
+
+__all__ = ["ChatFormat", "Conversation", "Tools", "checked_guard"]
 
 #: A conversation: OpenAI-style message dicts or :class:`~prompt_formats.messages.Message` objects.
 Conversation = Sequence[Any]
@@ -27,11 +31,17 @@ Tools = Sequence[Mapping[str, Any]] | PreparedTools | None
 class ChatFormat(abc.ABC):
     """A prompt format: renders conversations to prompt text and parses the model's replies.
 
-    Subclasses set ``name`` (the registry name) and ``options`` (every keyword option ``render``
-    accepts beyond ``tools`` and ``add_generation_prompt``, with a one-line description).
+    Subclasses set ``name`` (the registry name), ``summary`` (one plain-text line saying what the
+    format is), ``option_specs`` (every keyword option ``render`` accepts beyond ``tools`` and
+    ``add_generation_prompt``: its name, the JSON kinds of value it takes, a one-line description;
+    see :mod:`prompt_formats.options`), ``parse_option_specs`` (the same for ``parse``), and
+    ``options`` / ``parse_options``, their ``{name: description}`` mappings.
     """
 
     name: ClassVar[str]
+    summary: ClassVar[str] = ""
+    option_specs: ClassVar[tuple[Option, ...]] = ()
+    parse_option_specs: ClassVar[tuple[Option, ...]] = ()
     options: ClassVar[Mapping[str, str]] = {}
     parse_options: ClassVar[Mapping[str, str]] = {}
 
@@ -140,3 +150,16 @@ class ChatFormat(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def checked_guard(guard: object) -> ControlTokenGuard | None:
+    """``guard`` if it is a :class:`~prompt_formats.guard.ControlTokenGuard` or ``None``; else a :class:`FormatError`.
+
+    For the formats' constructors: a wrong value is refused when the format is made, not at the
+    first render (``get_format(name, guard=True)``).
+    """
+    from .guard import ControlTokenGuard
+
+    if guard is not None and not isinstance(guard, ControlTokenGuard):
+        raise InvalidInputError("guard", f"expected a ControlTokenGuard or null, got {type_name(guard)}")
+    return guard

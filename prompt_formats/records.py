@@ -11,8 +11,10 @@ A *render record* is one chat request, as a client sends it to an OpenAI-compati
 - ``add_generation_prompt`` (optional bool) overrides the run's setting for this record;
 - ``id`` or ``custom_id`` (a string or an integer) names the record in the output and the error
   report; without one, the record is named by its 1-based line number;
-- keys that the chat template never sees (sampling and transport: ``model``, ``temperature``,
-  ``max_tokens``, ``stream``, ``tool_choice``, ... see :data:`IGNORED_REQUEST_KEYS`) are ignored;
+- keys that do not change the prompt (sampling and transport: ``model``, ``temperature``,
+  ``max_tokens``, ``stream``, ``tool_choice``, ... see :data:`IGNORED_REQUEST_KEYS`) are ignored,
+  unless ``strict_keys``; keys that would change it and that no format honours (``functions``, ...)
+  fail the record; ``extra_body``'s keys are read as top-level keys (see :mod:`prompt_formats.request_keys`);
 - any other key is an error (a misspelt option would otherwise be silently ignored).
 
 A line of an OpenAI Batch API input file, ``{"custom_id": ..., "method": ..., "url": ..., "body":
@@ -43,6 +45,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from .errors import InjectionError, InvalidInputError
+from .jsonl import decode_record, has_long_digit_run
+from .request_keys import IGNORED_REQUEST_KEYS, REFUSED_REQUEST_KEYS, merge_extra_body, refusal
 from .tools import PreparedTools
 
 if TYPE_CHECKING:
@@ -59,20 +63,26 @@ __all__ = [
     "error_record",
 ]
 
-#: OpenAI chat-request keys that do not reach the chat template (sampling, decoding, transport).
-IGNORED_REQUEST_KEYS = frozenset({
-    "model", "temperature", "top_p", "top_k", "min_p", "max_tokens", "max_completion_tokens", "n",
-    "stream", "stream_options", "stop", "seed", "presence_penalty", "frequency_penalty",
-    "repetition_penalty", "logprobs", "top_logprobs", "logit_bias", "user", "metadata", "store",
-    "service_tier", "tool_choice", "parallel_tool_calls", "response_format", "modalities",
-})
 _BATCH_API_KEYS = frozenset({"custom_id", "method", "url", "body"})
 _WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
 #: Toolsets kept prepared per worker: a corpus usually offers a handful of distinct toolsets.
 TOOLS_CACHE_SIZE = 64
 
 # How a render record's top-level key is read.
-_ID, _MESSAGES, _TOOLS, _GENERATION, _KWARGS, _IGNORED, _OPTION = range(7)
+_ID, _MESSAGES, _TOOLS, _GENERATION, _KWARGS, _IGNORED, _OPTION, _REFUSED, _STRICT = range(9)
+
+
+def _strictly_refused(path: str) -> InvalidInputError:
+    return InvalidInputError(path, "a request key that does not change the prompt, refused by --strict-keys")
+
+
+def _refuse(strict: bool, key: str, value: Any, prefix: str) -> None:
+    """Raise for an ignored key under ``strict_keys``, or a refused key (unless its value changes nothing)."""
+    if strict:
+        raise _strictly_refused(prefix + key)
+    refused = refusal(key, value, prefix + key)
+    if refused is not None:
+        raise refused
 
 
 def _record_id(request: Mapping[str, Any], key: str, path: str) -> Any:
@@ -170,57 +180,6 @@ def _encode(record: Mapping[str, Any]) -> bytes:
         return json.dumps(record, allow_nan=False).encode("ascii") + b"\n"
 
 
-def decode_record(data: bytes | memoryview | str, long_digits: bool = True) -> Any:
-    """One JSONL line (no newline needed) read as the command reads it: strict JSON, with orjson.
-
-    Two things orjson cannot hold are read by the standard library instead, as ``json.loads``-based
-    callers of the templates would see them: integers beyond 64 bits (orjson makes them floats) and
-    lone UTF-16 surrogate escapes such as ``"\\ud800"`` (valid JSON, which orjson refuses).
-    ``long_digits=False`` tells that ``data`` has no run of 19 digits, which spares that check.
-    Raises ``InvalidInputError`` at ``record`` for a line that is not JSON.
-    """
-    if isinstance(data, str):
-        try:
-            data = data.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError("record", f"not valid JSON ({exc})") from None
-    try:
-        record = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if "surrogate" in str(exc):
-            try:
-                return _decode_exactly(data)
-            except ValueError:
-                pass
-        raise InvalidInputError("record", f"not valid JSON ({exc})") from None
-    if long_digits and has_long_digit_run(data if isinstance(data, bytes) else bytes(data)):
-        return _decode_exactly(data)
-    return record
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _decode_exactly(data: bytes | memoryview) -> Any:
-    """The standard library's reading of a line of strict JSON (NaN and Infinity refused)."""
-    return json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant)
-
-
-# 19 digits in a row may be an integer beyond 64 bits (or part of a string: then the slower exact
-# decoder runs for nothing, which is harmless). The search maps digits to "0" and looks for 19 of
-# them with a plain substring search: under 1 ns a byte, where the regular expression [0-9]{19}
-# takes about 10. The command searches a block of lines as a whole, then only the lines of a block
-# that has such a run one by one.
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_NINETEEN_ZEROS = b"0" * 19
-
-
-def has_long_digit_run(data: bytes) -> bool:
-    """Whether ``data`` holds 19 or more ASCII digits in a row."""
-    return data.translate(_DIGITS_AS_ZERO).find(_NINETEEN_ZEROS) >= 0
-
-
 class _RecordJob:
     """Shared by the renderer and the parser: decode a line, run, encode a result or an error report."""
 
@@ -235,7 +194,7 @@ class _RecordJob:
         ``data`` has no run of 19 digits (no integer beyond 64 bits), which spares the check.
         """
         try:
-            record = decode_record(data, long_digits)
+            record = decode_record(data, long_digits, line)
         except InvalidInputError as exc:
             return False, _encode(error_record(line, None, exc))
         try:
@@ -244,10 +203,16 @@ class _RecordJob:
             return False, _encode(error_record(line, _id_of(record), exc))
 
     def process_block(self, first_line: int, block: bytes) -> BlockResult:
-        """Process every non-blank line of ``block`` (whole lines of JSONL; the first is ``first_line``)."""
-        outputs: list[bytes] = []
-        errors: list[bytes] = []
-        cut = -1
+        """Process every non-blank line of ``block`` (whole lines of JSONL; the first is ``first_line``).
+
+        Memory: each encoded line is copied into the block's output (or reports) and freed at once,
+        so what stays alive is proportional to the block's output, not to its number of records (a
+        small encoded line is allocated far larger than its length).
+        """
+        output = bytearray()
+        reports = bytearray()
+        failed = 0
+        cut = before_error = -1
         process = self.process_line
         records = 0
         # Lines are decoded from views of the block: splitting it into copies first costs more than
@@ -266,15 +231,15 @@ class _RecordJob:
                 records += 1
                 ok, encoded = process(number, view[start:end], long_digits)
                 if ok:
-                    outputs.append(encoded)
+                    output += encoded
                 else:
                     if cut < 0:
-                        cut = len(outputs)
-                    errors.append(encoded)
+                        cut, before_error = records - 1, len(output)
+                    reports += encoded
+                    failed += 1
             start = end + 1
             number += 1
-        before_error = len(b"".join(outputs[:cut])) if cut >= 0 else -1
-        return BlockResult(records, b"".join(outputs), errors, before_error, cut)
+        return BlockResult(records, bytes(output), bytes(reports), failed, before_error, cut)
 
     def __call__(self, chunk: list[tuple[int, bytes]]) -> list[BlockResult]:
         """:meth:`process_block` for each ``(first line number, block)`` of ``chunk``: a job for
@@ -285,13 +250,15 @@ class _RecordJob:
 class BlockResult(NamedTuple):
     """What became of a block of lines: records seen, output lines, error lines, in order.
 
-    ``before_error`` is the length of ``output`` written before the first failed record, and
+    ``errors`` holds ``failed`` error lines, each ending with a newline (JSON lines: no other
+    newline). ``before_error`` is the length of ``output`` written before the first failed record, and
     ``first_error`` that record's position among the block's records (both -1: none failed).
     """
 
     records: int
     output: bytes
-    errors: list[bytes]
+    errors: bytes
+    failed: int
     before_error: int
     first_error: int
 
@@ -320,28 +287,35 @@ class RecordRenderer(_RecordJob):
         add_generation_prompt: Any = None,
         options: Mapping[str, Any] | None = None,
         tools_cache_size: int = TOOLS_CACHE_SIZE,
+        *,
+        strict_keys: bool = False,
     ) -> None:
         self.fmt = fmt
         self.add_generation_prompt = add_generation_prompt
         self.options = dict(options or {})
         fmt.check_options(self.options)
         self.tools_cache_size = tools_cache_size
+        self.strict_keys = strict_keys
         self._tools = _ToolsCache(tools_cache_size)
         kinds = {"id": _ID, "custom_id": _ID, "messages": _MESSAGES, "tools": _TOOLS,
                  "add_generation_prompt": _GENERATION, "chat_template_kwargs": _KWARGS}
-        kinds.update(dict.fromkeys(IGNORED_REQUEST_KEYS, _IGNORED))
+        kinds.update(dict.fromkeys(IGNORED_REQUEST_KEYS, _STRICT if strict_keys else _IGNORED))
+        kinds.update(dict.fromkeys(REFUSED_REQUEST_KEYS, _REFUSED))
         kinds.update(dict.fromkeys(fmt.options, _OPTION))
         self._kinds = kinds
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.fmt, self.add_generation_prompt, self.options, self.tools_cache_size)
+        return (self.fmt, self.add_generation_prompt, self.options, self.tools_cache_size, self.strict_keys)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.__init__(*state)  # type: ignore[misc]
+        *args, strict_keys = state
+        self.__init__(*args, strict_keys=strict_keys)  # type: ignore[misc]
 
     def render_request(self, record: Any, line: int) -> tuple[Any, str]:
         """``(id, prompt)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
         request, prefix, record_id = _unwrap(record)
+        if "extra_body" in request:
+            request = merge_extra_body(request, prefix)
         messages: Any = None
         tools: Any = None
         add_generation_prompt = self.add_generation_prompt
@@ -368,6 +342,8 @@ class RecordRenderer(_RecordJob):
                 add_generation_prompt = value
             elif kind == _KWARGS:
                 kwargs = value
+            elif kind in (_REFUSED, _STRICT):
+                _refuse(kind == _STRICT, key, value, prefix)
             elif kind is None:
                 known = ", ".join(sorted(self.fmt.options)) or "none"
                 raise InvalidInputError(
@@ -424,27 +400,37 @@ class RecordParser(_RecordJob):
     Picklable.
     """
 
-    _PASSTHROUGH = frozenset({"prompt", "messages", "add_generation_prompt"}) | IGNORED_REQUEST_KEYS
+    _PASSTHROUGH = frozenset({"prompt", "messages", "add_generation_prompt"})
 
     def __init__(
-        self, fmt: ChatFormat, context: Mapping[str, Any] | None = None, tools_cache_size: int = TOOLS_CACHE_SIZE
+        self,
+        fmt: ChatFormat,
+        context: Mapping[str, Any] | None = None,
+        tools_cache_size: int = TOOLS_CACHE_SIZE,
+        *,
+        strict_keys: bool = False,
     ) -> None:
         self.fmt = fmt
         self.context = dict(context or {})
         fmt.check_options(self.context, fmt.parse_options)
         self.tools_cache_size = tools_cache_size
+        self.strict_keys = strict_keys
+        self._passthrough = self._PASSTHROUGH if strict_keys else self._PASSTHROUGH | IGNORED_REQUEST_KEYS
         self._tools = _ToolsCache(tools_cache_size)
         self._takes_id_factory = "id_factory" in inspect.signature(fmt.parse).parameters
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.fmt, self.context, self.tools_cache_size)
+        return (self.fmt, self.context, self.tools_cache_size, self.strict_keys)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.__init__(*state)  # type: ignore[misc]
+        *args, strict_keys = state
+        self.__init__(*args, strict_keys=strict_keys)  # type: ignore[misc]
 
     def parse_request(self, record: Any, line: int) -> tuple[Any, AssistantReply]:
         """``(id, AssistantReply)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
         request, prefix, record_id = _unwrap(record)
+        if "extra_body" in request:
+            request = merge_extra_body(request, prefix)
         context = self.context
         own: dict[str, Any] = {}
         kwargs: Any = None
@@ -457,7 +443,9 @@ class RecordParser(_RecordJob):
                 own[key] = value
             elif key == "chat_template_kwargs":
                 kwargs = value
-            elif key not in ("completion", "tools") and key not in self._PASSTHROUGH:
+            elif key in REFUSED_REQUEST_KEYS or (self.strict_keys and key in IGNORED_REQUEST_KEYS):
+                _refuse(key not in REFUSED_REQUEST_KEYS, key, value, prefix)
+            elif key not in ("completion", "tools") and key not in self._passthrough:
                 known = ", ".join(sorted(parse_options)) or "none"
                 raise InvalidInputError(
                     prefix + key, f"unknown key: not completion, tools, id, nor a parse option of format "

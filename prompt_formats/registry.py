@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import threading
 from typing import Any
 
@@ -43,10 +44,21 @@ def get_format(name: str, **config: Any) -> ChatFormat:
     """The format registered under ``name``.
 
     Without ``config`` the same shared instance is returned every time (formats are stateless);
-    with ``config`` (for example ``policy="reject"``) a new instance configured with it.
+    with ``config`` (for example ``policy="reject"``) a new instance configured with it. An unknown
+    configuration key or a wrong value raises :class:`FormatError` here, not at the first render.
     """
     if config:
-        return format_class(name)(**config)
+        cls = format_class(name)
+        accepted = inspect.signature(cls).parameters
+        try:
+            # Checked before the call, so that a TypeError raised inside the constructor is not taken for this.
+            inspect.signature(cls).bind(**config)
+        except TypeError:
+            unknown = sorted(set(config) - set(accepted)) or sorted(config)
+            raise FormatError(
+                f"unknown configuration key {', '.join(map(repr, unknown))} (configuration: {', '.join(accepted)})"
+            ) from None
+        return cls(**config)
     instance = _DEFAULT_INSTANCES.get(name)
     if instance is None:
         with _LOCK:

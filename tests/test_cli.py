@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -316,11 +317,12 @@ def test_progress_line_and_summary() -> None:
     assert quiet.stderr == b""
 
 
-def test_progress_of_a_file_shows_a_bar_and_an_eta(tmp_path: Path) -> None:
+def test_progress_of_a_file_shows_an_eta_labelled_by_bytes(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
     src.write_text((json.dumps({"messages": [USER]}) + "\n") * 3)
     proc = run("render", "-f", "chatml-multi-system", "--progress", "always", str(src), "-o", str(tmp_path / "o"))
-    assert "[####################] 100.0%  ETA 0:00:00" in proc.stderr.decode()
+    assert "\rrendered 3 records  " in proc.stderr.decode()
+    assert "  ETA ~0s (by bytes)  " in proc.stderr.decode()
 
 
 def test_formats_lists_every_format_and_its_options() -> None:
@@ -331,7 +333,7 @@ def test_formats_lists_every_format_and_its_options() -> None:
     assert set(listing["chatml-multi-system"]["options"]) == set(CHATML_OPTIONS)
     assert set(listing["harmony"]["options"]) == set(HARMONY_OPTIONS)
     text = run("formats").stdout.decode()
-    assert "render option enable_thinking" in text
+    assert "    render options:\n      enable_thinking (boolean): " in text
 
 
 def test_the_console_script_is_installed() -> None:
@@ -612,3 +614,325 @@ def test_a_bug_in_the_command_exits_2_with_its_traceback_and_no_output(tmp_path:
         "prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]  # no output, no temporary file
+
+
+# ---------------------------------------------------------------------------------------------------
+# What -o and --errors do with whatever is at their path (issue 13, items 5-7).
+
+
+def good_and_bad_input(tmp_path: Path) -> Path:
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "g", "messages": [USER]}) + "\n{not json\n")
+    return source
+
+
+EXPECTED_GOOD = [{"id": "g", "prompt": render_jinja("chatml_multi_system.jinja", [USER])[1]}]
+
+
+@pytest.mark.parametrize("option", ["-o", "--errors"])
+def test_a_fifo_output_is_written_through_and_stays_a_fifo(tmp_path: Path, option: str) -> None:
+    source = good_and_bad_input(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    other = tmp_path / ("errors.jsonl" if option == "-o" else "out.jsonl")
+    other_option = "--errors" if option == "-o" else "-o"
+    # The reader is a child: it waits at open() for the writer, then reads to the end of the data.
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    with reaped(reader):
+        proc = run("render", "-f", "chatml-multi-system", str(source), option, str(fifo), other_option, str(other))
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced"
+        data, _ = reader.communicate(timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    written = [json.loads(line) for line in data.splitlines()]
+    if option == "-o":
+        assert written == EXPECTED_GOOD
+        assert [r["line"] for r in records(other)] == [2]
+    else:
+        assert [r["line"] for r in written] == [2]
+        assert records(other) == EXPECTED_GOOD
+
+
+def test_a_symlink_output_is_followed_and_the_target_keeps_its_mode(tmp_path: Path) -> None:
+    source = good_and_bad_input(tmp_path)
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "out.jsonl"
+    target.write_text("previous run\n")
+    target.chmod(0o640)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    proc = run("render", "-f", "chatml-multi-system", str(source), "-o", str(link), "--errors",
+               str(tmp_path / "errors.jsonl"))
+    assert proc.returncode == 1, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert records(target) == EXPECTED_GOOD
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["out.jsonl"]  # no temporary file left
+
+
+@pytest.mark.parametrize("option", ["-o", "--errors"])
+def test_an_existing_file_keeps_its_mode(tmp_path: Path, option: str) -> None:
+    source = good_and_bad_input(tmp_path)
+    existing = tmp_path / "existing.jsonl"
+    existing.write_text("previous run\n")
+    existing.chmod(0o640)
+    other = ["--errors", str(tmp_path / "e")] if option == "-o" else ["-o", str(tmp_path / "o")]
+    proc = run("render", "-f", "chatml-multi-system", str(source), option, str(existing), *other)
+    assert proc.returncode == 1, proc.stderr
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o640
+    assert existing.read_text() != "previous run\n"
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="needs /dev/null")
+def test_dev_null_as_output_and_error_file_stays_a_character_device(tmp_path: Path) -> None:
+    # Runs only after the FIFO test above showed that a non-regular file is written through: the
+    # same code path writes a character device (as root, the old scheme replaced /dev/null).
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    source = good_and_bad_input(tmp_path)
+    proc = run("render", "-f", "chatml-multi-system", str(source), "-o", "/dev/null", "--errors", "/dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert proc.returncode == 1, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+@pytest.mark.parametrize("alias", ["same", "symlink", "hardlink"])
+def test_the_same_file_as_output_and_error_file_is_refused_before_any_work(tmp_path: Path, alias: str) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous run\n")
+    other = tmp_path / "other.jsonl"
+    if alias == "same":
+        other = out
+    elif alias == "symlink":
+        other.symlink_to(out)
+    else:
+        os.link(out, other)
+    # Standard input stays open and empty: a run that started working would wait for it forever.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "-", "-o", str(out),
+         "--errors", str(other)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    with reaped(proc):
+        status = proc.wait(timeout=60)
+    message = proc.stderr.read().decode().strip()
+    assert status == 2, message
+    assert message == (
+        f"prompt-formats: -o {out} and --errors {other} are the same file: give the error report its own file"
+    )
+    assert out.read_text() == "previous run\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_unwritable_standard_error_never_exits_1_without_the_output(tmp_path: Path) -> None:
+    # Exit status 1 promises the good records are in the output; a report that cannot be written
+    # makes the run incomplete instead (2), and then no output file is put in place.
+    source, out = good_and_bad_input(tmp_path), tmp_path / "out.jsonl"
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", str(source),
+             "-o", str(out)],
+            stdout=subprocess.PIPE, stderr=full, timeout=120, check=False,
+        )
+    assert result.returncode in (1, 2)
+    if result.returncode == 1:
+        assert records(out) == EXPECTED_GOOD
+    else:
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def peak_rss_kib(args: list[str]) -> int:
+    """The peak resident memory (KiB) of the command run with ``args``, measured alone in a fresh wrapper process."""
+    wrapper = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run([sys.executable, '-m', 'prompt_formats', *sys.argv[1:]], check=False,\n"
+        "               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", wrapper, *args], capture_output=True, timeout=120, check=True)
+    return int(proc.stdout)
+
+
+def test_memory_is_bounded_by_the_block_and_not_by_the_number_of_records(tmp_path: Path) -> None:
+    # 60,000 one-byte records that all fail, in one block: each report kept at its allocation size
+    # (about 4 KB) would add some 240 MB; bounded, the block's output and reports are a few MB.
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    small.write_text("1\n")
+    large.write_text("1\n" * 60_000)
+    common = ["render", "-f", "chatml-multi-system", "-q", "--errors", str(tmp_path / "errors.jsonl"),
+              "-o", str(tmp_path / "out.jsonl")]
+    baseline = peak_rss_kib([*common, str(small)])
+    peak = peak_rss_kib([*common, str(large)])
+    assert len(records(tmp_path / "errors.jsonl")) == 60_000
+    assert peak - baseline < 40_000, (baseline, peak)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Values on the command line and run-wide checks (issue 13, items 10-11).
+
+
+@pytest.mark.parametrize("word", ["False", "false", "FALSE", "fAlSe"])
+def test_a_false_word_on_the_command_line_turns_thinking_off(word: str) -> None:
+    proc = run("render", "-f", "chatml-multi-system", "--add-generation-prompt", "--option", f"enable_thinking={word}",
+               "-q", "-", stdin=(json.dumps({"messages": [USER]}) + "\n").encode())
+    assert proc.returncode == 0, proc.stderr
+    expected = render_jinja("chatml_multi_system.jinja", [USER], None, True, enable_thinking=False)[1]
+    assert json.loads(proc.stdout)["prompt"] == expected
+
+
+@pytest.mark.parametrize(("word", "value"), [("True", True), ("none", None), ("NONE", None), ("high", "high")])
+def test_words_on_the_command_line_are_booleans_null_or_strings_where_the_option_takes_strings(
+    harmony_oracle: HarmonyOracle, word: str, value: Any
+) -> None:
+    record = {"messages": [USER], "current_date": "2026-01-15"}
+    proc = run("render", "-f", "harmony", "--option", f"think={word}", "-q", "-", stdin=json.dumps(record).encode())
+    assert proc.returncode == 0, proc.stderr
+    [expected] = harmony_oracle.render_many([to_case([USER], None, {"current_date": "2026-01-15", "think": value})])
+    assert json.loads(proc.stdout)["prompt"] == expected["output"]
+
+
+def refused_before_reading(*args: str) -> str:
+    """The one line the command prints when it refuses ``args`` at start; stdin stays open and empty,
+    so a run that started reading would wait forever."""
+    proc = subprocess.Popen([sys.executable, "-m", "prompt_formats", *args, "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stderr is not None and proc.stdout is not None
+    with reaped(proc):
+        status = proc.wait(timeout=60)
+    lines = proc.stderr.read().decode().splitlines()
+    assert status == 2, lines
+    assert proc.stdout.read() == b""
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("render", "-f", "chatml-multi-system", "--option", "enable_thinking=maybe"),
+     "prompt-formats: --option enable_thinking=maybe: not JSON, nor true/false/none, and enable_thinking takes"
+     " a boolean, not a string"),
+    (("render", "-f", "harmony", "--option", "think=maybe"),
+     "prompt-formats: --option think=maybe: think: expected null, a bool or one of 'low', 'medium', 'high', 'max',"
+     " got 'maybe'"),
+    (("render", "-f", "harmony", "--option", "reasoning_effort=extreme"), "prompt-formats: --option"),
+    (("render", "-f", "harmony", "--no-add-generation-prompt"),
+     "prompt-formats: --no-add-generation-prompt: harmony: add_generation_prompt=False is not supported"),
+    (("render", "-f", "chatml-multi-system", "--config", "guard=true"), "prompt-formats: format 'chatml-multi-system': "
+     "guard: expected a ControlTokenGuard or null, got bool"),
+    (("render", "-f", "chatml-safety", "--config", "policy=maybe"),
+     "prompt-formats: format 'chatml-safety': policy must be one of"),
+    (("render", "-f", "chatml-safety", "--config", "trust_assistant=maybe"), "prompt-formats: format 'chatml-safety':"
+     " trust_assistant: expected a boolean, got str"),
+    (("render", "-f", "chatml-multi-system", "--config", "nope=1"), "prompt-formats: format 'chatml-multi-system':"
+     " unknown configuration key 'nope' (configuration: guard)"),
+    (("parse", "-f", "harmony", "--option", "prefill=nowhere"), "prompt-formats: --option prefill=nowhere: prefill:"),
+])
+def test_a_bad_run_wide_value_is_refused_once_before_reading_input(args: tuple[str, ...], message: str) -> None:
+    assert refused_before_reading(*args).startswith(message)
+
+
+def test_get_format_refuses_a_guard_that_is_not_a_guard() -> None:
+    import prompt_formats as pf
+
+    for name in ("chatml-multi-system", "harmony"):
+        with pytest.raises(pf.FormatError, match="guard: expected a ControlTokenGuard or null, got bool"):
+            pf.get_format(name, guard=True)
+    with pytest.raises(pf.FormatError, match="unknown configuration key 'nope'"):
+        pf.get_format("harmony", nope=1)
+
+
+# ---------------------------------------------------------------------------------------------------
+# --version and the plain-text format list (issue 13, item 21).
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    proc = run("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == f"prompt-formats {version('prompt_formats')}\n"
+
+
+def test_formats_prints_plain_text_with_each_option_described() -> None:
+    text = run("formats").stdout.decode()
+    for markup in ("``", ":class:", ":mod:", ":func:", "see the module docstring"):
+        assert markup not in text
+    listing = {entry["name"]: entry for entry in json.loads(run("formats", "--json").stdout)}
+    blocks = {block.splitlines()[0]: block for block in text.strip().split("\n\n")}
+    assert set(blocks) == set(listing)
+    for name, block in blocks.items():
+        lines = block.splitlines()
+        assert len(lines) >= 2 and lines[1].strip(), f"{name}: no line saying what it is"
+        for option, description in listing[name]["options"].items():
+            assert any(line.strip().startswith(f"{option} ") and line.endswith(description) for line in lines), option
+    assert set(CHATML_OPTIONS) <= set(listing["chatml-safety"]["options"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# The progress line (issue 13, item 13).
+
+
+def run_on_a_terminal(args: list[str], columns: int) -> str:
+    """Run the command with standard error on a pseudo-terminal ``columns`` wide; what it wrote there."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "prompt_formats", *args], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=slave, timeout=120, check=False)
+        os.close(slave)
+        slave = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other side is closed and everything was read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        if slave >= 0:
+            os.close(slave)
+        os.close(master)
+    assert proc.returncode == 0
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_the_progress_line_fits_a_narrow_terminal_and_is_redrawn_in_place(tmp_path: Path) -> None:
+    import re
+
+    source = tmp_path / "in.jsonl"
+    source.write_text((json.dumps({"messages": [USER]}) + "\n") * 200)
+    text = run_on_a_terminal(["render", "-f", "chatml-multi-system", "--progress", "auto", "--block-size", "100",
+                              str(source), "-o", str(tmp_path / "out.jsonl")], columns=40)
+    redraws = [line for line in re.findall(r"\r([^\r\n\x1b]*)\x1b\[K", text) if line]  # "": an erase
+    assert redraws, text
+    assert all(len(line) <= 39 for line in redraws), redraws  # never wraps onto a second line
+    assert redraws[-1].startswith("rendered 200 records")
+    before_summary = text.split("prompt-formats:")[0]
+    assert "\n" not in before_summary  # one line, rewritten: no stale copies above it
+
+
+def test_the_progress_line_re_reads_the_width_and_labels_its_eta() -> None:
+    from types import SimpleNamespace
+
+    from prompt_formats.cli_progress import Progress
+
+    written: list[str] = []
+    widths = iter([200, 30, 200])
+    now = [100.0]
+    position = SimpleNamespace(total=1000, bytes_read=0)
+    progress = Progress("rendered", position, True, written.append, lambda: next(widths), lambda: now[0])
+    now[0], position.bytes_read = 120.0, 200  # 20 s for a fifth of the bytes: 80 s to go
+    progress.update(5000, 3, force=True)
+    progress.update(6000, 3, force=True)  # the terminal got narrow
+    progress.update(7000, 3, force=True)  # and wide again
+    assert written[0] == "\rrendered 5,000 records  250/s  3 failed  ETA ~1m20s (by bytes)  20s\x1b[K"
+    assert written[1] == "\rrendered 6,000 records  300/s\x1b[K"
+    assert written[2].startswith("\rrendered 7,000 records  350/s  3 failed  ETA ~1m20s (by bytes)")
+    progress.clear()
+    assert written[-1] == "\r\x1b[K"

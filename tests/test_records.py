@@ -208,3 +208,84 @@ def test_an_id_beyond_64_bits_is_written_back_exactly() -> None:
     ok, out = RecordRenderer(MULTI, True).process_line(1, line)
     assert ok, out
     assert json.loads(out)["id"] == 123456789012345678901234567890
+
+
+# Standard OpenAI and vLLM request fields (issue 13, item 12).
+SERVER_FIELDS = {
+    "model": "qwen", "temperature": 0.7, "top_p": 0.9, "top_k": 20, "min_p": 0.0, "max_tokens": 100,
+    "max_completion_tokens": 100, "seed": 1, "stop": ["\n"], "logprobs": True, "top_logprobs": 2, "stream": False,
+    "stream_options": {"include_usage": True}, "n": 1, "user": "u", "metadata": {"a": "b"}, "store": False,
+    "response_format": {"type": "json_object"}, "tool_choice": "auto", "parallel_tool_calls": True,
+    "reasoning_effort": "low", "verbosity": "low", "prediction": {"type": "content", "content": "x"},
+    "prompt_cache_key": "k", "min_tokens": 1, "repetition_penalty": 1.1, "presence_penalty": 0.1,
+    "frequency_penalty": 0.1, "logit_bias": {"1": 2}, "service_tier": "auto", "safety_identifier": "s",
+    "skip_special_tokens": True, "ignore_eos": False, "stop_token_ids": [1],
+}
+
+
+def test_standard_request_fields_that_do_not_change_the_prompt_are_ignored() -> None:
+    expected = render_jinja("chatml_multi_system.jinja", [USER], None, True)[1]
+    record = {"id": "r", "messages": [USER], **SERVER_FIELDS, "continue_final_message": False}
+    assert RecordRenderer(MULTI, True).handle(record, 1) == {"id": "r", "prompt": expected}
+    with_extra_body = {"id": "r", "messages": [USER], "extra_body": {"top_k": 5, "min_tokens": 2}}
+    assert RecordRenderer(MULTI, True).handle(with_extra_body, 1) == {"id": "r", "prompt": expected}
+    parsed = RecordParser(MULTI).handle({"id": "p", "completion": "Hi</think>Hello", **SERVER_FIELDS}, 1)
+    assert parsed == {"id": "p", "message": {"role": "assistant", "content": "Hello", "reasoning_content": "Hi"}}
+
+
+def test_extra_body_options_reach_the_template() -> None:
+    expected = render_jinja("chatml_multi_system.jinja", [USER], None, True, enable_thinking=False)[1]
+    record = {"messages": [USER], "extra_body": {"chat_template_kwargs": {"enable_thinking": False}}}
+    assert RecordRenderer(MULTI, True).handle(record, 1)["prompt"] == expected
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    ({"messages": [USER], "functions": [{"name": "f"}]}, "InvalidInputError: functions: legacy function definitions"),
+    ({"messages": [USER], "chat_template": "{{ x }}"}, "InvalidInputError: chat_template: a request's own chat"),
+    ({"messages": [USER], "documents": [{"text": "x"}]}, "InvalidInputError: documents: the format's template"),
+    ({"messages": [USER], "continue_final_message": True}, "InvalidInputError: continue_final_message: the format"),
+    ({"messages": [USER], "extra_body": {"messages": []}},
+     "InvalidInputError: extra_body.messages: also given at the top level of the request"),
+])
+def test_request_fields_that_would_change_the_prompt_fail_the_record(record: Any, message: str) -> None:
+    assert render_error(record).startswith(message)
+
+
+def test_strict_keys_refuses_every_key_that_is_not_read() -> None:
+    for key, value in SERVER_FIELDS.items():  # reasoning_effort included: ChatML has no such option
+        assert render_error({"messages": [USER], key: value}, strict_keys=True) == (
+            f"InvalidInputError: {key}: a request key that does not change the prompt, refused by --strict-keys"
+        )
+        ok, line = RecordParser(MULTI, strict_keys=True).process_line(1, json.dumps({"completion": "x", key: value}))
+        assert not ok and json.loads(line)["message"].startswith(f"{key}: a request key that does not change")
+    # Harmony reads reasoning_effort as its option, --strict-keys or not.
+    harmony = pf.get_format("harmony")
+    record = {"messages": [USER], "reasoning_effort": "low", "current_date": "2026-01-15"}
+    strict = RecordRenderer(harmony, True, strict_keys=True).handle(record, 1)
+    assert strict == RecordRenderer(harmony, True).handle(record, 1)
+    assert "Reasoning: low" in strict["prompt"]
+
+
+@pytest.mark.parametrize("digits", [309, 400, 4300])
+def test_integers_of_309_digits_and_more_are_read_exactly(digits: int) -> None:
+    # Beyond the largest double (309 digits), orjson refuses the number; it is valid JSON all the same.
+    number = int("9" * digits)
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"n": number}}}]}
+    messages = [USER, call, {"role": "tool", "content": "ok"}]
+    line = json.dumps({"id": "big", "messages": messages}).encode()
+    ok, out = RecordRenderer(MULTI, True).process_line(1, line)
+    assert ok, out
+    assert json.loads(out)["prompt"] == render_jinja("chatml_multi_system.jinja", messages, None, True)[1]
+
+
+@pytest.mark.parametrize(("line", "bad"), [
+    (b'{"messages": [{"role": "user", "content": "caf\\u00e9 \xe9"}]}', b"\xe9"),
+    (b'\xff{"messages": []}', b"\xff"),
+    (b'{"messages": [{"role": "user", "content": "\xed\xa0\x80"}]}', b"\xed"),  # an encoded surrogate
+    (b'{"messages": [{"role": "user", "content": "ok \xf0\x9f\x98"}]}', b"\xf0"),  # cut short
+])
+def test_invalid_utf8_is_reported_with_its_byte_and_line(line: bytes, bad: bytes) -> None:
+    ok, out = RecordRenderer(MULTI, True).process_line(3, line)
+    assert not ok
+    assert json.loads(out)["message"] == f"record: invalid UTF-8 at byte {line.index(bad) + 1} of line 3"

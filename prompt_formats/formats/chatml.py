@@ -29,8 +29,9 @@ import regex
 
 from .._json import flat_dicts_json, flat_lists_json, json_chunks, not_serialisable, printed, text_or_json, tojson
 from ..errors import InvalidInputError, TemplateError, type_name
-from ..format import ChatFormat, Conversation, Tools
+from ..format import ChatFormat, Conversation, Tools, checked_guard
 from ..messages import REASONING_FIELDS, Message, ToolCall, ToolDefinition
+from ..options import BOOLEAN, Option, describe
 from ..streaming import (
     ContentDelta,
     Malformed,
@@ -72,11 +73,13 @@ _TOOLS_FOOTER = (
     "your current knowledge and do not tell the user about function calls\n</IMPORTANT>"
 )
 
-_OPTIONS = {
-    "enable_thinking": "only exactly False disables thinking in the generation prompt (empty think block)",
-    "preserve_thinking": "only exactly True keeps the <think> block of every assistant turn",
-    "add_vision_id": "truthy: number images and videos ('Picture 1: ', 'Video 1: ')",
-}
+_OPTION_SPECS = (
+    Option("enable_thinking", BOOLEAN,
+           "only exactly False disables thinking in the generation prompt (empty think block)"),
+    Option("preserve_thinking", BOOLEAN, "only exactly True keeps the <think> block of every assistant turn"),
+    Option("add_vision_id", BOOLEAN, "truthy: number images and videos ('Picture 1: ', 'Video 1: ')"),
+)
+_OPTIONS = describe(_OPTION_SPECS)
 
 
 # Type sets the C-speed checks of the usual input compare with.
@@ -562,12 +565,14 @@ class ChatMLFormat(ChatFormat):
     """
 
     merge_system: bool = False
+    option_specs = _OPTION_SPECS
     options = _OPTIONS
-    parse_options: ClassVar[Mapping[str, str]] = {
-        "enable_thinking": "as in render: only exactly False means the prompt closed the think block",
-        "preserve_thinking": "accepted so render's options can be passed as they are; no effect on parsing",
-        "add_vision_id": "accepted so render's options can be passed as they are; no effect on parsing",
-    }
+    parse_option_specs = (
+        Option("enable_thinking", BOOLEAN, "as in render: only exactly False means the prompt closed the think block"),
+        *(Option(name, BOOLEAN, "accepted so render's options can be passed as they are; no effect on parsing")
+          for name in ("preserve_thinking", "add_vision_id")),
+    )
+    parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
     def stream_parser(
         self,
@@ -591,7 +596,7 @@ class ChatMLFormat(ChatFormat):
         return ChatMLReplyParser(_tool_schemas(tools), context.get("enable_thinking") is not False, id_factory)
 
     def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        self.guard = guard
+        self.guard = checked_guard(guard)
 
     def render(
         self,

@@ -18,4 +18,6 @@ class ChatMLMultiSystemFormat(ChatMLFormat):
     """The ``chatml-multi-system`` format (renderer and reply parser)."""
 
     name = "chatml-multi-system"
+    summary = ("Qwen3.6 ChatML as its Jinja template renders it, every system message merged into one leading "
+               "system turn (for agent clients that send several)")
     merge_system = True

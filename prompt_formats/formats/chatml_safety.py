@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..errors import FormatError
+from ..errors import FormatError, InvalidInputError, type_name
 from ..guard import CHATML_CONTROL_TOKENS, ControlTokenGuard, Policy
 from .chatml import ChatMLFormat
 
@@ -30,6 +30,8 @@ class ChatMLSafetyFormat(ChatMLFormat):
     """
 
     name = "chatml-safety"
+    summary = ("Qwen3.6 ChatML as the strict upstream template renders it, with a guard against control tokens "
+               "in untrusted text (--config policy=escape|reject|allow)")
     merge_system = False
     guard: ControlTokenGuard
 
@@ -41,6 +43,8 @@ class ChatMLSafetyFormat(ChatMLFormat):
         trust_assistant: bool = True,
         guard: ControlTokenGuard | None = None,
     ) -> None:
+        if not isinstance(trust_assistant, bool):  # a truthy string would leave assistant text unchecked
+            raise InvalidInputError("trust_assistant", f"expected a boolean, got {type_name(trust_assistant)}")
         if guard is None:
             guard = ControlTokenGuard(tuple(tokens), policy, trust_assistant)
         elif (policy, tuple(tokens), trust_assistant) != ("escape", CHATML_CONTROL_TOKENS, True):

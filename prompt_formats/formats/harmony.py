@@ -38,8 +38,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..errors import FormatError, InvalidInputError, type_name
-from ..format import ChatFormat, Conversation, Tools
+from ..format import ChatFormat, Conversation, Tools, checked_guard
 from ..messages import REASONING_FIELDS, ImagePart, Message, TextPart, ToolCall, VideoPart, named_function
+from ..options import Option, describe
 from ..streaming import (
     ContentDelta,
     Malformed,
@@ -97,11 +98,15 @@ _GENERATION = "<|start|>assistant"
 # ---------------------------------------------------------------------------------------------------
 # Options.
 
-_OPTIONS = {
-    "current_date": "datetime.date or 'YYYY-MM-DD' string for 'Current date:' (default: today, local time)",
-    "think": "Ollama's think value: None (unset), True, False, 'low', 'medium', 'high' or 'max'",
-    "reasoning_effort": "OpenAI's reasoning effort: 'none', 'minimal', 'low', 'medium', 'high' or 'xhigh'",
-}
+_OPTION_SPECS = (
+    Option("current_date", frozenset({"string", "null"}),
+           "datetime.date or 'YYYY-MM-DD' string for 'Current date:' (default: today, local time)"),
+    Option("think", frozenset({"boolean", "null", "string"}),
+           "Ollama's think value: None (unset), True, False, 'low', 'medium', 'high' or 'max'"),
+    Option("reasoning_effort", frozenset({"string", "null"}),
+           "OpenAI's reasoning effort: 'none', 'minimal', 'low', 'medium', 'high' or 'xhigh'"),
+)
+_OPTIONS = describe(_OPTION_SPECS)
 
 _OPTION_NAMES = frozenset(_OPTIONS)
 
@@ -510,19 +515,22 @@ class HarmonyFormat(ChatFormat):
     """
 
     name = "harmony"
+    summary = "OpenAI gpt-oss Harmony as Ollama's Go template renders it"
+    option_specs = _OPTION_SPECS
     options = _OPTIONS
 
     def __init__(self, guard: ControlTokenGuard | None = None) -> None:
         # An optional control-token guard (e.g. ControlTokenGuard(HARMONY_CONTROL_TOKENS)) applied to
         # the messages before rendering; off by default, so the output is exactly the template's.
-        self.guard = guard
+        self.guard = checked_guard(guard)
 
-    parse_options: ClassVar[Mapping[str, str]] = {
-        "prefill": "None, or 'analysis'/'final'/'commentary' when the prompt ended inside such a message",
-        "current_date": "accepted so render's options can be passed as they are; no effect on parsing",
-        "think": "accepted so render's options can be passed as they are; no effect on parsing",
-        "reasoning_effort": "accepted so render's options can be passed as they are; no effect on parsing",
-    }
+    parse_option_specs = (
+        Option("prefill", frozenset({"string", "null"}),
+               "None, or 'analysis'/'final'/'commentary' when the prompt ended inside such a message"),
+        *(Option(spec.name, spec.kinds, "accepted so render's options can be passed as they are; no effect on parsing")
+          for spec in _OPTION_SPECS),
+    )
+    parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
     def stream_parser(
         self,

@@ -1,0 +1,103 @@
+"""The command's run-wide settings, read and checked once before any input is read.
+
+``--config KEY=VALUE`` configures the format object, ``--option KEY=VALUE`` sets an option for every
+record, ``--add-generation-prompt`` / ``--no-add-generation-prompt`` the generation prompt. Each
+value is read by :func:`prompt_formats.options.read_value`, with the option's declared kinds, and a
+value the format refuses stops the run at start with one line (exit status 2), instead of failing
+every record one by one.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+from .cli_files import UsageError
+from .errors import FormatError, InvalidInputError
+from .format import ChatFormat
+from .options import Option, read_value
+from .records import RecordParser, RecordRenderer
+from .registry import format_class, get_format
+
+__all__ = ["key_text", "make_format", "make_job"]
+
+# The smallest conversation every format renders: the run-wide settings are tried on it once.
+_PROBE = [{"role": "user", "content": "x"}]
+
+
+def key_text(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` split at the first ``=`` (an argparse type); the value is read once the format is known."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def make_format(name: str, config: list[tuple[str, str]] | None) -> ChatFormat:
+    """The format ``name`` configured by ``--config`` pairs; :class:`UsageError` for what it refuses."""
+    try:
+        format_class(name)
+    except FormatError as exc:  # an unknown format
+        raise UsageError(str(exc)) from None
+    values = {key: read_value(None, text) for key, text in config or []}
+    try:
+        return get_format(name, **values)
+    except FormatError as exc:
+        raise UsageError(f"format {name!r}: {exc}") from None
+
+
+def _options(fmt: ChatFormat, pairs: list[tuple[str, str]] | None, specs: tuple[Option, ...]) -> dict[str, Any]:
+    declared = {spec.name: spec for spec in specs}
+    options: dict[str, Any] = {}
+    for key, text in pairs or []:
+        try:
+            options[key] = read_value(declared.get(key), text)
+        except InvalidInputError as exc:
+            raise UsageError(f"--option {key}={text}: {exc.problem}") from None
+    return options
+
+
+def _settings(options: Mapping[str, Any], pairs: list[tuple[str, str]] | None, generation: Any) -> str:
+    """How the run-wide settings were written, for a message: ``--option think=maybe``."""
+    written = [f"--option {key}={text}" for key, text in pairs or []]
+    if generation is not None:
+        written.append("--add-generation-prompt" if generation else "--no-add-generation-prompt")
+    return ", ".join(written) if written else "the run's settings"
+
+
+def _check_render_settings(fmt: ChatFormat, options: dict[str, Any], generation: Any, written: str) -> None:
+    """Render the probe with the run-wide settings: what the format refuses is refused now, once.
+
+    Only when the probe renders without them: a format that refuses the probe itself is left to say
+    so record by record.
+    """
+    try:
+        fmt.render(_PROBE, None, generation, **options)
+    except FormatError as exc:
+        try:
+            fmt.render(_PROBE)
+        except FormatError:
+            return
+        raise UsageError(f"{written}: {exc}") from None
+
+
+def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | RecordParser:
+    """The record renderer or parser of the run; :class:`UsageError` for a run-wide setting the format refuses."""
+    if args.command == "render":
+        options = _options(fmt, args.option, fmt.option_specs)
+        generation = args.add_generation_prompt
+        try:
+            fmt.check_options(options)
+        except FormatError as exc:
+            raise UsageError(str(exc)) from None
+        _check_render_settings(fmt, options, generation, _settings(options, args.option, generation))
+        return RecordRenderer(fmt, generation, options, strict_keys=args.strict_keys)
+    options = _options(fmt, args.option, fmt.parse_option_specs)
+    try:
+        fmt.parse("", **options)  # parsing never fails on text: what fails here is an option
+    except NotImplementedError as exc:
+        raise UsageError(str(exc)) from None
+    except FormatError as exc:
+        raise UsageError(f"{_settings(options, args.option, None)}: {exc}") from None
+    return RecordParser(fmt, options, strict_keys=args.strict_keys)

@@ -1,0 +1,83 @@
+"""Reading one line of JSONL exactly as the command and the Ray integration read it (see :func:`decode_record`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import orjson
+
+from .errors import InvalidInputError
+
+__all__ = ["decode_record", "has_long_digit_run"]
+
+
+def decode_record(data: bytes | memoryview | str, long_digits: bool = True, line: int | None = None) -> Any:
+    """One JSONL line (no newline needed) read as the command reads it: strict JSON, with orjson.
+
+    Two things orjson cannot hold are read by the standard library instead, as ``json.loads``-based
+    callers of the templates would see them: integers beyond 64 bits (orjson makes them floats, or
+    refuses them from 309 digits on) and lone UTF-16 surrogate escapes such as ``"\\ud800"`` (valid
+    JSON, which orjson refuses). ``long_digits=False`` tells that ``data`` has no run of 19 digits,
+    which spares that check. Raises ``InvalidInputError`` at ``record`` for a line that is not JSON,
+    or not UTF-8 (``invalid UTF-8 at byte N of line L``, N counted from 1; ``line`` is the line's number).
+    """
+    if isinstance(data, str):
+        try:
+            data = data.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError("record", f"not valid JSON ({exc})") from None
+    try:
+        record = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        _check_utf8(data, line)
+        # A lone surrogate escape, or an integer too large for a double: valid JSON all the same.
+        if "surrogate" in str(exc) or has_long_digit_run(bytes(data)):
+            try:
+                return _decode_exactly(data)
+            except ValueError:
+                pass
+        raise InvalidInputError("record", f"not valid JSON ({exc})") from None
+    if long_digits and has_long_digit_run(data if isinstance(data, bytes) else bytes(data)):
+        return _decode_exactly(data)
+    return record
+
+
+def _check_utf8(data: bytes | memoryview, line: int | None) -> None:
+    """Raise the error for a line that is not UTF-8, naming the first bad byte; nothing for valid UTF-8."""
+    try:
+        bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = f"byte {exc.start + 1}" + ("" if line is None else f" of line {line}")
+        raise InvalidInputError("record", f"invalid UTF-8 at {where}") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: orjson refuses it, so the exact reading does too
+        raise ValueError(f"{text} is beyond the range of a double")
+    return value
+
+
+def _decode_exactly(data: bytes | memoryview) -> Any:
+    """The standard library's reading of a line of strict JSON (NaN, Infinity and overflowing floats refused)."""
+    return json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+
+
+# 19 digits in a row may be an integer beyond 64 bits (or part of a string: then the slower exact
+# decoder runs for nothing, which is harmless). The search maps digits to "0" and looks for 19 of
+# them with a plain substring search: under 1 ns a byte, where the regular expression [0-9]{19}
+# takes about 10. The command searches a block of lines as a whole, then only the lines of a block
+# that has such a run one by one.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_NINETEEN_ZEROS = b"0" * 19
+
+
+def has_long_digit_run(data: bytes) -> bool:
+    """Whether ``data`` holds 19 or more ASCII digits in a row."""
+    return data.translate(_DIGITS_AS_ZERO).find(_NINETEEN_ZEROS) >= 0

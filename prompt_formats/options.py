@@ -1,0 +1,71 @@
+"""Typed declarations of a format's options, and the reading of an option's value given as text.
+
+Each format declares its render options (``ChatFormat.option_specs``) and parse options
+(``ChatFormat.parse_option_specs``) next to the code that reads them, as :class:`Option` s: a name,
+the JSON kinds of value it takes, and a one-line description. ``ChatFormat.options`` and
+``parse_options`` (name -> description) are derived from them with :func:`describe`, and the
+command-line tool reads the kinds to understand ``--option KEY=VALUE`` (:func:`read_value`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import attrs
+
+from .errors import InvalidInputError
+
+__all__ = ["BOOLEAN", "Kind", "Option", "describe", "read_value"]
+
+#: The kinds of JSON value an option can take.
+Kind = Literal["boolean", "null", "string", "number", "array", "object"]
+BOOLEAN: frozenset[Kind] = frozenset({"boolean"})
+
+_KIND_NAMES: dict[str, str] = {
+    "boolean": "a boolean", "null": "null", "string": "a string", "number": "a number", "array": "an array",
+    "object": "an object",
+}
+# Words a shell user types for the JSON constants (Python's spelling, any case).
+_WORDS: dict[str, Any] = {"true": True, "false": False, "none": None}
+
+
+@attrs.frozen
+class Option:
+    """One option of a format: its ``name``, the JSON ``kinds`` of value it takes, and what it does."""
+
+    name: str
+    kinds: frozenset[Kind]
+    description: str
+
+
+def describe(options: Iterable[Option]) -> dict[str, str]:
+    """``{name: description}`` of ``options``, in their order: the ``ChatFormat.options`` mapping."""
+    return {option.name: option.description for option in options}
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_value(option: Option | None, text: str) -> Any:
+    """The value of ``option`` written as ``text`` on a command line.
+
+    JSON first (``false``, ``3``, ``"x"``, ``[1]``); then ``True``, ``False``, ``None`` in any case as
+    the booleans and null; any other text is the string itself only when the option takes strings
+    (or is not declared: its kinds are unknown). Otherwise raises :class:`InvalidInputError`: a
+    misspelt ``fasle`` must not become a string that the template reads as true.
+    """
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except ValueError:
+        pass
+    word = text.lower()
+    if word in _WORDS:
+        return _WORDS[word]
+    if option is None or "string" in option.kinds:
+        return text
+    kinds = " or ".join(_KIND_NAMES[kind] for kind in sorted(option.kinds))
+    problem = f"not JSON, nor true/false/none, and {option.name} takes {kinds}, not a string"
+    raise InvalidInputError(option.name, problem)
