@@ -47,6 +47,7 @@ for the formatter to reject with its usual error.
 
 from __future__ import annotations
 
+import copy
 import functools
 import marshal
 import re
@@ -56,6 +57,8 @@ from typing import Any, Literal
 import attrs
 import orjson
 
+from ._walk import MAX_NESTING, walk_strings
+from ._walk import Hit as _Hit
 from .errors import FormatError, InjectionError
 from .messages import REASONING_FIELDS, Message
 from .tools import PLAIN_TOOLS_CACHE, PreparedTools
@@ -64,6 +67,7 @@ __all__ = [
     "CHATML_CONTROL_TOKENS",
     "ESCAPE_MARKER",
     "HARMONY_CONTROL_TOKENS",
+    "MAX_NESTING",
     "ControlTokenGuard",
     "Policy",
     "unescape",
@@ -303,6 +307,9 @@ class ControlTokenGuard:
         Only what a JSON encoder serialises is walked (``dict``, ``list``, ``tuple``, ``str``); a
         changed container is rebuilt (a tuple as a list: the same JSON), anything else is returned
         as is, so a value ``tojson`` rejects is still rejected. Returns ``value`` itself when unchanged.
+        Under every policy but ``allow``, a value holding more than :data:`MAX_NESTING` nested
+        containers raises :class:`~prompt_formats.errors.InvalidInputError` at ``path``: what the
+        guard has not read in full is never passed on.
         """
         try:
             return self._json(value)
@@ -310,42 +317,10 @@ class ControlTokenGuard:
             raise hit.error(path) from None
 
     def _json(self, value: Any) -> Any:
-        try:
-            return self._json_walk(value)
-        except RecursionError:
-            # Too deep (or cyclic) to walk: too deep to serialise as well, and the formatter says so.
+        if self.policy == "allow":
             return value
-
-    def _json_walk(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self._text(value)
-        if isinstance(value, dict):
-            changed = False
-            items = []
-            for key, item in value.items():
-                try:
-                    new_key = self._text(key) if isinstance(key, str) else key
-                    new_item = self._json_walk(item)
-                except _Hit as hit:
-                    hit.trail.append(f".{key}")
-                    raise
-                if new_key is not key or new_item is not item:
-                    changed = True
-                items.append((new_key, new_item))
-            return dict(items) if changed else value
-        if isinstance(value, (list, tuple)):
-            new_items = []
-            changed = False
-            for i, item in enumerate(value):
-                try:
-                    new_item = self._json_walk(item)
-                except _Hit as hit:
-                    hit.trail.append(f"[{i}]")
-                    raise
-                changed = changed or new_item is not item
-                new_items.append(new_item)
-            return new_items if changed else value
-        return value
+        # Iterative, to a fixed depth: a value too deep to read in full raises TooDeep (refused).
+        return walk_strings(value, self._text)
 
     def guard_content(self, content: Any, path: str, *, join_parts: bool = True) -> Any:
         """Apply the policy to a message's content: a string, or the text parts of a list of parts.
@@ -709,8 +684,8 @@ class ControlTokenGuard:
             verdict = tools.cached(self._cache_key, self._prepared_verdict)
             if verdict is None:
                 return tools
-            if isinstance(verdict, InjectionError):
-                raise InjectionError(verdict.path, verdict.token)
+            if isinstance(verdict, FormatError):
+                raise copy.copy(verdict)  # a fresh exception each time: no traceback piles up on the cached one
             return verdict
         if type(tools) is not list and (
             isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)
@@ -735,12 +710,12 @@ class ControlTokenGuard:
             new_tools.append(new_tool)
         return new_tools if changed else tools
 
-    def _prepared_verdict(self, tools: tuple[Mapping[str, Any], ...]) -> PreparedTools | InjectionError | None:
+    def _prepared_verdict(self, tools: tuple[Mapping[str, Any], ...]) -> PreparedTools | FormatError | None:
         if self._blob_clean(tools):
             return None
         try:
             new_tools = self._tool_list(tools)
-        except InjectionError as error:
+        except FormatError as error:  # a token under reject, or a value too deep to check
             return error
         return None if new_tools is tools else PreparedTools(new_tools)
 
@@ -800,18 +775,6 @@ class _SeenToolset:
 
 _FIRST_SIGHT: Any = object()
 _UNPREPARABLE: Any = object()
-
-
-class _Hit(Exception):
-    """A token found under ``reject`` while walking; ``trail`` collects the path steps, innermost first."""
-
-    def __init__(self, token: str) -> None:
-        super().__init__(token)
-        self.token = token
-        self.trail: list[str] = []
-
-    def error(self, base: str) -> InjectionError:
-        return InjectionError(base + "".join(reversed(self.trail)), self.token)
 
 
 def _insert_after(text: str, positions: list[int]) -> str:
