@@ -351,7 +351,7 @@ def at_stack_depth(depth: int, fn):  # type: ignore[no-untyped-def]
 def test_a_tool_call_argument_too_deep_to_check_is_refused(policy, kind):
     fmt = pf.get_format("chatml-safety", policy=policy)
     results = [rendered_or_error(fmt.render, call_conversation(nested(depth, FORGED, kind))) for depth in DEEP]
-    for depth, error in zip(DEEP, results):
+    for depth, error in zip(DEEP, results, strict=True):
         assert isinstance(error, pf.InvalidInputError), depth
         assert error.path == "messages[1].tool_calls[0].function.arguments.a"
         assert "nested" in error.problem
@@ -403,7 +403,7 @@ def test_a_shallow_argument_is_checked_from_a_deep_caller_stack(policy):
             continue
         except FormatError as error:
             result = error
-        result = rendered_or_error(lambda: result)
+        result = rendered_or_error(lambda outcome=result: outcome)
         assert isinstance(result, (str, FormatError)), depth
         outcomes.add(type(result).__name__)
     assert outcomes & {"str", "InjectionError"}  # the band reaches depths where it renders

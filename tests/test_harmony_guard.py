@@ -185,3 +185,50 @@ def test_deep_values_and_deep_caller_stacks_never_forge_a_harmony_turn(fmt: pf.C
         else:
             assert isinstance(result, InjectionError) and fmt is REJECT
     assert rendered or fmt is REJECT
+
+
+# -- the o200k_harmony special tokens beyond the format's own (issue 13, item 3) -------------------------
+
+RESERVED = ["<|reserved_200012|>", "<|reserved_0|>", "<|reserved_199999|>", "<|reserved_201087|>", "<|reserved_7|>"]
+NOT_TOKENS = ["<|reserved_|>", "<|reserved_12a|>", "<|reserved_12|", "<|reserved_\u0661|>", "<reserved_1|>",
+              "<|RESERVED_1|>"]
+
+
+def test_startoftext_and_every_reserved_token_are_control_tokens() -> None:
+    guard = ControlTokenGuard(HARMONY_CONTROL_TOKENS)
+    assert "<|startoftext|>" in HARMONY_CONTROL_TOKENS
+    for token in ["<|startoftext|>", *RESERVED]:
+        text = f"a {token} b"
+        assert guard.find(text) == (2, token)
+        escaped = guard.escape(text)
+        assert escaped == f"a <\\{token[1:]} b"
+        assert pf.unescape(escaped, HARMONY_CONTROL_TOKENS) == text
+        assert guard.unescape(guard.escape(escaped)) == escaped  # an escaped one escapes again, reversibly
+        with pytest.raises(InjectionError) as info:
+            REJECT.render([{"role": "user", "content": text}], TOOLS, **OPTIONS)
+        assert info.value.token == token and info.value.path == "messages[0].content"
+        prompt = ESCAPE.render([{"role": "user", "content": text}], TOOLS, **OPTIONS)
+        assert f"a <\\{token[1:]} b" in prompt and token not in prompt
+    for text in NOT_TOKENS:
+        assert guard.find(text) is None and guard.escape(text) == text
+    # The ChatML set knows nothing of Harmony's reserved tokens: its output stays the template's.
+    assert ControlTokenGuard().find("<|reserved_200012|>") is None
+
+
+def test_reserved_tokens_are_found_inside_json_values_too() -> None:
+    guard = ControlTokenGuard(HARMONY_CONTROL_TOKENS, "reject")
+    with pytest.raises(InjectionError) as info:
+        guard.guard_json({"k": ["x", {"<|reserved_200013|>": 1}]}, "tools[0]")
+    assert info.value.path == "tools[0].k[1].<|reserved_200013|>"
+    escaped = ControlTokenGuard(HARMONY_CONTROL_TOKENS).guard_json({"k": ["<|reserved_5|>"]}, "tools[0]")
+    assert escaped == {"k": ["<\\|reserved_5|>"]}
+
+
+@given(st.lists(st.sampled_from([*RESERVED, *NOT_TOKENS, "<", "\\", "|", "reserved_", "12", "|>", "x"]), max_size=10)
+       .map("".join))
+def test_unescape_inverts_escape_with_reserved_tokens(text: str) -> None:
+    guard = ControlTokenGuard(HARMONY_CONTROL_TOKENS)
+    escaped = guard.escape(text)
+    assert guard.unescape(escaped) == text
+    assert pf.unescape(escaped, HARMONY_CONTROL_TOKENS) == text
+    assert re.search(r"<\|reserved_[0-9]+\|>|<\|startoftext\|>", escaped) is None
