@@ -71,7 +71,7 @@ from .control_tokens import (
 )
 from .control_tokens import NAME_FOLLOWER as _NAME_FOLLOWER
 from .errors import FormatError
-from .messages import REASONING_FIELDS, Message
+from .messages import REASONING_FIELDS, Message, message_dict
 from .tools import PLAIN_TOOLS_CACHE, PreparedTools
 
 __all__ = [
@@ -407,15 +407,15 @@ class ControlTokenGuard:
     ) -> Any:
         """Apply the policy to the untrusted fields of one message (see :meth:`guard_messages`)."""
         try:
-            return self._message(message, join_parts, tool_calls)
+            return self._message(message, index, join_parts, tool_calls)
         except _Hit as hit:
             raise hit.error(f"messages[{index}]") from None
 
-    def _message(self, message: Any, join_parts: bool, tool_calls: bool) -> Any:
+    def _message(self, message: Any, index: int, join_parts: bool, tool_calls: bool) -> Any:
         if isinstance(message, Mapping):
             data = message
         elif isinstance(message, Message):
-            data = message.to_openai()
+            data = message_dict(message, index)  # as the formats read it (a bad field is named here)
         else:
             return message
         role = data.get("role")
