@@ -407,3 +407,33 @@ def test_a_shallow_argument_is_checked_from_a_deep_caller_stack(policy):
         assert isinstance(result, (str, FormatError)), depth
         outcomes.add(type(result).__name__)
     assert outcomes & {"str", "InjectionError"}  # the band reaches depths where it renders
+
+
+def test_the_renderer_names_a_value_json_cannot_encode_for_its_depth():
+    # Without a guard the renderer serialises deep values itself; json.dumps' RecursionError (at a
+    # depth that depends on the Python version) must come out as InvalidInputError naming the field.
+    multi = pf.get_format("chatml-multi-system")
+
+    def outcome(*args: object) -> object:
+        try:
+            return multi.render(*args)
+        except pf.InvalidInputError as error:
+            return error.path
+
+    for depth in (990, 5000, 50000):
+        argument = outcome(call_conversation(nested(depth, "x")))
+        assert isinstance(argument, str)
+        assert argument.startswith("<|im_start|>") or argument == "messages[1].tool_calls[0].function.arguments.a"
+        tool = {"type": "function", "function": {"name": "f", "parameters": nested(depth, "x", dict)}}
+        schema = outcome([{"role": "user", "content": "hi"}], [tool])
+        assert isinstance(schema, str) and (schema.startswith("<|im_start|>") or schema == "tools[0]")
+        # Past the first few container arguments of a prompt, the others are encoded together, after the turns.
+        calls = [{"function": {"name": "f", "arguments": {f"a{i}": [i]}}} for i in range(12)]
+        calls[10]["function"]["arguments"] = {"late": nested(depth, "x")}
+        late = outcome([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": calls}])
+        assert isinstance(late, str)
+        assert late.startswith("<|im_start|>") or late == "messages[1].tool_calls[10].function.arguments.late"
+    # Too deep for json.dumps on every supported version:
+    assert argument == "messages[1].tool_calls[0].function.arguments.a"
+    assert schema == "tools[0]"
+    assert late == "messages[1].tool_calls[10].function.arguments.late"
