@@ -70,38 +70,6 @@ def nesting_exceeds(value: Any, limit: int = MAX_NESTING) -> bool:
     return True
 
 
-class _Frame:
-    """One container being walked: its entries, the next position, and its new entries once one changed."""
-
-    __slots__ = ("container", "entries", "is_dict", "key", "out", "pos")
-
-    def __init__(self, container: Any) -> None:
-        self.container = container
-        self.is_dict = isinstance(container, dict)
-        self.entries: Any = list(container.items()) if self.is_dict else container
-        self.pos = 0
-        self.key: Any = None  # a dict entry's key as checked, while its value is walked
-        self.out: list[Any] | None = None
-
-    def put(self, new: Any, old: Any) -> None:
-        """Record the entry at ``pos`` (a value, or a (key, value) pair) as ``new``; ``old`` was there."""
-        if self.out is None:
-            if new is old or (self.is_dict and new[0] is old[0] and new[1] is old[1]):
-                self.pos += 1
-                return
-            self.out = list(self.entries[: self.pos])
-        self.out.append(new)
-        self.pos += 1
-
-    def result(self) -> Any:
-        if self.out is None:
-            return self.container
-        return dict(self.out) if self.is_dict else self.out
-
-    def step(self) -> str:
-        return f".{self.entries[self.pos][0]}" if self.is_dict else f"[{self.pos}]"
-
-
 def walk_strings(value: Any, text: Callable[[str], str], limit: int = MAX_NESTING) -> Any:
     """``value`` with ``text`` applied to every string in it (dict keys included), depth first, in order.
 
@@ -114,33 +82,54 @@ def walk_strings(value: Any, text: Callable[[str], str], limit: int = MAX_NESTIN
         return text(value)
     if not isinstance(value, _CONTAINERS):
         return value
-    stack = [_Frame(value)]
+    # The container being walked is in locals (its entries, the position, its new entries once
+    # one changed, the checked key of a dict entry); its ancestors' are on `stack`. One loop, no
+    # call per item: this walk runs on every value the guard's prefilter could not clear.
+    stack: list[tuple[Any, Any, bool, int, list[Any] | None, Any]] = []
+    container: Any = value
+    is_dict = isinstance(container, dict)
+    entries: Any = list(container.items()) if is_dict else container
+    pos = 0
+    out: list[Any] | None = None
+    key: Any = None
     try:
         while True:
-            frame = stack[-1]
-            entries = frame.entries
-            while frame.pos < len(entries):
-                entry = entries[frame.pos]
-                item = entry[1] if frame.is_dict else entry
-                if frame.is_dict:
-                    key = entry[0]
-                    frame.key = text(key) if isinstance(key, str) else key
-                if isinstance(item, _CONTAINERS):
-                    if len(stack) >= limit:
+            while pos < len(entries):
+                if is_dict:
+                    old_key, item = entries[pos]
+                    key = text(old_key) if isinstance(old_key, str) else old_key
+                else:
+                    item = entries[pos]
+                if isinstance(item, str):
+                    new = text(item)
+                elif isinstance(item, _CONTAINERS):
+                    if len(stack) + 1 >= limit:
                         raise TooDeep
-                    stack.append(_Frame(item))
-                    break
-                new = text(item) if isinstance(item, str) else item
-                frame.put((frame.key, new) if frame.is_dict else new, entry)
-            else:
-                done = stack.pop().result()
-                if not stack:
-                    return done
-                parent = stack[-1]
-                old = parent.entries[parent.pos]
-                parent.put((parent.key, done) if parent.is_dict else done, old)
+                    stack.append((container, entries, is_dict, pos, out, key))
+                    container, is_dict, pos, out = item, isinstance(item, dict), 0, None
+                    entries = list(container.items()) if is_dict else container
+                    continue
+                else:
+                    new = item
+                if out is None and (new is not item or (is_dict and key is not old_key)):
+                    out = list(entries[:pos])
+                if out is not None:
+                    out.append((key, new) if is_dict else new)
+                pos += 1
+            done = container if out is None else (dict(out) if is_dict else out)
+            if not stack:
+                return done
+            child = container
+            container, entries, is_dict, pos, out, key = stack.pop()
+            if out is None and (done is not child or (is_dict and key is not entries[pos][0])):
+                out = list(entries[:pos])
+            if out is not None:
+                out.append((key, done) if is_dict else done)
+            pos += 1
     except TooDeep:  # named by the value's path, not by the steps down to where it went too deep
         raise
     except Hit as hit:
-        hit.trail.extend(frame.step() for frame in reversed(stack))
+        hit.trail.append(f".{entries[pos][0]}" if is_dict else f"[{pos}]")
+        for _, frame_entries, frame_is_dict, frame_pos, _, _ in reversed(stack):
+            hit.trail.append(f".{frame_entries[frame_pos][0]}" if frame_is_dict else f"[{frame_pos}]")
         raise

@@ -165,8 +165,8 @@ def test_a_toolset_nested_too_deep_is_refused_with_a_format_error():
     # Issue 13: from 495 levels on, the deep copy raised RecursionError.
     from prompt_formats.guard import MAX_NESTING
 
-    for depth in (MAX_NESTING, 495, 1000, 5000):
-        tool = _deep_tool(depth - 3)  # the tool and function dicts are two levels, the innermost one
+    for depth in (MAX_NESTING, MAX_NESTING + 1, 495, 1000, 5000):
+        tool = _deep_tool(depth - 2)  # the tool and its function dict are two of the levels
         if depth <= MAX_NESTING:
             assert pf.prepare_tools([tool]).tools[0] == tool
             continue
