@@ -437,3 +437,61 @@ def test_the_renderer_names_a_value_json_cannot_encode_for_its_depth():
     assert argument == "messages[1].tool_calls[0].function.arguments.a"
     assert schema == "tools[0]"
     assert late == "messages[1].tool_calls[10].function.arguments.late"
+
+
+json_like = st.recursive(
+    st.one_of(texts, st.integers(), st.none(), st.booleans()),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.lists(children, max_size=3).map(tuple),
+        st.dictionaries(st.one_of(texts, st.integers()), children, max_size=4),
+    ),
+    max_leaves=25,
+)
+
+
+def _reference_walk(guard: ControlTokenGuard, value: object) -> object:
+    """The walk as a plain recursion over the value, for comparison."""
+    if isinstance(value, str):
+        return guard.escape(value)
+    if isinstance(value, dict):
+        pairs = [(guard.escape(k) if isinstance(k, str) else k, _reference_walk(guard, v)) for k, v in value.items()]
+        same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items(), strict=True))
+        return value if same else dict(pairs)
+    if isinstance(value, (list, tuple)):
+        new = [_reference_walk(guard, v) for v in value]
+        return value if all(a is b for a, b in zip(new, value, strict=True)) else new
+    return value
+
+
+@differential_settings
+@given(json_like)
+def test_the_iterative_walk_escapes_every_string_and_keeps_what_it_did_not_change(value):
+    new = ESCAPING.guard_json(value, "tools[0]")
+    assert new == _reference_walk(ESCAPING, value)
+    if json.dumps(new) == json.dumps(value):  # nothing escaped: the very same object comes back
+        assert new is value
+    expected = _first_token_path(value, "tools[0]")
+    try:
+        REJECTING.guard_json(value, "tools[0]")
+    except InjectionError as error:
+        assert error.path == expected
+    else:
+        assert expected is None
+
+
+def _first_token_path(value: object, path: str) -> str | None:
+    """Where the first string holding a raw token is, in the walk's order (a dict key before its value)."""
+    if isinstance(value, str):
+        return path if REJECTING.find(value) is not None else None
+    steps: list[tuple[str, object]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            steps.append((f"{path}.{key}", key if isinstance(key, str) else None))
+            steps.append((f"{path}.{key}", item))
+    elif isinstance(value, (list, tuple)):
+        steps = [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+    for step, item in steps:
+        found = _first_token_path(item, step) if item is not None else None
+        if found is not None:
+            return found
+    return None
