@@ -20,6 +20,7 @@ import contextlib
 import itertools
 import multiprocessing
 import os
+import pickle
 import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -93,17 +94,42 @@ def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
 _WORKER_JOB: Callable[[list[Any]], list[Any]] | None = None
 
 
-def _install_job(job: Callable[[list[Any]], list[Any]]) -> None:
+def _install_job(pickled_job: bytes) -> None:
     global _WORKER_JOB
-    _WORKER_JOB = job
+    _WORKER_JOB = pickle.loads(pickled_job)
     # Ctrl-C reaches the whole process group: the parent handles it (and stops the pool); a worker
     # that also raised KeyboardInterrupt would only print a traceback per worker.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_installed_job(chunk: list[Any]) -> list[Any]:
+def _run_installed_job(pickled_chunk: bytes) -> list[Any]:
     assert _WORKER_JOB is not None, "worker started without a job"
-    return _WORKER_JOB(chunk)
+    return _WORKER_JOB(pickle.loads(pickled_chunk))
+
+
+def _pickled(value: Any) -> bytes | None:
+    """``value`` pickled, or ``None`` when it cannot be (an unpicklable or too deeply nested item)."""
+    try:
+        return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    except Exception:  # TypeError, PicklingError, AttributeError, RecursionError, ...: whatever pickling raises
+        return None
+
+
+def _submit(pool: ProcessPoolExecutor, job: Callable[[list[T]], list[R]], chunk: list[T]) -> Future[list[R]]:
+    """The chunk's results: from a worker, or, when the chunk cannot be sent to one, from ``job`` here.
+
+    Either way they are what ``job(chunk)`` returns in this process: what cannot travel to a
+    worker is never an error of its own.
+    """
+    pickled_chunk = _pickled(chunk)
+    if pickled_chunk is not None:
+        return pool.submit(_run_installed_job, pickled_chunk)
+    done: Future[list[R]] = Future()
+    try:
+        done.set_result(job(chunk))
+    except Exception as error:  # raised where a worker's error would be: when this chunk's turn comes
+        done.set_exception(error)
+    return done
 
 
 def ordered_map(
@@ -118,7 +144,10 @@ def ordered_map(
 
     ``job(chunk)`` must return one result per item of ``chunk``, in order. With ``workers`` ``None``
     or 1 it runs in this process; with ``workers > 1`` in that many worker processes (0: one per
-    CPU), and then ``job`` must be picklable: it is pickled once per worker. At most
+    CPU): ``job`` is pickled once and sent to each worker, each chunk is pickled and sent to one;
+    a chunk that cannot be pickled (an item holding a lambda, or nested too deeply) is run here
+    instead, and a ``job`` that cannot be pickled runs every chunk here, so the results never
+    depend on ``workers``. At most
     ``max_in_flight`` chunks (default three per worker) are submitted and not yet yielded, so memory
     stays bounded whatever the length of ``items``. An exception raised by ``job`` is raised here,
     after the results of every chunk before it were yielded; the remaining chunks are cancelled.
@@ -136,12 +165,17 @@ def ordered_map(
     limit = max_in_flight if max_in_flight is not None else IN_FLIGHT_PER_WORKER * n_workers
     if limit < 1:
         raise FormatError(f"max_in_flight must be at least 1, got {limit!r}")
+    pickled_job = _pickled(job)
+    if pickled_job is None:  # (tools that cannot be pickled): the results are the same here
+        for chunk in _chunks(items, chunk_size):
+            yield from job(chunk)
+        return
     context = multiprocessing.get_context(START_METHOD)
-    pool = ProcessPoolExecutor(n_workers, mp_context=context, initializer=_install_job, initargs=(job,))
+    pool = ProcessPoolExecutor(n_workers, mp_context=context, initializer=_install_job, initargs=(pickled_job,))
     pending: deque[Future[list[R]]] = deque()
     try:
         for chunk in _chunks(items, chunk_size):
-            pending.append(pool.submit(_run_installed_job, chunk))
+            pending.append(_submit(pool, job, chunk))
             if len(pending) >= limit:
                 yield from pending.popleft().result()
         while pending:

@@ -47,6 +47,7 @@ for the formatter to reject with its usual error.
 
 from __future__ import annotations
 
+import copy
 import functools
 import marshal
 import re
@@ -56,130 +57,38 @@ from typing import Any, Literal
 import attrs
 import orjson
 
-from .errors import FormatError, InjectionError
-from .messages import REASONING_FIELDS, Message
+from ._walk import MAX_NESTING, walk_strings
+from ._walk import Hit as _Hit
+from .control_tokens import (
+    CHATML_CONTROL_TOKENS,
+    ESCAPE_MARKER,
+    HARMONY_CONTROL_TOKENS,
+    HARMONY_TOKEN_FAMILIES,
+    Scanner,
+    TokenFamily,
+    check_tokens,
+    default_families,
+)
+from .control_tokens import NAME_FOLLOWER as _NAME_FOLLOWER
+from .errors import FormatError
+from .messages import REASONING_FIELDS, Message, message_dict
 from .tools import PLAIN_TOOLS_CACHE, PreparedTools
 
 __all__ = [
     "CHATML_CONTROL_TOKENS",
     "ESCAPE_MARKER",
     "HARMONY_CONTROL_TOKENS",
+    "HARMONY_TOKEN_FAMILIES",
+    "MAX_NESTING",
     "ControlTokenGuard",
     "Policy",
+    "TokenFamily",
     "unescape",
 ]
 
-#: The special and added tokens of the Qwen3 ChatML vocabulary.
-CHATML_CONTROL_TOKENS: tuple[str, ...] = (
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>",
-    "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>", "<|box_end|>",
-    "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>",
-    "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
-    "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>",
-    "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
-)
-
-#: The control tokens of OpenAI's Harmony format (gpt-oss).
-HARMONY_CONTROL_TOKENS: tuple[str, ...] = (
-    "<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|call|>", "<|return|>",
-    "<|endoftext|>",
-)
-
-#: The character :meth:`ControlTokenGuard.escape` inserts after a token's first character.
-ESCAPE_MARKER = "\\"
-
 Policy = Literal["escape", "reject", "allow"]
 
-# What the ChatML template writes right after a tool-call name or an argument name.
-_NAME_FOLLOWER = ">"
 _POLICIES = ("escape", "reject", "allow")
-
-
-@attrs.frozen
-class _Scanner:
-    """The compiled patterns for one token set (built once per guard)."""
-
-    leads: str
-    needs_escape: re.Pattern[str]
-    escaped_once: re.Pattern[str]
-    raw_token: re.Pattern[str]
-    #: On orjson's output: where a string may hold a token, an escaped one, or a token cut short by
-    #: the end of a name that the template completes (see ``ControlTokenGuard._blob_clean``);
-    #: ``None`` when a token holds a character JSON escapes (the shortcut is then not used).
-    blob_suspect: re.Pattern[bytes] | None
-
-    @classmethod
-    def build(cls, tokens: tuple[str, ...]) -> _Scanner:
-        leads = "".join(sorted({token[0] for token in tokens}))
-        marker = re.escape(ESCAPE_MARKER)
-        needs = []
-        once = []
-        in_blob = []
-        for lead in leads:
-            tails = {token[1:] for token in tokens if token[0] == lead}
-            tail = _alternation(tails)
-            # A lead, then any run of markers, then a tail: a token, raw or escaped some number of times.
-            needs.append(f"{re.escape(lead)}(?={marker}*{tail})")
-            # The first marker of such a run (there must be one): the one escape() added.
-            once.append(f"(?<={re.escape(lead)}){marker}(?={marker}*{tail})")
-            # A name (rendered before _NAME_FOLLOWER) may end in a token the follower completes; a
-            # token cut that way counts anywhere (a superset: the shortcut only has to miss nothing).
-            cut = {t[:-k] for t in tails for k in range(1, len(_NAME_FOLLOWER) + 1) if t.endswith(_NAME_FOLLOWER[:k])}
-            in_blob.append(f"{re.escape(lead)}(?={marker}*{_alternation(tails | cut)})")
-        raw = _alternation(set(tokens))
-        return cls(
-            leads,
-            re.compile("|".join(needs)),
-            re.compile("|".join(once)),
-            re.compile(raw),
-            # JSON writes a string verbatim but for '"', '\\' and control characters: none may be in a token.
-            re.compile("|".join(in_blob).encode()) if not any(c == '"' or c < " " for c in "".join(tokens)) else None,
-        )
-
-
-def _alternation(words: set[str]) -> str:
-    """A regex matching any of ``words`` (the longest where one is a prefix of another), as a trie.
-
-    ``re`` tries the branches of a plain alternation one by one at every position; grouping them by
-    common prefix lets a mismatch (``<div``) fail at its first character instead of at each word.
-    """
-    trie: dict[str, Any] = {}
-    for word in words:
-        node = trie
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def build(node: dict[str, Any]) -> str:
-        branches = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        if len(branches) == 1 and "" not in node:
-            return branches[0]
-        body = "(?:" + "|".join(branches) + ")"
-        return body + "?" if "" in node else body
-
-    return build(trie)
-
-
-def _check_tokens(tokens: tuple[str, ...]) -> None:
-    if not tokens:
-        raise FormatError("a control-token guard needs at least one token")
-    for token in tokens:
-        if not isinstance(token, str) or len(token) < 2:
-            raise FormatError(f"control token {token!r}: expected a string of at least two characters")
-        if ESCAPE_MARKER in token:
-            raise FormatError(f"control token {token!r} contains the escape marker {ESCAPE_MARKER!r}")
-    leads = {token[0] for token in tokens}
-    for token in tokens:
-        # A lead inside a token would let two occurrences overlap, and escaping one could hide the
-        # other's tail from the unescape pattern: the scheme would no longer be exactly reversible.
-        inner = leads.intersection(token[1:])
-        if inner:
-            raise FormatError(
-                f"control token {token!r} contains {sorted(inner)[0]!r}, the first character of a token, "
-                "after its start; the guard supports token sets where that never happens"
-            )
 
 
 def _as_token_tuple(tokens: Any) -> tuple[str, ...]:
@@ -194,14 +103,20 @@ class ControlTokenGuard:
 
     ``tokens`` defaults to :data:`CHATML_CONTROL_TOKENS`; every token must be at least two characters
     long, must not contain :data:`ESCAPE_MARKER`, and must not contain the first character of any
-    token after its own first position (true of the ChatML and Harmony sets). Immutable, hashable,
-    thread-safe and picklable.
+    token after its own first position (true of the ChatML and Harmony sets). ``families``: ranges
+    of tokens covered by pattern (:class:`TokenFamily`, every ``prefix + digits + suffix``); by
+    default :data:`HARMONY_TOKEN_FAMILIES` (``<|reserved_N|>``) when ``tokens`` holds Harmony's
+    ``<|channel|>``, else none. Immutable, hashable, thread-safe and picklable.
     """
 
     tokens: tuple[str, ...] = attrs.field(default=CHATML_CONTROL_TOKENS, converter=_as_token_tuple)
     policy: Policy = "escape"
     trust_assistant: bool = True
-    _scanner: _Scanner = attrs.field(init=False, repr=False, eq=False, hash=False)
+    families: tuple[TokenFamily, ...] = attrs.field(
+        default=attrs.Factory(lambda self: default_families(self.tokens), takes_self=True), converter=tuple,
+        kw_only=True,
+    )
+    _scanner: Scanner = attrs.field(init=False, repr=False, eq=False, hash=False)
     _lead: str | None = attrs.field(init=False, repr=False, eq=False, hash=False)
     _lead_bytes: bytes = attrs.field(init=False, repr=False, eq=False, hash=False)
     _cache_key: str = attrs.field(init=False, repr=False, eq=False, hash=False)
@@ -209,14 +124,15 @@ class ControlTokenGuard:
     def __attrs_post_init__(self) -> None:
         if self.policy not in _POLICIES:
             raise FormatError(f"policy must be one of {', '.join(map(repr, _POLICIES))}, got {self.policy!r}")
-        _check_tokens(self.tokens)
-        object.__setattr__(self, "_scanner", _Scanner.build(self.tokens))
+        check_tokens(self.tokens, self.families)
+        object.__setattr__(self, "_scanner", Scanner.build(self.tokens, self.families))
         # One lead character (both default sets: "<"): a single substring test clears most strings.
         leads = self._scanner.leads
         lead = leads if len(leads) == 1 else None
         object.__setattr__(self, "_lead", lead)
         object.__setattr__(self, "_lead_bytes", leads[0].encode() if lead is not None else b"")
-        object.__setattr__(self, "_cache_key", f"guard.tools:{self.policy}:" + "\x1f".join(self.tokens))
+        families = "".join(f"\x1e{family.prefix}\x1f{family.suffix}" for family in self.families)
+        object.__setattr__(self, "_cache_key", f"guard.tools:{self.policy}:" + "\x1f".join(self.tokens) + families)
 
     # -- single strings ------------------------------------------------------------------------------
 
@@ -303,6 +219,9 @@ class ControlTokenGuard:
         Only what a JSON encoder serialises is walked (``dict``, ``list``, ``tuple``, ``str``); a
         changed container is rebuilt (a tuple as a list: the same JSON), anything else is returned
         as is, so a value ``tojson`` rejects is still rejected. Returns ``value`` itself when unchanged.
+        Under every policy but ``allow``, a value holding more than :data:`MAX_NESTING` nested
+        containers raises :class:`~prompt_formats.errors.InvalidInputError` at ``path``: what the
+        guard has not read in full is never passed on.
         """
         try:
             return self._json(value)
@@ -310,42 +229,10 @@ class ControlTokenGuard:
             raise hit.error(path) from None
 
     def _json(self, value: Any) -> Any:
-        try:
-            return self._json_walk(value)
-        except RecursionError:
-            # Too deep (or cyclic) to walk: too deep to serialise as well, and the formatter says so.
+        if self.policy == "allow":
             return value
-
-    def _json_walk(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self._text(value)
-        if isinstance(value, dict):
-            changed = False
-            items = []
-            for key, item in value.items():
-                try:
-                    new_key = self._text(key) if isinstance(key, str) else key
-                    new_item = self._json_walk(item)
-                except _Hit as hit:
-                    hit.trail.append(f".{key}")
-                    raise
-                if new_key is not key or new_item is not item:
-                    changed = True
-                items.append((new_key, new_item))
-            return dict(items) if changed else value
-        if isinstance(value, (list, tuple)):
-            new_items = []
-            changed = False
-            for i, item in enumerate(value):
-                try:
-                    new_item = self._json_walk(item)
-                except _Hit as hit:
-                    hit.trail.append(f"[{i}]")
-                    raise
-                changed = changed or new_item is not item
-                new_items.append(new_item)
-            return new_items if changed else value
-        return value
+        # Iterative, to a fixed depth: a value too deep to read in full raises TooDeep (refused).
+        return walk_strings(value, self._text)
 
     def guard_content(self, content: Any, path: str, *, join_parts: bool = True) -> Any:
         """Apply the policy to a message's content: a string, or the text parts of a list of parts.
@@ -520,15 +407,15 @@ class ControlTokenGuard:
     ) -> Any:
         """Apply the policy to the untrusted fields of one message (see :meth:`guard_messages`)."""
         try:
-            return self._message(message, join_parts, tool_calls)
+            return self._message(message, index, join_parts, tool_calls)
         except _Hit as hit:
             raise hit.error(f"messages[{index}]") from None
 
-    def _message(self, message: Any, join_parts: bool, tool_calls: bool) -> Any:
+    def _message(self, message: Any, index: int, join_parts: bool, tool_calls: bool) -> Any:
         if isinstance(message, Mapping):
             data = message
         elif isinstance(message, Message):
-            data = message.to_openai()
+            data = message_dict(message, index)  # as the formats read it (a bad field is named here)
         else:
             return message
         role = data.get("role")
@@ -677,7 +564,7 @@ class ControlTokenGuard:
         One orjson encoding (C speed; it writes a string's text verbatim, as UTF-8, except ``"``,
         ``\\`` and control characters, which no token holds, and a backslash shows doubled, which
         is still a run of markers) and one search of it for a lead followed by markers and a token's
-        tail or its start (see ``_Scanner.blob_suspect``). A value orjson cannot encode (too deep, a
+        tail or its start (see ``control_tokens.Scanner.blob_suspect``). A value orjson cannot encode (too deep, a
         lone surrogate, an integer beyond 64 bits, another type) answers "unsure".
         """
         pattern = self._scanner.blob_suspect
@@ -709,8 +596,8 @@ class ControlTokenGuard:
             verdict = tools.cached(self._cache_key, self._prepared_verdict)
             if verdict is None:
                 return tools
-            if isinstance(verdict, InjectionError):
-                raise InjectionError(verdict.path, verdict.token)
+            if isinstance(verdict, FormatError):
+                raise copy.copy(verdict)  # a fresh exception each time: no traceback piles up on the cached one
             return verdict
         if type(tools) is not list and (
             isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)
@@ -735,12 +622,12 @@ class ControlTokenGuard:
             new_tools.append(new_tool)
         return new_tools if changed else tools
 
-    def _prepared_verdict(self, tools: tuple[Mapping[str, Any], ...]) -> PreparedTools | InjectionError | None:
+    def _prepared_verdict(self, tools: tuple[Mapping[str, Any], ...]) -> PreparedTools | FormatError | None:
         if self._blob_clean(tools):
             return None
         try:
             new_tools = self._tool_list(tools)
-        except InjectionError as error:
+        except FormatError as error:  # a token under reject, or a value too deep to check
             return error
         return None if new_tools is tools else PreparedTools(new_tools)
 
@@ -802,18 +689,6 @@ _FIRST_SIGHT: Any = object()
 _UNPREPARABLE: Any = object()
 
 
-class _Hit(Exception):
-    """A token found under ``reject`` while walking; ``trail`` collects the path steps, innermost first."""
-
-    def __init__(self, token: str) -> None:
-        super().__init__(token)
-        self.token = token
-        self.trail: list[str] = []
-
-    def error(self, base: str) -> InjectionError:
-        return InjectionError(base + "".join(reversed(self.trail)), self.token)
-
-
 def _insert_after(text: str, positions: list[int]) -> str:
     """``text`` with :data:`ESCAPE_MARKER` inserted after each of the (ascending) ``positions``."""
     pieces = []
@@ -849,6 +724,8 @@ def unescape(text: str, tokens: Sequence[str] = CHATML_CONTROL_TOKENS, *, follow
     """Undo :meth:`ControlTokenGuard.escape` for ``tokens`` (default: the ChatML set).
 
     Pass ``followed_by=">"`` for the text of a ChatML tool-call name or argument name, which the
-    guard escapes as it reads in the prompt, followed by ``>``.
+    guard escapes as it reads in the prompt, followed by ``>``. The token families are those a
+    guard over ``tokens`` has by default (Harmony's reserved range for the Harmony set); for other
+    families, use the guard's own :meth:`ControlTokenGuard.unescape`.
     """
     return _escaping_guard(_as_token_tuple(tokens)).unescape(text, followed_by)

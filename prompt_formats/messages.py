@@ -247,15 +247,18 @@ class Message:
 
     def to_openai(self) -> dict[str, Any]:
         """The message as an OpenAI-style dict (reasoning under ``reasoning_content``; absent fields left out)."""
-        out: dict[str, Any] = {"role": self.role}
         content = self.content
-        out["content"] = content if content is None or isinstance(content, str) else [
-            part.to_openai() for part in content
-        ]
+        return self._openai(
+            content if content is None or isinstance(content, str) else [part.to_openai() for part in content],
+            [call.to_openai() for call in self.tool_calls],
+        )
+
+    def _openai(self, content: Any, calls: list[Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": content}
         if self.reasoning is not None:
             out["reasoning_content"] = self.reasoning
-        if self.tool_calls:
-            out["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        if calls:
+            out["tool_calls"] = calls
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
         if self.name is not None:
@@ -266,13 +269,52 @@ class Message:
 def message_dict(message: Any, index: int) -> Mapping[str, Any]:
     """What formatters render from: a mapping as it is, a :class:`Message` as its OpenAI dict.
 
-    Raises ``InvalidInputError`` for anything else.
+    A ``Message`` is not validated when it is built: a content or tool-call list of the wrong type
+    raises ``InvalidInputError`` here, naming the field (``messages[2].content[0]``); the other
+    fields are passed on for the format to check as it checks a dict's. Raises
+    ``InvalidInputError`` for anything that is neither.
     """
     if isinstance(message, Mapping):
         return message
     if isinstance(message, Message):
-        return message.to_openai()
+        return _checked_message_dict(message, f"messages[{index}]")
     raise InvalidInputError(f"messages[{index}]", f"expected a message object, got {type_name(message)}")
+
+
+def _checked_message_dict(message: Message, path: str) -> dict[str, Any]:
+    content: Any = message.content  # typed, but not checked when the object was built
+    if content is not None and not isinstance(content, str):
+        if isinstance(content, (bytes, Mapping)) or not isinstance(content, Sequence):
+            raise InvalidInputError(
+                path + ".content", f"expected a string, a list of parts or null, got {type_name(content)}"
+            )
+        content = [_part_dict(part, f"{path}.content[{j}]") for j, part in enumerate(content)]
+    calls: Any = message.tool_calls
+    if calls is None:
+        calls = ()
+    elif isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, Sequence):
+        raise InvalidInputError(path + ".tool_calls", f"expected a list of tool calls, got {type_name(calls)}")
+    return message._openai(content, [_call_dict(call, f"{path}.tool_calls[{k}]") for k, call in enumerate(calls)])
+
+
+def _part_dict(part: Any, path: str) -> Any:
+    if isinstance(part, Mapping):
+        return part
+    source: Any = getattr(part, "source", None)
+    if isinstance(part, (ImagePart, VideoPart)) and not isinstance(source, Mapping):
+        kind = "image" if isinstance(part, ImagePart) else "video"
+        raise InvalidInputError(path, f"expected the {kind} part's source to be an object, got {type_name(source)}")
+    if isinstance(part, (TextPart, ImagePart, VideoPart)):
+        return part.to_openai()
+    raise InvalidInputError(path, f"expected a content part object, got {type_name(part)}")
+
+
+def _call_dict(call: Any, path: str) -> Any:
+    if isinstance(call, Mapping):
+        return call
+    if isinstance(call, ToolCall):
+        return call.to_openai()
+    raise InvalidInputError(path, f"expected a tool call object, got {type_name(call)}")
 
 
 @attrs.frozen

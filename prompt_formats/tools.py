@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from ._walk import MAX_NESTING, nesting_exceeds
 from .errors import InvalidInputError, type_name
 from .messages import ToolDefinition, tool_fields
 
@@ -42,7 +43,7 @@ class PreparedTools:
     def __init__(self, tools: Iterable[Mapping[str, Any]]) -> None:
         if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
             raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-        self._adopt([copy.deepcopy(tool) for tool in tools])
+        self._adopt([_own_copy(tool, i) for i, tool in enumerate(tools)])
 
     @classmethod
     def owning(cls, tools: list[Mapping[str, Any]]) -> PreparedTools:
@@ -115,8 +116,25 @@ class PreparedTools:
         self._adopt(state)
 
 
+def _own_copy(tool: Any, index: int) -> Any:
+    """A deep copy of one tool; a tool nested deeper than :data:`MAX_NESTING` is refused.
+
+    (``copy.deepcopy`` recurses: checked first, the depth cannot depend on the caller's stack.)
+    """
+    if nesting_exceeds(tool):
+        raise InvalidInputError(f"tools[{index}]", f"nested more than {MAX_NESTING} levels deep")
+    try:
+        return copy.deepcopy(tool)
+    except RecursionError:  # called with the stack already nearly full, or an object's own deep state
+        raise InvalidInputError(f"tools[{index}]", "nested too deeply to copy") from None
+
+
 def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> PreparedTools:
-    """Validate ``tools`` once and return a :class:`PreparedTools` (returned as is if it already is one)."""
+    """Validate ``tools`` once and return a :class:`PreparedTools` (returned as is if it already is one).
+
+    Raises :class:`~prompt_formats.errors.InvalidInputError` naming the tool for a malformed one, or
+    one holding more than :data:`~prompt_formats.guard.MAX_NESTING` nested dicts and lists.
+    """
     if isinstance(tools, PreparedTools):
         return tools
     return PreparedTools(tools)

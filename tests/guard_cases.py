@@ -24,7 +24,7 @@ TOKENS = (
     "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
 )
 HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|call|>", "<|return|>",
-                  "<|endoftext|>")
+                  "<|endoftext|>", "<|startoftext|>")
 
 _ANY_TOKEN = re.compile("|".join(re.escape(t) for t in sorted(TOKENS, key=len, reverse=True)))
 # A token or its escaped form: "<", any number of backslashes, the rest of a token.

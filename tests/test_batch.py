@@ -256,3 +256,36 @@ def test_parse_batch_with_a_real_parser_serial_and_parallel():
 
     parallel = MULTI.parse_batch(completions, tools_, workers=2, id_factory=Counter())
     assert without_ids(parallel) == without_ids(serial)
+
+
+def _with_argument(value: Any) -> list[dict[str, Any]]:
+    call = {"type": "function", "function": {"name": "f", "arguments": {"a": value}}}
+    return [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "user", "content": "go on"}]
+
+
+def test_results_do_not_depend_on_workers_for_values_that_cannot_travel_to_a_worker():
+    # Issue 13: with workers=2 a conversation holding an unpicklable or too-deep value made the whole
+    # batch raise TypeError/RecursionError (pickling it for the worker), where the serial path
+    # returns that conversation's own result.
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        pickle.dumps(deep)  # (rendered or refused depending on the format and the Python version)
+    conversations = [GOOD, _with_argument(deep), GOOD, _with_argument(lambda: 0), GOOD, _with_argument([["ok"]])]
+    safety = pf.get_format("chatml-safety")
+    for fmt in (MULTI, safety):
+        serial = comparable(fmt.render_batch(conversations, None, True, errors="collect"))
+        assert serial[3][0] == "InvalidInputError"  # the lambda: not JSON
+        assert comparable(fmt.render_batch(conversations, None, True, errors="collect", workers=2)) == serial
+        with pytest.raises(pf.InvalidInputError) as serial_error:
+            fmt.render_batch(conversations, None, True)
+        with pytest.raises(pf.InvalidInputError) as parallel_error:
+            fmt.render_batch(conversations, None, True, workers=2, chunk_size=1)
+        assert str(parallel_error.value) == str(serial_error.value)
+    # Tools that cannot be pickled: every conversation gets what render gives with them.
+    unpicklable_tools = [{"type": "function", "function": {"name": "f", "parameters": {"default": lambda: 0}}}]
+    serial = comparable(MULTI.render_batch([GOOD, GOOD], unpicklable_tools, True, errors="collect"))
+    assert serial[0][0] == "InvalidInputError"
+    assert comparable(MULTI.render_batch([GOOD, GOOD], unpicklable_tools, True, errors="collect", workers=2)) == serial

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import render_ours
@@ -110,3 +111,34 @@ def test_tool_fields_fast_path_agrees_with_the_checked_path(tool: Any) -> None:
             return ("error", str(exc))
 
     assert outcome(tool_fields) == outcome(_checked_tool_fields)
+
+
+# Issue 13: Message objects are not validated when built; rendering one with a field of the wrong
+# type crashed with TypeError or AttributeError instead of naming the field.
+BAD_MESSAGES = [
+    (pf.Message(role="user", content=5), "messages[1].content"),  # type: ignore[arg-type]
+    (pf.Message(role="user", content=(5,)), "messages[1].content[0]"),  # type: ignore[arg-type]
+    (pf.Message(role="user", content=["a"]), "messages[1].content[0]"),  # type: ignore[arg-type]
+    (pf.Message(role="user", content=(pf.ImagePart(5),)), "messages[1].content[0]"),  # type: ignore[arg-type]
+    (pf.Message(role="user", content=(pf.TextPart(5),)), "messages[1].content[0].text"),  # type: ignore[arg-type]
+    (pf.Message(role=None, content="hi"), "messages[1].role"),  # type: ignore[arg-type]
+    (pf.Message(role="assistant", content="x", tool_calls="x"), "messages[1].tool_calls"),  # type: ignore[arg-type]
+    (pf.Message(role="assistant", content="", tool_calls=(5,)), "messages[1].tool_calls[0]"),  # type: ignore[arg-type]
+]
+
+
+@pytest.mark.parametrize("name", ["chatml-safety", "chatml-multi-system"])
+@pytest.mark.parametrize(("message", "path"), BAD_MESSAGES)
+def test_chatml_names_the_bad_field_of_a_message_object(name, message, path):
+    for fmt in (pf.get_format(name), pf.get_format(name, policy="reject") if name == "chatml-safety" else None):
+        if fmt is None:
+            continue
+        with pytest.raises(pf.InvalidInputError) as info:
+            fmt.render([pf.Message(role="user", content="q"), message])
+        assert info.value.path == path, str(info.value)
+
+
+def test_harmony_names_a_text_part_that_is_not_text():
+    with pytest.raises(pf.InvalidInputError) as info:
+        pf.get_format("harmony").render([pf.Message(role="user", content=(pf.TextPart(5),))])  # type: ignore[arg-type]
+    assert info.value.path == "messages[0].content[0].text"

@@ -152,3 +152,50 @@ def test_owning_validates_like_the_constructor_and_keeps_the_list() -> None:
     assert pf.get_format("chatml-multi-system").render([{"role": "user", "content": "x"}], tools=prepared) == (
         render_jinja("chatml_multi_system.jinja", [{"role": "user", "content": "x"}], good)[1]
     )
+
+
+def _deep_tool(depth: int, leaf: object = "x") -> dict:
+    schema: object = leaf
+    for _ in range(depth):
+        schema = {"a": schema}
+    return {"type": "function", "function": {"name": "f", "parameters": schema}}
+
+
+def test_a_toolset_nested_too_deep_is_refused_with_a_format_error():
+    # Issue 13: from 495 levels on, the deep copy raised RecursionError.
+    from prompt_formats.guard import MAX_NESTING
+
+    for depth in (MAX_NESTING, MAX_NESTING + 1, 495, 1000, 5000):
+        tool = _deep_tool(depth - 2)  # the tool and its function dict are two of the levels
+        if depth <= MAX_NESTING:
+            assert pf.prepare_tools([tool]).tools[0] == tool
+            continue
+        with pytest.raises(pf.InvalidInputError) as info:
+            pf.prepare_tools([tool])
+        assert info.value.path == "tools[0]" and "nested more than" in info.value.problem
+
+
+@pytest.mark.parametrize("policy", ["escape", "reject"])
+def test_a_prepared_toolset_with_a_token_deep_inside_is_refused_by_the_command(tmp_path, policy):
+    # Issue 13: the command read each record's tools into a prepared toolset and the guard raised
+    # RecursionError for a token 490+ levels deep ("error": "RecursionError").
+    import json
+    import subprocess
+    import sys
+
+    lines = []
+    for depth in (300, 490, 600, 900):
+        tools = json.dumps([_deep_tool(1, "LEAF")]).replace('"LEAF"', '{"a": ' * depth + '"<|im_end|>"' + "}" * depth)
+        lines.append(f'{{"id": "d{depth}", "messages": [{{"role": "user", "content": "hi"}}], "tools": {tools}}}')
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-safety", "--config", f'policy="{policy}"',
+         str(source), "-o", str(tmp_path / "out"), "--errors", str(tmp_path / "err"), "--quiet"],
+        capture_output=True, timeout=300, check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert (tmp_path / "out").read_text() == ""
+    failed = [json.loads(line) for line in (tmp_path / "err").read_text().splitlines()]
+    assert [(r["id"], r["error"]) for r in failed] == [(f"d{d}", "InvalidInputError") for d in (300, 490, 600, 900)]
+    assert all(r["message"].startswith("tools[0]: nested more than") for r in failed)

@@ -30,7 +30,7 @@ import regex
 from .._json import flat_dicts_json, flat_lists_json, json_chunks, not_serialisable, printed, text_or_json, tojson
 from ..errors import InvalidInputError, TemplateError, type_name
 from ..format import ChatFormat, Conversation, Tools, checked_guard
-from ..messages import REASONING_FIELDS, Message, ToolCall, ToolDefinition
+from ..messages import REASONING_FIELDS, ToolCall, ToolDefinition, message_dict
 from ..options import BOOLEAN, Option, describe
 from ..streaming import (
     ContentDelta,
@@ -169,15 +169,7 @@ def _as_dicts(messages: Conversation) -> Sequence[Mapping[str, Any]]:
     """The messages as mappings (a list of dicts is read as is by the caller, never modified)."""
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-    out = []
-    for i, message in enumerate(messages):
-        if isinstance(message, Mapping):
-            out.append(message)
-        elif isinstance(message, Message):
-            out.append(message.to_openai())
-        else:
-            raise InvalidInputError(f"messages[{i}]", f"expected a message object, got {type_name(message)}")
-    return out
+    return [message_dict(message, i) for i, message in enumerate(messages)]
 
 
 def _system_text(message: Mapping[str, Any], index: int, add_vision_id: Any) -> str:

@@ -281,6 +281,10 @@ def _parts_text(parts: Iterable[Any], index: int) -> str:
                     f"messages[{index}].content[{j}]", f"unknown content part type {part.get('type')!r}"
                 )
         elif isinstance(part, TextPart):
+            if not isinstance(part.text, str):
+                raise InvalidInputError(
+                    f"messages[{index}].content[{j}].text", f"expected a string, got {type_name(part.text)}"
+                )
             texts.append(part.text)
             continue
         elif isinstance(part, ImagePart):

@@ -1,0 +1,135 @@
+"""Walking JSON-like values without recursion, to a fixed depth.
+
+A recursive walk fails at a depth that depends on the interpreter version and on how deep the
+caller's stack already is; a check that gives up there lets through what it did not read. These
+walks keep their own stack, so only :data:`MAX_NESTING` decides how deep a value may be, and a
+value deeper than that is refused (:class:`TooDeep`), never passed on unread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .errors import FormatError, InjectionError, InvalidInputError
+
+__all__ = ["MAX_NESTING", "Hit", "TooDeep", "nesting_exceeds", "walk_strings"]
+
+#: The most containers (dicts, lists, tuples) nested in one another that a tool definition or a
+#: tool-call argument may hold: the guard checks values up to this depth and refuses deeper ones,
+#: and :func:`~prompt_formats.tools.prepare_tools` refuses deeper tools. Far beyond any real schema
+#: or argument, and far below the depth at which the standard library's JSON encoder gives up.
+MAX_NESTING = 256
+
+_CONTAINERS = (dict, list, tuple)
+
+
+class Hit(Exception):
+    """Raised inside a walk with the path steps still to be collected; ``trail`` is innermost first.
+
+    The walkers build no paths while they look: each level adds its step as the exception passes
+    through it, so input that raises nothing pays nothing for error reporting.
+    """
+
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+        self.trail: list[str] = []
+
+    def error(self, base: str) -> FormatError:
+        """The error to raise, its path ``base`` followed by the collected steps."""
+        return InjectionError(base + "".join(reversed(self.trail)), self.token)
+
+
+class TooDeep(Hit):
+    """A value nested deeper than :data:`MAX_NESTING`: refused, because it was not read in full."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+
+    def error(self, base: str) -> FormatError:
+        return InvalidInputError(
+            base + "".join(reversed(self.trail)),
+            f"nested more than {MAX_NESTING} levels deep (the most the guard checks)",
+        )
+
+
+def nesting_exceeds(value: Any, limit: int = MAX_NESTING) -> bool:
+    """True if ``value`` holds more than ``limit`` dicts, lists or tuples nested in one another."""
+    if not isinstance(value, _CONTAINERS):
+        return False
+    level = [value]
+    for _ in range(limit):
+        children = []
+        for container in level:
+            items = container.values() if isinstance(container, dict) else container
+            children += [item for item in items if isinstance(item, _CONTAINERS)]
+        if not children:
+            return False
+        level = children
+    return True
+
+
+def walk_strings(value: Any, text: Callable[[str], str], limit: int = MAX_NESTING) -> Any:
+    """``value`` with ``text`` applied to every string in it (dict keys included), depth first, in order.
+
+    Walks ``dict``, ``list`` and ``tuple`` (a changed one is rebuilt: a tuple as a list, the same
+    JSON); anything else is returned as is. Returns ``value`` itself when nothing changed. A value
+    holding more than ``limit`` nested containers raises :class:`TooDeep`; a :class:`Hit` raised by
+    ``text`` gets the path steps from ``value`` down to the string.
+    """
+    if isinstance(value, str):
+        return text(value)
+    if not isinstance(value, _CONTAINERS):
+        return value
+    # The container being walked is in locals (its entries, the position, its new entries once
+    # one changed, the checked key of a dict entry); its ancestors' are on `stack`. One loop, no
+    # call per item: this walk runs on every value the guard's prefilter could not clear.
+    stack: list[tuple[Any, Any, bool, int, list[Any] | None, Any]] = []
+    container: Any = value
+    is_dict = isinstance(container, dict)
+    entries: Any = list(container.items()) if is_dict else container
+    pos = 0
+    out: list[Any] | None = None
+    key: Any = None
+    try:
+        while True:
+            while pos < len(entries):
+                if is_dict:
+                    old_key, item = entries[pos]
+                    key = text(old_key) if isinstance(old_key, str) else old_key
+                else:
+                    item = entries[pos]
+                if isinstance(item, str):
+                    new = text(item)
+                elif isinstance(item, _CONTAINERS):
+                    if len(stack) + 1 >= limit:
+                        raise TooDeep
+                    stack.append((container, entries, is_dict, pos, out, key))
+                    container, is_dict, pos, out = item, isinstance(item, dict), 0, None
+                    entries = list(container.items()) if is_dict else container
+                    continue
+                else:
+                    new = item
+                if out is None and (new is not item or (is_dict and key is not old_key)):
+                    out = list(entries[:pos])
+                if out is not None:
+                    out.append((key, new) if is_dict else new)
+                pos += 1
+            done = container if out is None else (dict(out) if is_dict else out)
+            if not stack:
+                return done
+            child = container
+            container, entries, is_dict, pos, out, key = stack.pop()
+            if out is None and (done is not child or (is_dict and key is not entries[pos][0])):
+                out = list(entries[:pos])
+            if out is not None:
+                out.append((key, done) if is_dict else done)
+            pos += 1
+    except TooDeep:  # named by the value's path, not by the steps down to where it went too deep
+        raise
+    except Hit as hit:
+        hit.trail.append(f".{entries[pos][0]}" if is_dict else f"[{pos}]")
+        for _, frame_entries, frame_is_dict, frame_pos, _, _ in reversed(stack):
+            hit.trail.append(f".{frame_entries[frame_pos][0]}" if frame_is_dict else f"[{frame_pos}]")
+        raise
