@@ -1,8 +1,9 @@
 """Rendering and parsing many conversations: in order, optionally over several processes, in bounded memory.
 
 Everything here is built on :func:`ordered_map`, which cuts an iterable into chunks, runs a *job* on
-each chunk (in this process, or in worker processes), and yields the results in input order. At most ``max_in_flight`` chunks are submitted and not yet consumed at any time, so an input
-iterator of any length (a JSONL file of millions of lines) is processed in bounded memory.
+each chunk (in this process, or in worker processes), and yields the results in input order. At
+most ``max_in_flight`` chunks are submitted and not yet consumed at any time, so an input iterator
+of any length (a JSONL file of millions of lines) is processed in bounded memory.
 
 A job is pickled once and sent to each worker process when it starts: a batch's tools and options
 travel with the job, so they are pickled once, not once per conversation, and the tools' rendered
