@@ -1,13 +1,15 @@
 """Rendering and parsing many conversations: in order, optionally over several processes, in bounded memory.
 
-Everything here is built on :func:`ordered_map`, which cuts an iterable into chunks, runs a picklable
-*job* on each chunk (in this process, or in worker processes), and yields the results in input
-order. At most ``max_in_flight`` chunks are submitted and not yet consumed at any time, so an input
-iterator of any length (a JSONL file of millions of lines) is processed in bounded memory.
+Everything here is built on :func:`ordered_map`, which cuts an iterable into chunks, runs a *job* on
+each chunk (in this process, or in worker processes), and yields the results in input order. At
+most ``max_in_flight`` chunks are submitted and not yet consumed at any time, so an input iterator
+of any length (a JSONL file of millions of lines) is processed in bounded memory.
 
-A job is sent to each worker process once, when the worker starts: a batch's tools and options
-travel with the job, so they are pickled once per worker, not once per conversation, and the tools'
-rendered form is built once per worker and then reused from the :class:`~prompt_formats.tools.PreparedTools` cache.
+A job is pickled once and sent to each worker process when it starts: a batch's tools and options
+travel with the job, so they are pickled once, not once per conversation, and the tools' rendered
+form is built once per worker and then reused from the :class:`~prompt_formats.tools.PreparedTools`
+cache. What cannot be pickled (a chunk holding a lambda or a value nested too deeply, or the job
+itself) is run in this process instead: the results never depend on the number of workers.
 
 Worker processes are started with the ``spawn`` method (see :data:`START_METHOD`). As with any
 :mod:`multiprocessing` code, a script that calls these functions with ``workers > 1`` must guard its
