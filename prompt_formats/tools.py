@@ -17,7 +17,7 @@ import copy
 import marshal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -26,7 +26,7 @@ from ._walk import MAX_NESTING, nesting_exceeds
 from .errors import InvalidInputError, type_name
 from .messages import ToolDefinition, tool_fields
 
-__all__ = ["PLAIN_TOOLS_CACHE", "PlainToolsCache", "PreparedTools", "prepare_tools"]
+__all__ = ["PLAIN_TOOLS_CACHE", "PlainToolsCache", "PreparedTools", "prepare_tools", "rendered_tools"]
 
 T = TypeVar("T")
 
@@ -257,3 +257,15 @@ class PlainToolsCache:
 
 #: The process-wide cache the formats use for plain tool lists (ChatML: the tools block).
 PLAIN_TOOLS_CACHE = PlainToolsCache()
+
+
+def rendered_tools(tools: Sequence[Mapping[str, Any]] | PreparedTools, key: str, build: Callable[[Any], T]) -> T:
+    """What a format renders from ``tools`` under ``key``: ``build(tools)``, computed once per toolset.
+
+    The one way a format asks for a toolset's rendered form: a :class:`PreparedTools` caches it on
+    itself, a plain list through the process-wide content-keyed cache. ``build`` must depend on the
+    tools' content only.
+    """
+    if isinstance(tools, PreparedTools):
+        return tools.cached(key, build)
+    return PLAIN_TOOLS_CACHE.get(key, tools, build)
