@@ -154,6 +154,17 @@ def test_every_no_run_block_exists() -> None:
     assert present == set(NO_RUN)
 
 
+def test_python_is_fenced_only_as_python() -> None:
+    # A block fenced as ```py or ```pycon would not be collected, so would not be checked.
+    other = {
+        (relative(path), match.group(1))
+        for path in DOCUMENTS
+        for match in FENCE.finditer(path.read_text(encoding="utf-8"))
+        if match.group(1).split()[:1] != ["python"] and "py" in match.group(1).lower()
+    }
+    assert not other
+
+
 def test_the_docs_show_values_that_are_checked() -> None:
     # Guards the collector itself: if it stopped finding the blocks or their '# →' values, this fails.
     counts = {
