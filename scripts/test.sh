@@ -2,23 +2,35 @@
 # Install everything the tests need, then run the whole suite: ruff, mypy, pytest.
 #   - a virtualenv in .venv with the package and its `test` and `ray` extras (pinned oracles: jinja2,
 #     transformers, oss-harmony; a local Ray cluster for the Ray Data integration);
-#   - Go (Debian's golang-go) for the harmony oracle, when `go` is missing.
+#   - Go (Debian's golang-go) for the harmony oracle, when `go` is missing, and Debian's python3-venv
+#     when the Python cannot create a virtualenv.
 # Extra arguments go to pytest. PF_HYPOTHESIS_EXAMPLES raises the number of generated cases.
+# The exit status is the first failing step's (pytest's 5, "no tests collected", included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+apt_install() {  # Debian packages, as root or through sudo
+    local sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
 python=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
+# The README's install command may have made .venv already (a plain install, replaced by the editable
+# one below), or left it without pip when the system Python has no venv support.
+if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+    if ! "$python" -c 'import ensurepip' >/dev/null 2>&1; then
+        echo "scripts/test.sh: installing python3-venv to create .venv" >&2
+        apt_install python3-venv
+    fi
     "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'
 
 if ! command -v go >/dev/null 2>&1; then
     echo "scripts/test.sh: installing Go (golang-go) for the harmony oracle" >&2
-    sudo=""
-    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq golang-go >/dev/null
+    apt_install golang-go
 fi
 
 .venv/bin/ruff check prompt_formats tests benchmarks

@@ -13,7 +13,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 from harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
 from oracles import render_jinja
+from processes import SAFETY_NET, children, ignores_sigint, wait_for
 
 EXAMPLES = ROOT / "examples"
 CHATML_OPTIONS = ("enable_thinking", "preserve_thinking", "add_vision_id")
@@ -30,7 +30,7 @@ HARMONY_OPTIONS = ("current_date", "think", "reasoning_effort")
 def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "prompt_formats", *args],
-        input=stdin, capture_output=True, cwd=cwd, timeout=120, check=False,
+        input=stdin, capture_output=True, cwd=cwd, timeout=SAFETY_NET, check=False,
     )
 
 
@@ -284,10 +284,7 @@ def test_a_killed_run_leaves_the_output_name_untouched(tmp_path: Path) -> None:
     try:
         proc.stdin.write((json.dumps({"messages": [USER]}) + "\n").encode() * 1000)
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while not [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")]:
-            assert time.monotonic() < deadline, "the temporary output file never appeared"
-            time.sleep(0.05)
+        wait_for(lambda: [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")], "the temporary output")
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -338,7 +335,7 @@ def test_formats_lists_every_format_and_its_options() -> None:
 
 def test_the_console_script_is_installed() -> None:
     script = Path(sys.executable).parent / "prompt-formats"
-    proc = subprocess.run([str(script), "formats"], capture_output=True, timeout=60, check=False)
+    proc = subprocess.run([str(script), "formats"], capture_output=True, timeout=SAFETY_NET, check=False)
     assert proc.returncode == 0
     assert b"chatml-multi-system" in proc.stdout
 
@@ -356,22 +353,20 @@ def reaped(proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
 
 def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
+    # Small blocks: the workers get records while standard input is still open.
     proc = subprocess.Popen(
         [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "2",
-         "-", "-o", str(out)],
+         "--block-size", "100", "-", "-o", str(out)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )
     assert proc.stdin is not None and proc.stderr is not None
     with reaped(proc):
         proc.stdin.write((json.dumps({"messages": [USER]}) + "\n").encode() * 1000)
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while not [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")]:
-            assert time.monotonic() < deadline, "the temporary output file never appeared"
-            time.sleep(0.05)
-        time.sleep(1)  # let the workers start
+        wait_for(lambda: [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")], "the temporary output")
+        wait_for(lambda: ready_workers(proc.pid, 2), "two workers ready")
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C: the whole process group
-        status = proc.wait(timeout=60)
+        status = proc.wait(timeout=SAFETY_NET)
     stderr = proc.stderr.read().decode()
     assert status == 130
     assert "prompt-formats: interrupted" in stderr
@@ -435,7 +430,7 @@ def test_stdin_redirected_from_a_file_is_read_as_stdin(tmp_path: Path, workers: 
     with source.open("rb") as stdin:
         result = subprocess.run(
             [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", workers, "-"],
-            stdin=stdin, capture_output=True, cwd=tmp_path, timeout=120, check=False,
+            stdin=stdin, capture_output=True, cwd=tmp_path, timeout=SAFETY_NET, check=False,
         )
     assert result.returncode == 0, result.stderr
     [out] = [json.loads(line) for line in result.stdout.splitlines()]
@@ -445,19 +440,19 @@ def test_stdin_redirected_from_a_file_is_read_as_stdin(tmp_path: Path, workers: 
 
 def pool_workers(parent: int) -> list[int]:
     """The pids of ``parent``'s process-pool workers (its spawned children, not multiprocessing's resource tracker)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:  # gone meanwhile
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
-        if int(stat.rpartition(")")[2].split()[1]) == parent and b"spawn_main" in cmdline:
-            pids.append(int(entry.name))
-    return pids
+    return [pid for pid, cmdline in children(parent).items() if b"spawn_main" in cmdline]
+
+
+def ready_workers(parent: int, count: int) -> list[int]:
+    """``parent``'s ``count`` pool workers once each has taken its job, else ``[]``.
+
+    A worker's last step of starting is to ignore SIGINT (Ctrl-C is the parent's to handle), as
+    multiprocessing's resource tracker does first thing: when every child ignores it, all are ready.
+    """
+    workers = pool_workers(parent)
+    if len(workers) != count or not all(ignores_sigint(pid) for pid in children(parent)):
+        return []
+    return workers
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
@@ -474,14 +469,14 @@ def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
     with reaped(proc):
         proc.stdin.write(line * 100)
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while len(workers := pool_workers(proc.pid)) < 2:
-            assert time.monotonic() < deadline, "the workers never started"
-            time.sleep(0.05)
-        time.sleep(1)  # let them finish starting
-        os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
-        # More input after the death: the run must notice it whatever it was doing when the worker died.
-        _, stderr = proc.communicate(line * 100, timeout=60)
+        workers = wait_for(lambda: ready_workers(proc.pid, 2), "two workers ready")
+        # Both, as the OOM killer would, so that the death costs work: with one killed while idle, the
+        # other may do all the work and the run may complete, whole and correct (exit 0).
+        for worker in workers:
+            with contextlib.suppress(ProcessLookupError):  # the run stopped it already, on the first death
+                os.kill(worker, signal.SIGKILL)
+        # More input after the death: the run must notice it whatever it was doing when the workers died.
+        _, stderr = proc.communicate(line * 100, timeout=SAFETY_NET)
     text = stderr.decode()
     assert proc.returncode == 2, text
     assert "Traceback" not in text
@@ -503,12 +498,9 @@ def test_when_the_output_cannot_be_put_in_place_neither_is_the_error_file(tmp_pa
     with reaped(proc):
         proc.stdin.write(b"{not json\n" + (json.dumps({"messages": [USER]}) + "\n").encode())
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while len([p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]) < 2:
-            assert time.monotonic() < deadline, "the temporary files never appeared"
-            time.sleep(0.05)
+        wait_for(lambda: len([p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]) >= 2, "two temporary files")
         out.mkdir()  # the output's final name can no longer be replaced by a file
-        _, stderr = proc.communicate(timeout=60)
+        _, stderr = proc.communicate(timeout=SAFETY_NET)
     text = stderr.decode()
     assert proc.returncode == 2, text
     assert "Traceback" not in text
@@ -530,8 +522,8 @@ def closed_pipe_run(args: list[str], stream: str, unbuffered: bool) -> subproces
     os.close(read_end)
     streams: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, stream: write_end}
     try:
-        return subprocess.run([sys.executable, "-m", "prompt_formats", *args], **streams, env=env, timeout=120,
-                              check=False)
+        return subprocess.run([sys.executable, "-m", "prompt_formats", *args], **streams, env=env,
+                              timeout=SAFETY_NET, check=False)
     finally:
         os.close(write_end)
 
@@ -573,7 +565,7 @@ def test_an_output_that_is_a_directory_is_refused_before_any_work(tmp_path: Path
     )
     assert proc.stderr is not None
     with reaped(proc):
-        status = proc.wait(timeout=60)
+        status = proc.wait(timeout=SAFETY_NET)
     assert status == 2
     assert proc.stderr.read().decode().strip() == f"prompt-formats: cannot write {tmp_path / 'dir'}: Is a directory"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir"]  # no temporary file left
@@ -587,7 +579,7 @@ def test_a_full_disk_names_the_output_and_exits_2(tmp_path: Path) -> None:
     with open("/dev/full", "wb") as full:
         result = subprocess.run(
             [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", str(source)],
-            stdout=full, stderr=subprocess.PIPE, timeout=120, check=False,
+            stdout=full, stderr=subprocess.PIPE, timeout=SAFETY_NET, check=False,
         )
     assert result.returncode == 2
     assert result.stderr.decode().strip() == "prompt-formats: cannot write standard output: No space left on device"
@@ -606,7 +598,7 @@ def test_a_bug_in_the_command_exits_2_with_its_traceback_and_no_output(tmp_path:
         "cli.ordered_map = broken\n"
         f"sys.exit(cli.main(['render', '-f', 'chatml-multi-system', {str(source)!r}, '-o', {str(out)!r}]))\n"
     )
-    result = subprocess.run([sys.executable, "-c", driver], capture_output=True, timeout=120, check=False)
+    result = subprocess.run([sys.executable, "-c", driver], capture_output=True, timeout=SAFETY_NET, check=False)
     text = result.stderr.decode()
     assert result.returncode == 2, text
     assert "RuntimeError: boom" in text

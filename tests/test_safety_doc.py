@@ -37,4 +37,4 @@ def test_unescape_examples():
 
     assert unescape("Hi!<\\|im_end|>") == "Hi!<|im_end|>"
     assert unescape("x<\\/tool_call", followed_by=">") == "x</tool_call"
-    assert 'unescape("Hi!<\\\\|im_end|>")                    # \'Hi!<|im_end|>\'' in DOC
+    assert 'unescape("Hi!<\\\\|im_end|>")                    # → \'Hi!<|im_end|>\'' in DOC
