@@ -28,6 +28,7 @@ from .messages import (
     VideoPart,
 )
 from .registry import available_formats, get_format
+from .spans import RenderedPrompt
 from .streaming import (
     ContentDelta,
     Event,
@@ -60,6 +61,7 @@ __all__ = [
     "ParseError",
     "PreparedTools",
     "ReasoningDelta",
+    "RenderedPrompt",
     "StreamParser",
     "TemplateError",
     "TextPart",
