@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from .detect import TemplateMatch, detect_format, match_template
 from .errors import (
     FormatError,
     InjectionError,
@@ -64,6 +65,7 @@ __all__ = [
     "RenderedPrompt",
     "StreamParser",
     "TemplateError",
+    "TemplateMatch",
     "TextPart",
     "ToolCall",
     "ToolCallArgumentsDelta",
@@ -74,7 +76,9 @@ __all__ = [
     "VideoPart",
     "assemble",
     "available_formats",
+    "detect_format",
     "get_format",
+    "match_template",
     "prepare_tools",
     "unescape",
 ]
