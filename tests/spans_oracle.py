@@ -15,7 +15,9 @@ import datetime
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from hypothesis import strategies as st
 from oracles import fixture_text
+from strategies import plain_text, text
 
 #: Each reference template and its tagged copy.
 TAGGED = {
@@ -77,3 +79,86 @@ def fixed_today() -> Iterator[str]:
         yield "2026-01-02"
     finally:
         chat_template_utils.datetime = saved  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------------------------------------------
+# gpt-oss-shaped conversations (text content, one call per tool-calling turn, tool results after it),
+# sometimes with a message the template refuses.
+
+gpt_tools = st.lists(
+    st.sampled_from(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "description": "Weather.",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+                },
+            },
+            {"type": "function", "function": {"name": "now", "description": "The time."}},
+        ]
+    ),
+    max_size=2,
+)
+words = st.one_of(text, plain_text)
+call = st.builds(
+    lambda name, args, wrapped: (
+        {"type": "function", "function": {"name": name, "arguments": args}}
+        if wrapped
+        else {"name": name, "arguments": args}
+    ),
+    st.sampled_from(["get_weather", "now"]),
+    st.one_of(st.dictionaries(plain_text, plain_text, max_size=2), words),
+    st.booleans(),
+)
+
+
+@st.composite
+def gpt_oss_assistant(draw: st.DrawFn) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant"}
+    if draw(st.integers(0, 5)):
+        message["content"] = draw(words)
+    if draw(st.booleans()):
+        message["thinking"] = draw(words)
+    if draw(st.booleans()):
+        message["tool_calls"] = [draw(call)]
+    return message
+
+
+@st.composite
+def gpt_oss_conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append({"role": draw(st.sampled_from(["system", "developer"])), "content": draw(words)})
+    for _ in range(draw(st.integers(1, 3))):
+        messages.append({"role": "user", "content": draw(words)})
+        for _ in range(draw(st.integers(0, 3))):
+            assistant = draw(gpt_oss_assistant())
+            messages.append(assistant)
+            if "tool_calls" in assistant:
+                messages.extend({"role": "tool", "content": draw(words)} for _ in range(draw(st.integers(0, 2))))
+    if draw(st.integers(0, 9)) == 0:
+        messages.insert(
+            draw(st.integers(0, len(messages))),
+            draw(
+                st.sampled_from(
+                    [
+                        {"role": "tool", "content": "x"},
+                        {"role": "assistant", "content": None},
+                        {"role": "user", "content": [{"type": "text", "text": "t"}]},
+                    ]
+                )
+            ),
+        )
+    return messages
+
+
+gpt_kwargs = st.fixed_dictionaries(
+    {},
+    optional={
+        "reasoning_effort": st.sampled_from(["low", "high"]),
+        "model_identity": plain_text,
+        "builtin_tools": st.sampled_from([["python"], ["browser", "python"], []]),
+    },
+)
