@@ -13,7 +13,8 @@ and the mask comes from the tokenizer's own character offsets by transformers' r
 masked when its offsets overlap a generated range (a token with empty offsets, as byte-level BPE
 gives some whitespace tokens with ``trim_offsets``, only when it lies strictly inside one). A fast
 tokenizer (one with offsets) is required. Needs ``transformers`` and ``tokenizers`` (the
-``transformers`` extra); this module imports neither itself, it only calls the tokenizer it is given.
+``transformers`` extra); the module imports transformers only to turn function tools into JSON
+schemas, as transformers does. docs/training-data.md describes spans, masks and this integration.
 """
 
 from __future__ import annotations
