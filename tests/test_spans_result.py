@@ -137,3 +137,13 @@ def test_rendered_prompt_refuses_a_text_that_is_not_a_string() -> None:
 def test_messages_of_different_messages_may_touch() -> None:
     prompt = RenderedPrompt("abcd", (((0, 2),), ((2, 4),)), ())
     assert prompt.messages == (((0, 2),), ((2, 4),))
+
+
+def test_the_renderers_unchecked_constructor_makes_the_same_object() -> None:
+    checked = RenderedPrompt("abcd", (((0, 2),), ()), ((1, 3),))
+    unchecked = RenderedPrompt._unchecked("abcd", (((0, 2),), ()), ((1, 3),))
+    assert unchecked == checked and hash(unchecked) == hash(checked)
+    assert unchecked.assistant_mask() == checked.assistant_mask()
+    assert pickle.loads(pickle.dumps(unchecked)) == checked
+    with pytest.raises(AttributeError):
+        unchecked.text = "x"  # type: ignore[misc]
