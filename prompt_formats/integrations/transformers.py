@@ -19,7 +19,7 @@ schemas, as transformers does. docs/training-data.md describes spans, masks and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import regex
@@ -314,29 +314,44 @@ def apply_chat_template(
             raise FormatError(_CONTINUE_AND_PROMPT)
         if return_assistant_tokens_mask:
             raise FormatError(_CONTINUE_AND_MASK)
+    texts, generated = _render_all(
+        fmt, conversations, batched, tools, add_generation_prompt, continue_final_message,
+        return_assistant_tokens_mask, template_kwargs,
+        lambda: _template_text(tokenizer, chat_template, tools) if format is None else None,
+    )
+    if not tokenize:
+        return texts if batched else texts[0]
+    call = _tokenizer_call(padding, truncation, max_length, return_tensors, tokenizer_kwargs)
+    out = _tokenize(tokenizer, texts, generated, batched, **call)
+    return out if return_dict else out["input_ids"]
+
+
+def _tokenizer_call(
+    padding: Any, truncation: Any, max_length: int | None, return_tensors: Any, extra: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The keyword arguments transformers calls the tokenizer with (an argument given twice refused)."""
+    call = {"padding": padding, "truncation": truncation, "max_length": max_length, "return_tensors": return_tensors}
+    call["sanitize_control_tokens"] = False
+    if clash := sorted(set(extra or {}) & {*call, "add_special_tokens"}):
+        raise InvalidInputError("tokenizer_kwargs", f"{', '.join(clash)}: given as an argument of its own as well")
+    return {**call, **(extra or {})}
+
+
+def _render_all(
+    fmt: ChatFormat, conversations: list[Any], batched: bool, tools: Any, gen: bool, cont: bool | str, masks: bool,
+    options: Mapping[str, Any], template: Callable[[], str | None],
+) -> tuple[list[str], list[tuple[Range, ...]] | None]:
+    """Each conversation's text, and its generated ranges when ``masks``; ``template`` gives the
+    template's text, against which transformers checks the field ``continue_final_message`` names."""
     chats = [
         _normalized(chat, f"conversation[{index}]" if batched else "conversation")
         for index, chat in enumerate(conversations)
     ]
-    generated: list[tuple[Range, ...]] | None = None
-    if return_assistant_tokens_mask:
-        rendered = [_render_spans(fmt, chat, tools, add_generation_prompt, template_kwargs) for chat in chats]
-        texts, generated = [prompt.text for prompt in rendered], [prompt.generated for prompt in rendered]
-    else:
-        template = _template_text(tokenizer, chat_template, tools) if continue_final_message and not format else None
-        texts = [
-            _render_one(fmt, chat, tools, add_generation_prompt, continue_final_message, template, template_kwargs)
-            for chat in chats
-        ]
-    if not tokenize:
-        return texts if batched else texts[0]
-    call = {"padding": padding, "truncation": truncation, "max_length": max_length, "return_tensors": return_tensors}
-    call["sanitize_control_tokens"] = False
-    extra = dict(tokenizer_kwargs or {})
-    if clash := sorted(set(extra) & {*call, "add_special_tokens"}):
-        raise InvalidInputError("tokenizer_kwargs", f"{', '.join(clash)}: given as an argument of its own as well")
-    out = _tokenize(tokenizer, texts, generated, batched, **call, **extra)
-    return out if return_dict else out["input_ids"]
+    if masks:
+        rendered = [_render_spans(fmt, chat, tools, gen, options) for chat in chats]
+        return [prompt.text for prompt in rendered], [prompt.generated for prompt in rendered]
+    text_of_template = template() if cont else None
+    return [_render_one(fmt, chat, tools, gen, cont, text_of_template, options) for chat in chats], None
 
 
 def _check_arguments(return_dict: bool, tokenize: bool, masks: bool, sanitize: bool, documents: Any) -> None:
