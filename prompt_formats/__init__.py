@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from .detect import TemplateMatch, detect_format, match_template
 from .errors import (
     FormatError,
     InjectionError,
@@ -28,6 +29,7 @@ from .messages import (
     VideoPart,
 )
 from .registry import available_formats, get_format
+from .spans import RenderedPrompt
 from .streaming import (
     ContentDelta,
     Event,
@@ -60,8 +62,10 @@ __all__ = [
     "ParseError",
     "PreparedTools",
     "ReasoningDelta",
+    "RenderedPrompt",
     "StreamParser",
     "TemplateError",
+    "TemplateMatch",
     "TextPart",
     "ToolCall",
     "ToolCallArgumentsDelta",
@@ -72,7 +76,9 @@ __all__ = [
     "VideoPart",
     "assemble",
     "available_formats",
+    "detect_format",
     "get_format",
+    "match_template",
     "prepare_tools",
     "unescape",
 ]

@@ -1,0 +1,119 @@
+"""Which registered format a chat template is: :func:`detect_format` and :func:`match_template`.
+
+A tool that holds a tokenizer's ``chat_template`` (or an Ollama ``TEMPLATE``) can ask whether a
+format of this package renders it byte for byte, and switch to that format only then. The package
+does not ship the templates: it keeps the SHA-256 of each format's reference template.
+
+Recognition fails closed. A text is recognised only when the engine reads it as exactly the
+reference template:
+
+- Jinja templates are compared after the two rewrites Jinja's lexer makes of every source before
+  anything else (with transformers' settings, ``keep_trailing_newline`` off): each ``\\r\\n`` or ``\\r``
+  becomes ``\\n``, and one newline at the very end is dropped. Both rewrites give the lexer the same
+  string, so the compiled template is the same. Any other difference, even whitespace that
+  ``trim_blocks``, ``lstrip_blocks`` or a ``-`` marker would remove, is not recognised: proving
+  that needs the template engine, which the package does not use.
+- Go templates (the ``harmony`` format's reference, Ollama's) are compared byte for byte: Go's
+  ``text/template`` rewrites nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import attrs
+
+from .errors import type_name
+from .registry import available_formats
+
+__all__ = ["TemplateMatch", "detect_format", "match_template"]
+
+# SHA-256 of each reference template (UTF-8), after the Jinja rewrites for the Jinja ones. Each is
+# pinned against the fixture it comes from by tests/test_detect.py.
+_JINJA_REFERENCES = {
+    # tests/fixtures/chatml_multi_system.jinja: the Qwen3.6 template with the system-merging block.
+    "c4c27f52a5ba363750eac9f603b8658cb9b6e3573e3aa20c5c25c32272d40a54": "chatml-multi-system",
+    # tests/fixtures/chatml_upstream.jinja: the strict upstream Qwen3.6 template.
+    "b4e85b7db29b03df6110dbcdf19525b9ff260c3c993da8bec7db286fd2b80643": "chatml-safety",
+    # tests/fixtures/gpt_oss.jinja: OpenAI's gpt-oss template.
+    "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146": "gpt-oss",
+}
+_GO_REFERENCES = {
+    # tests/fixtures/harmony_gpt_oss.gotmpl: the Ollama template the harmony format reproduces.
+    "c870b38e60a4d82acdd3d3b90c4a9ca1ec31c7fded03202b36e30b47121faf3a": "harmony",
+}
+# What chatml-safety does where its template would not: said with every match, so nobody switches blind.
+_CAVEATS = {
+    "chatml-safety": "; it matches the template on text without control tokens and, by default, escapes them "
+    "where the template would not (docs/safety.md)",
+}
+
+
+@attrs.frozen
+class TemplateMatch:
+    """The answer of :func:`match_template`: ``format`` is the registered format's name, or ``None``;
+    ``reason`` says in one sentence why (how it matched, or why nothing did)."""
+
+    format: str | None
+    reason: str
+
+
+def normalize_jinja_source(text: str) -> str:
+    """``text`` as Jinja's lexer sees it before it reads a token (``keep_trailing_newline`` off):
+    line endings made ``\\n``, one final newline dropped. Two sources with the same normal form
+    compile to the same template."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _digest(text: str) -> str:
+    # surrogatepass: a lone surrogate cannot be in a reference template, but must not raise either.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def match_template(chat_template: object) -> TemplateMatch:
+    """Which registered format renders ``chat_template`` exactly as its engine does, and why.
+
+    ``format`` is set only when the text is a format's reference template, exactly or as Jinja
+    reads it (see the module documentation), and that format is registered in this version;
+    otherwise ``None``, with the reason. Never raises.
+    """
+    if not isinstance(chat_template, str):
+        hint = " (several named templates: pass the text of one)" if isinstance(chat_template, (dict, list)) else ""
+        return TemplateMatch(None, f"expected the template's text, a string, got {type_name(chat_template)}{hint}")
+    exact = _digest(chat_template)
+    name = _GO_REFERENCES.get(exact) or _JINJA_REFERENCES.get(exact)
+    how = "an exact copy of"
+    if name is None:
+        name = _JINJA_REFERENCES.get(_digest(normalize_jinja_source(chat_template)))
+        how = "the same to Jinja as (differing only in line endings or a final newline)"
+    if name is None:
+        return TemplateMatch(None, _unknown_reason(chat_template))
+    if name not in available_formats():
+        return TemplateMatch(None, f"the reference template of {name!r}, a format this version does not register")
+    return TemplateMatch(name, f"{how} the reference template of {name!r}{_CAVEATS.get(name, '')}")
+
+
+def detect_format(chat_template: object) -> str | None:
+    """The registered format whose reference template ``chat_template`` is, or ``None``.
+
+    Exact match, or equal as Jinja reads it (line endings, one final newline); ``None`` for any
+    other text, and for anything that is not a string. :func:`match_template` gives the reason.
+    Rendering with the returned format gives the template's output byte for byte (``chatml-safety``:
+    on text without control tokens, see docs/safety.md).
+    """
+    return match_template(chat_template).format
+
+
+def _unknown_reason(text: str) -> str:
+    family = ""
+    if "<|im_start|>" in text:
+        family = " (it writes ChatML markers, but is not a template of chatml-multi-system or chatml-safety)"
+    elif "<|start|>" in text:
+        family = " (it writes Harmony markers, but is not the template of gpt-oss or harmony)"
+    if "generation %}" in text:
+        family += "; it carries {% generation %} tags, which no reference template has"
+    return (
+        "not the reference template of any format: only exact copies are recognised, up to line endings "
+        f"and a final newline{family}"
+    )

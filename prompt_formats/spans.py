@@ -1,0 +1,185 @@
+"""Where every message lands in a rendered prompt, and which characters the model generated.
+
+:class:`RenderedPrompt` is what a format's ``render_spans`` returns: the prompt text (exactly what
+``render`` returns for the same call), per input message the character ranges it produced, and the
+ranges the model generates, from which :meth:`RenderedPrompt.assistant_mask` makes a 0/1 mask per
+character. Ranges are ``(start, end)`` pairs of string indices, ``end`` exclusive, as in
+``text[start:end]``.
+
+The rest of this module is the part of span rendering that does not depend on a format: which
+assistant turns count as generated under a ``generated=`` policy, and the canonical form of a set of
+ranges (sorted, no empty range, no two ranges that overlap or touch). What each format counts as
+generated inside an assistant turn is the format's to say (docs/training-data.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import attrs
+
+from .errors import InvalidInputError, type_name
+
+__all__ = [
+    "GENERATED_POLICIES",
+    "GeneratedPolicy",
+    "Range",
+    "RenderedPrompt",
+    "check_generated_policy",
+    "normalize_ranges",
+    "select_generated",
+]
+
+#: A half-open character range ``(start, end)`` of a prompt's text.
+Range = tuple[int, int]
+#: Which assistant turns count as generated (see :func:`select_generated`).
+GeneratedPolicy = Literal["all", "last", "after_last_user"]
+GENERATED_POLICIES: tuple[GeneratedPolicy, ...] = ("all", "last", "after_last_user")
+
+
+@attrs.frozen(slots=True)
+class RenderedPrompt:
+    """A rendered prompt with the ranges each message produced and the ranges the model generated.
+
+    Guarantees (checked when the object is made, so a ``RenderedPrompt`` that exists holds them):
+
+    - ``text`` is the prompt, exactly as ``render`` returns it for the same arguments.
+    - ``messages`` has one entry per input message, in input order: a tuple of ``(start, end)``
+      ranges in canonical form (:func:`normalize_ranges`), none overlapping a range of another message
+      (a character of the prompt comes from at most one message). Several ranges where the template splits a message or
+      merges it with others; an empty tuple where it renders nothing of it. Text outside every
+      message's ranges is the template's own text (markers, role headers, the tools block, the
+      generation prompt).
+    - ``generated`` is in canonical form (:func:`normalize_ranges`): sorted, none empty, no two
+      overlapping or touching. Two prompts generate the same characters exactly when their
+      ``generated`` are equal.
+    - Every range lies within ``0 <= start < end <= len(text)``.
+
+    Immutable, hashable, picklable.
+    """
+
+    text: str
+    messages: tuple[tuple[Range, ...], ...]
+    generated: tuple[Range, ...]
+
+    def __attrs_post_init__(self) -> None:
+        if type(self.text) is not str:
+            raise InvalidInputError("text", f"expected a string, got {type_name(self.text)}")
+        size = len(self.text)
+        if type(self.messages) is not tuple:
+            raise InvalidInputError("messages", f"expected a tuple, got {type_name(self.messages)}")
+        claimed: list[tuple[int, int, int]] = []
+        for index, ranges in enumerate(self.messages):
+            path = f"messages[{index}]"
+            _check_ranges(ranges, size, path)
+            claimed.extend((start, end, index) for start, end in ranges)
+        claimed.sort()
+        for (_, previous_end, previous), (start, _, index) in itertools.pairwise(claimed):
+            if start < previous_end:
+                raise InvalidInputError(
+                    f"messages[{index}]", f"overlaps a range of messages[{previous}] at character {start}"
+                )
+        _check_ranges(self.generated, size, "generated")
+
+    @classmethod
+    def _unchecked(
+        cls, text: str, messages: tuple[tuple[Range, ...], ...], generated: tuple[Range, ...]
+    ) -> RenderedPrompt:
+        """The same object as ``RenderedPrompt(text, messages, generated)``, without the checks.
+
+        For the package's renderers only: their output holds the guarantees by construction, which
+        the differential tests check on every case (tests/test_spans.py), and checking them again on
+        every call would spend much of render_spans' budget (1.2 times render) on long sessions.
+        """
+        prompt = cls.__new__(cls)
+        object.__setattr__(prompt, "text", text)
+        object.__setattr__(prompt, "messages", messages)
+        object.__setattr__(prompt, "generated", generated)
+        return prompt
+
+    def assistant_mask(self) -> bytearray:
+        """One byte per character of ``text``: 1 where the character is generated, else 0."""
+        mask = bytearray(len(self.text))
+        for start, end in self.generated:
+            mask[start:end] = b"\x01" * (end - start)
+        return mask
+
+
+def _check_ranges(ranges: object, size: int, path: str) -> None:
+    """Raise :class:`InvalidInputError` unless ``ranges`` is a tuple of ``(start, end)`` pairs of ints
+    within ``[0, size]`` in canonical form (sorted, none empty, no two overlapping or touching)."""
+    if type(ranges) is not tuple:
+        raise InvalidInputError(path, f"expected a tuple of (start, end) ranges, got {type_name(ranges)}")
+    floor = 0
+    for position, pair in enumerate(ranges):
+        where = f"{path}[{position}]"
+        if type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not int or type(pair[1]) is not int:
+            raise InvalidInputError(where, f"expected a (start, end) pair of ints, got {pair!r}")
+        start, end = pair
+        if not 0 <= start < end <= size:
+            raise InvalidInputError(where, f"expected 0 <= start < end <= {size}, got ({start}, {end})")
+        if position and start <= floor:
+            raise InvalidInputError(where, f"starts at {start}, inside or touching the range before it")
+        floor = end
+
+
+def check_generated_policy(policy: object) -> GeneratedPolicy:
+    """Return ``policy`` if it is one of ``"all"``, ``"last"``, ``"after_last_user"``.
+
+    Raises :class:`~prompt_formats.errors.InvalidInputError` (path ``generated``) for anything else.
+    """
+    if type(policy) is str:
+        for known in GENERATED_POLICIES:
+            if policy == known:
+                return known
+    choices = ", ".join(repr(known) for known in GENERATED_POLICIES)
+    raise InvalidInputError("generated", f"expected one of {choices}, got {policy!r}")
+
+
+def select_generated(
+    roles: Sequence[str],
+    generated_by_message: Sequence[Iterable[Range]],
+    policy: object = "all",
+) -> tuple[Range, ...]:
+    """The generated ranges of the assistant messages ``policy`` selects, in canonical form.
+
+    ``roles[i]`` is input message ``i``'s role and ``generated_by_message[i]`` the ranges the format
+    counts as generated in it (only assistant messages' ranges are ever selected). Policies, by
+    input message index, with roles compared exactly:
+
+    - ``"all"``: every message whose role is ``"assistant"``.
+    - ``"last"``: the last message whose role is ``"assistant"`` (none if there is none).
+    - ``"after_last_user"``: every ``"assistant"`` message after the last message whose role is
+      ``"user"``; all of them if no message is a user's. A user message that only carries tool
+      results (ChatML's ``<tool_response>`` turns) still counts as a user message here.
+
+    Raises :class:`~prompt_formats.errors.InvalidInputError` for an unknown policy or when the two
+    sequences differ in length.
+    """
+    known = check_generated_policy(policy)
+    if len(roles) != len(generated_by_message):
+        raise InvalidInputError(
+            "generated", f"{len(roles)} roles but {len(generated_by_message)} entries of generated ranges"
+        )
+    assistants = [index for index, role in enumerate(roles) if role == "assistant"]
+    if known == "last":
+        assistants = assistants[-1:]
+    elif known == "after_last_user":
+        last_user = max((index for index, role in enumerate(roles) if role == "user"), default=-1)
+        assistants = [index for index in assistants if index > last_user]
+    return normalize_ranges(pair for index in assistants for pair in generated_by_message[index])
+
+
+def normalize_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
+    """The canonical form of a set of ranges: sorted, empty ones dropped, overlapping or touching
+    ones merged. Two inputs cover the same characters exactly when their canonical forms are equal."""
+    merged: list[list[int]] = []
+    for start, end in sorted(pair for pair in ranges if pair[0] < pair[1]):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1][1] = end
+        else:
+            merged.append([start, end])
+    return tuple((start, end) for start, end in merged)
