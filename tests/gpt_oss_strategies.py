@@ -187,7 +187,8 @@ def conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
         elif kind == "assistant":
             messages.append(draw(assistant(refused)))
         elif kind == "tool":
-            messages.append({"role": "tool", "content": draw(st.one_of(text, json_value.filter(lambda v: v is not None)))})
+            content = draw(st.one_of(text, json_value.filter(lambda v: v is not None)))
+            messages.append({"role": "tool", "content": content})
         else:
             call = draw(assistant(refused).filter(lambda m: m.get("tool_calls")))
             messages.append(call)
