@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from ..._json import tojson_at
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...messages import message_dict
@@ -57,6 +59,22 @@ def conversation_view(messages: Any) -> list[Mapping[str, Any]]:
     return [m if type(m) is dict else message_dict(m, i) for i, m in enumerate(messages)]
 
 
+def json_text(value: Any, path: str) -> str:
+    """The template's ``value|tojson`` (``json.dumps(value, ensure_ascii=False)``), or InvalidInputError at ``path``.
+
+    Fast path for an exact ``str`` (tool results, string arguments): orjson escapes every code point
+    as ``json.dumps`` does (``tests/test_gpt_oss.py`` checks them all) at a tenth of the cost; it
+    refuses a lone surrogate, which then takes the checked path. Wins the agent rows of
+    ``benchmarks/bench_gpt_oss.py``.
+    """
+    if type(value) is str:
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # orjson.JSONEncodeError: a lone surrogate
+            pass
+    return tojson_at(value, path)
+
+
 def _string(message: Mapping[str, Any], key: str, index: int, what: str) -> str:
     value = message.get(key)
     if isinstance(value, str):
@@ -101,13 +119,19 @@ def developer_message(instructions: str, functions: str) -> str:
 
 def _thinking(message: Mapping[str, Any], index: int) -> str | None:
     """The template's ``message.thinking`` after transformers' aliasing (``None``: not defined)."""
-    for key in ("thinking", "reasoning_content", "reasoning"):
+    key = "thinking"
+    value = message.get(key)
+    if value is None:
+        key = "reasoning_content"
         value = message.get(key)
-        if value is not None:
-            if isinstance(value, str):
-                return value
-            raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(value)}")
-    return None
+        if value is None:
+            key = "reasoning"
+            value = message.get(key)
+            if value is None:
+                return None
+    if type(value) is str or isinstance(value, str):
+        return value
+    raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(value)}")
 
 
 def _check_tags(text: str | None, error: str) -> None:
@@ -123,13 +147,13 @@ def _first_call(calls: Any, index: int) -> tuple[Mapping[str, Any], str]:
         raise InvalidInputError(path, f"expected a non-empty list of tool calls (the template reads [0]), got {got}")
     call = calls[0]
     path += "[0]"
-    if not isinstance(call, Mapping):
+    if type(call) is not dict and not isinstance(call, Mapping):
         raise InvalidInputError(path, f"expected a tool call object, got {type_name(call)}")
     function = call.get("function")
     if function:
         call = function
         path += ".function"
-        if not isinstance(call, Mapping):
+        if type(call) is not dict and not isinstance(call, Mapping):
             raise InvalidInputError(path, f"expected an object, got {type_name(call)}")
     return call, path
 
@@ -137,14 +161,14 @@ def _first_call(calls: Any, index: int) -> tuple[Mapping[str, Any], str]:
 def _call_text(call: Mapping[str, Any], path: str) -> tuple[str, str]:
     """``(name, text)`` of the tool-call message the template writes for ``call``."""
     name = call.get("name")
-    if not isinstance(name, str):
+    if type(name) is not str and not isinstance(name, str):
         raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
     content_type = call.get("content_type", "json")
-    if not isinstance(content_type, str):
+    if type(content_type) is not str and not isinstance(content_type, str):
         raise InvalidInputError(path + ".content_type", f"expected a string, got {type_name(content_type)}")
     if "arguments" not in call:
         raise InvalidInputError(path + ".arguments", "expected a value (the template writes it as JSON), got nothing")
-    arguments = tojson_at(call["arguments"], path + ".arguments")
+    arguments = json_text(call["arguments"], path + ".arguments")
     return name, CALL_HEAD + name + CALL_CHANNEL + content_type + MESSAGE + arguments + CALL
 
 
@@ -172,7 +196,7 @@ class _Writer:
             raise InvalidInputError(
                 f"messages[{index}].content", "expected a value (the template writes it as JSON), got null or nothing"
             )
-        content = tojson_at(message["content"], f"messages[{index}].content")
+        content = json_text(message["content"], f"messages[{index}].content")
         self.out += (RESULT_HEAD, self.last_tool_name, RESULT_CHANNEL, content, END)
 
     def assistant(self, message: Mapping[str, Any], index: int, last: bool) -> None:
