@@ -16,7 +16,7 @@ from ...tools import PLAIN_TOOLS_CACHE, PreparedTools
 from ..harmony import HarmonyReplyParser
 from .guarding import guard_conversation
 from .options import OPTIONS, SystemOptions, system_message
-from .render import conversation_view, developer_instructions, developer_message, render_messages
+from .render import as_mapping, checked_messages, developer_instructions, developer_message, render_messages
 from .typescript import functions_namespace
 
 if TYPE_CHECKING:
@@ -51,11 +51,11 @@ def render_gpt_oss(messages: Conversation, tools: Tools, add_generation_prompt: 
     and :class:`~prompt_formats.errors.InvalidInputError` naming the field for input outside the
     documented shape; returns nothing half-rendered.
     """
-    view = conversation_view(messages)
+    messages = checked_messages(messages)
     functions = _functions_text(tools)
-    instructions, taken = developer_instructions(view[0])
+    instructions, taken = developer_instructions(as_mapping(messages[0], 0))
     out = [system_message(options, bool(tools)), developer_message(instructions, functions)]
-    render_messages(out, view, 1 if taken else 0, add_generation_prompt)
+    render_messages(out, messages, 1 if taken else 0, add_generation_prompt)
     return "".join(out)
 
 

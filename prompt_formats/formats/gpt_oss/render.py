@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ..._json import tojson_at
+from ..._json import not_serialisable, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...messages import message_dict
 from .tokens import (
@@ -33,7 +33,7 @@ from .tokens import (
     USER,
 )
 
-__all__ = ["conversation_view", "render_messages"]
+__all__ = ["as_mapping", "checked_messages", "developer_instructions", "developer_message", "render_messages"]
 
 CONTENT_TAGS_ERROR = (
     "You have passed a message containing <|channel|> tags in the content field. Instead of doing this, you "
@@ -45,34 +45,44 @@ BOTH_ERROR = (
     "Cannot pass both content and thinking in an assistant message with tool calls! Put the analysis message "
     "in one or the other, but not both."
 )
+TAG_ANALYSIS, TAG_FINAL = CHANNEL_TAGS
+NO_RESULT_PROBLEM = "expected a value (the template writes it as JSON), got null or nothing"
 NO_CALL_ERROR = "Message has tool role, but there was no previous assistant message with a tool call!"
 
 
-def conversation_view(messages: Any) -> list[Mapping[str, Any]]:
-    """The messages as mappings (a :class:`~prompt_formats.messages.Message` as its OpenAI dict)."""
+def checked_messages(messages: Any) -> Sequence[Any]:
+    """``messages`` itself once it is a non-empty list (or sequence) of messages."""
     if (type(messages) is not list and type(messages) is not tuple) and (
         isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
     ):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
     if not messages:
         raise InvalidInputError("messages", "expected at least one message (the template reads messages[0])")
-    return [m if type(m) is dict else message_dict(m, i) for i, m in enumerate(messages)]
+    return messages
 
 
-def json_text(value: Any, path: str) -> str:
-    """The template's ``value|tojson`` (``json.dumps(value, ensure_ascii=False)``), or InvalidInputError at ``path``.
+def as_mapping(message: Any, index: int) -> Mapping[str, Any]:
+    """A message as the mapping the writers read (a :class:`~prompt_formats.messages.Message` as its dict)."""
+    return message if type(message) is dict else message_dict(message, index)
 
-    Fast path for an exact ``str`` (tool results, string arguments): orjson escapes every code point
-    as ``json.dumps`` does (``tests/test_gpt_oss.py`` checks them all) at a tenth of the cost; it
-    refuses a lone surrogate, which then takes the checked path. Wins the agent rows of
-    ``benchmarks/bench_gpt_oss.py``.
+
+def json_text(value: Any, index: int, field: str) -> str:
+    """The template's ``value|tojson`` (``json.dumps(value, ensure_ascii=False)``) for ``messages[index].field``.
+
+    Raises InvalidInputError naming the field for a value JSON cannot encode. Fast path for an exact
+    ``str`` (tool results, string arguments): orjson escapes every code point as ``json.dumps`` does
+    (``tests/test_gpt_oss.py`` checks them all) at a tenth of the cost; it refuses a lone surrogate,
+    which then takes the checked path. Wins the agent rows of ``benchmarks/bench_gpt_oss.py``.
     """
     if type(value) is str:
         try:
             return orjson.dumps(value).decode()
         except TypeError:  # orjson.JSONEncodeError: a lone surrogate
             pass
-    return tojson_at(value, path)
+    try:
+        return tojson(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise not_serialisable(f"messages[{index}].{field}", exc) from None
 
 
 def _string(message: Mapping[str, Any], key: str, index: int, what: str) -> str:
@@ -134,131 +144,131 @@ def _thinking(message: Mapping[str, Any], index: int) -> str | None:
     raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(value)}")
 
 
-def _check_tags(text: str | None, error: str) -> None:
-    if text is not None and (CHANNEL_TAGS[0] in text or CHANNEL_TAGS[1] in text):
-        raise TemplateError(error)
-
-
 def _first_call(calls: Any, index: int) -> tuple[Mapping[str, Any], str]:
-    """The template's ``tool_call``: ``tool_calls[0]``, or its ``function`` when that is set; and its path."""
-    path = f"messages[{index}].tool_calls"
+    """The template's ``tool_call``: ``tool_calls[0]``, or its ``function`` when that is set; and its field."""
     if not isinstance(calls, (list, tuple)) or not calls:
         got = "an empty list" if isinstance(calls, (list, tuple)) else type_name(calls)
-        raise InvalidInputError(path, f"expected a non-empty list of tool calls (the template reads [0]), got {got}")
+        problem = f"expected a non-empty list of tool calls (the template reads [0]), got {got}"
+        raise InvalidInputError(f"messages[{index}].tool_calls", problem)
     call = calls[0]
-    path += "[0]"
+    field = "tool_calls[0]"
     if type(call) is not dict and not isinstance(call, Mapping):
-        raise InvalidInputError(path, f"expected a tool call object, got {type_name(call)}")
+        raise InvalidInputError(f"messages[{index}].{field}", f"expected a tool call object, got {type_name(call)}")
     function = call.get("function")
     if function:
         call = function
-        path += ".function"
+        field = "tool_calls[0].function"
         if type(call) is not dict and not isinstance(call, Mapping):
-            raise InvalidInputError(path, f"expected an object, got {type_name(call)}")
-    return call, path
+            raise InvalidInputError(f"messages[{index}].{field}", f"expected an object, got {type_name(call)}")
+    return call, field
 
 
-def _call_text(call: Mapping[str, Any], path: str) -> tuple[str, str]:
-    """``(name, text)`` of the tool-call message the template writes for ``call``."""
+def _call_text(call: Mapping[str, Any], index: int, field: str) -> tuple[str, tuple[str, ...]]:
+    """``(name, pieces)`` of the tool-call message the template writes for ``call`` (at ``messages[index].field``)."""
     name = call.get("name")
     if type(name) is not str and not isinstance(name, str):
-        raise InvalidInputError(path + ".name", f"expected a string, got {type_name(name)}")
+        raise InvalidInputError(f"messages[{index}].{field}.name", f"expected a string, got {type_name(name)}")
     content_type = call.get("content_type", "json")
     if type(content_type) is not str and not isinstance(content_type, str):
-        raise InvalidInputError(path + ".content_type", f"expected a string, got {type_name(content_type)}")
+        raise InvalidInputError(
+            f"messages[{index}].{field}.content_type", f"expected a string, got {type_name(content_type)}"
+        )
     if "arguments" not in call:
-        raise InvalidInputError(path + ".arguments", "expected a value (the template writes it as JSON), got nothing")
-    arguments = json_text(call["arguments"], path + ".arguments")
-    return name, CALL_HEAD + name + CALL_CHANNEL + content_type + MESSAGE + arguments + CALL
+        raise InvalidInputError(
+            f"messages[{index}].{field}.arguments", "expected a value (the template writes it as JSON), got nothing"
+        )
+    arguments = json_text(call["arguments"], index, field + ".arguments")
+    return name, (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
 
 
-class _Writer:
-    """The template's loop over the messages after the developer message, one method per role."""
-
-    __slots__ = ("add_generation_prompt", "last_final", "last_tool_name", "out")
-
-    def __init__(self, out: list[str], add_generation_prompt: bool, last_final: int) -> None:
-        self.out = out
-        self.add_generation_prompt = add_generation_prompt
-        self.last_final = last_final  # index of the last assistant message without tool calls
-        self.last_tool_name: str | None = None
-
-    def user(self, message: Mapping[str, Any], index: int) -> None:
-        content = message.get("content")
-        if type(content) is not str:
-            content = _string(message, "content", index, "the template writes it")
-        self.out += (USER, content, END)
-
-    def tool(self, message: Mapping[str, Any], index: int) -> None:
-        if self.last_tool_name is None:
-            raise TemplateError(NO_CALL_ERROR)
-        if message.get("content") is None:
-            raise InvalidInputError(
-                f"messages[{index}].content", "expected a value (the template writes it as JSON), got null or nothing"
-            )
-        content = json_text(message["content"], f"messages[{index}].content")
-        self.out += (RESULT_HEAD, self.last_tool_name, RESULT_CHANNEL, content, END)
-
-    def assistant(self, message: Mapping[str, Any], index: int, last: bool) -> None:
-        content = message.get("content")
-        if content is not None and type(content) is not str:
-            content = _optional_string(message, "content", index)
-        _check_tags(content, CONTENT_TAGS_ERROR)
-        thinking = _thinking(message, index)
-        _check_tags(thinking, THINKING_TAGS_ERROR)
-        calls = message.get("tool_calls")
-        if calls is not None:
-            self._tool_call(calls, content, thinking, index)
-        elif last and not self.add_generation_prompt:
-            # The conversation ends with the answer (training data): its analysis and <|return|>.
-            if thinking is not None:
-                self.out += (ANALYSIS, thinking, END)
-            self.out += (FINAL, _string(message, "content", index, "the template writes it"), RETURN)
-        else:
-            self.out += (FINAL, _string(message, "content", index, "the template writes it"), END)
-            self.last_tool_name = None
-
-    def _tool_call(self, calls: Any, content: str | None, thinking: str | None, index: int) -> None:
-        call, path = _first_call(calls, index)  # the first call only, as the template
-        if content and thinking:
-            raise TemplateError(BOTH_ERROR)
-        if self.last_final <= index:  # the analysis is dropped once a later final answer exists
-            analysis = content or thinking
-            if analysis:
-                self.out += (ANALYSIS, analysis, END)
-        name, text = _call_text(call, path)
-        self.out.append(text)
-        self.last_tool_name = name
+def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, str | None]:
+    """An assistant message's ``(content, thinking)`` (``None``: not defined), after the template's checks
+    for channel tags in each."""
+    content = message.get("content")
+    if content is not None and type(content) is not str:
+        content = _optional_string(message, "content", index)
+    if content is not None and (TAG_ANALYSIS in content or TAG_FINAL in content):
+        raise TemplateError(CONTENT_TAGS_ERROR)
+    thinking = _thinking(message, index)
+    if thinking is not None and (TAG_ANALYSIS in thinking or TAG_FINAL in thinking):
+        raise TemplateError(THINKING_TAGS_ERROR)
+    return content, thinking
 
 
-def _last_final(messages: Sequence[Mapping[str, Any]], start: int) -> int:
-    last = -1
-    for j in range(start, len(messages)):
+def _tool_call(
+    message: Mapping[str, Any], calls: Any, index: int, keep_analysis: bool
+) -> tuple[str, tuple[str, ...]]:
+    """``(name, pieces)`` of an assistant message with tool calls: its analysis if kept, then its first call."""
+    content, thinking = _checked_texts(message, index)
+    call, field = _first_call(calls, index)  # the first call only, as the template
+    if content and thinking:
+        raise TemplateError(BOTH_ERROR)
+    name, pieces = _call_text(call, index, field)
+    analysis = content or thinking
+    if keep_analysis and analysis:
+        return name, (ANALYSIS, analysis, END, *pieces)
+    return name, pieces
+
+
+def _answer(message: Mapping[str, Any], index: int, ends_prompt: bool) -> tuple[str, ...]:
+    """An assistant message without tool calls: its final answer, ``<|end|>``-terminated; when it ends
+    the prompt (no generation prompt: training data), its analysis first and ``<|return|>``."""
+    _, thinking = _checked_texts(message, index)
+    content = _string(message, "content", index, "the template writes it")
+    if not ends_prompt:
+        return (FINAL, content, END)  # earlier turns' analysis is dropped
+    if thinking is not None:
+        return (ANALYSIS, thinking, END, FINAL, content, RETURN)
+    return (FINAL, content, RETURN)
+
+
+def _last_final(messages: Sequence[Any], start: int) -> int:
+    """The index of the last assistant message without tool calls (-1: none)."""
+    for j in range(len(messages) - 1, start - 1, -1):
         message = messages[j]
+        if type(message) is not dict:
+            message = message_dict(message, j)
         if message.get("role") == "assistant" and message.get("tool_calls") is None:
-            last = j
-    return last
+            return j
+    return -1
 
 
-def render_messages(
-    out: list[str], messages: Sequence[Mapping[str, Any]], start: int, add_generation_prompt: bool
-) -> None:
+def render_messages(out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool) -> None:
     """Append the template's text for ``messages[start:]`` (the loop messages) and the generation prompt.
 
     Raises :class:`TemplateError` with the template's message where it raises, in the same order, and
     :class:`InvalidInputError` naming the field for input outside the documented shape.
     """
-    writer = _Writer(out, add_generation_prompt, _last_final(messages, start))
+    last_final = _last_final(messages, start)  # analysis of a call is dropped once a final answer follows
     last = len(messages) - 1
+    last_tool_name: str | None = None
     for index in range(start, len(messages)):
         message = messages[index]
+        if type(message) is not dict:
+            message = message_dict(message, index)
         role = message.get("role")
-        if role == "assistant":
-            writer.assistant(message, index, index == last)
-        elif role == "tool":
-            writer.tool(message, index)
+        if role == "tool":
+            if last_tool_name is None:
+                raise TemplateError(NO_CALL_ERROR)
+            content = message.get("content")
+            if content is None:
+                raise InvalidInputError(f"messages[{index}].content", NO_RESULT_PROBLEM)
+            out += (RESULT_HEAD, last_tool_name, RESULT_CHANNEL, json_text(content, index, "content"), END)
+        elif role == "assistant":
+            calls = message.get("tool_calls")
+            if calls is not None:
+                last_tool_name, pieces = _tool_call(message, calls, index, last_final <= index)
+                out += pieces
+            else:
+                ends_prompt = index == last and not add_generation_prompt
+                out += _answer(message, index, ends_prompt)
+                if not ends_prompt:
+                    last_tool_name = None
         elif role == "user":
-            writer.user(message, index)
+            content = message.get("content")
+            if type(content) is not str:
+                content = _string(message, "content", index, "the template writes it")
+            out += (USER, content, END)
         elif isinstance(role, str):
             raise InvalidInputError(
                 f"messages[{index}].role",
