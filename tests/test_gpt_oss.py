@@ -7,6 +7,7 @@ template itself fails on or loses data from.
 from __future__ import annotations
 
 import datetime
+import json
 import pickle
 from typing import Any
 
@@ -231,3 +232,12 @@ def test_the_format_pickles_and_parses_a_harmony_completion() -> None:
     assert reply == pf.AssistantReply(None, "Need weather.", (pf.ToolCall("get_weather", {"city": "Paris"}, "call_0"),))
     with pytest.raises(pf.UnknownOptionError):
         FMT.parse("", prefill="analysis")
+
+
+def test_json_text_is_json_dumps_for_every_code_point() -> None:
+    from prompt_formats.formats.gpt_oss.render import json_text
+
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    assert json_text(every, 0, "content") == json.dumps(every, ensure_ascii=False)
+    for lone in ("\ud800", "a\udfffb"):  # orjson refuses these; json.dumps writes them
+        assert json_text(lone, 0, "content") == json.dumps(lone, ensure_ascii=False)
