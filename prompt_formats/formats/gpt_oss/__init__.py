@@ -54,7 +54,7 @@ def render_gpt_oss(messages: Conversation, tools: Tools, add_generation_prompt: 
     messages = checked_messages(messages)
     functions = _functions_text(tools)
     instructions, taken = developer_instructions(as_mapping(messages[0], 0))
-    out = [system_message(options, bool(tools)), developer_message(instructions, functions)]
+    out = [system_message(options, bool(tools)), *developer_message(instructions, functions)]
     render_messages(out, messages, 1 if taken else 0, add_generation_prompt)
     return "".join(out)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ..._json import not_serialisable, tojson
+from ..._json import json_chunks, not_serialisable, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...messages import message_dict
 from .tokens import (
@@ -74,12 +74,15 @@ def json_text(value: Any, index: int, field: str) -> str:
     (``tests/test_gpt_oss.py`` checks them all) at a tenth of the cost; it refuses a lone surrogate,
     which then takes the checked path. Wins the agent rows of ``benchmarks/bench_gpt_oss.py``.
     """
-    if type(value) is str:
-        try:
-            return orjson.dumps(value).decode()
-        except TypeError:  # orjson.JSONEncodeError: a lone surrogate
-            pass
+    kind = type(value)
     try:
+        if kind is str:
+            try:
+                return orjson.dumps(value).decode()
+            except TypeError:  # orjson.JSONEncodeError: a lone surrogate
+                return tojson(value)
+        if kind is dict or kind is list:  # tojson's own call for them, without its dispatch
+            return "".join(json_chunks(value, 0))
         return tojson(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise not_serialisable(f"messages[{index}].{field}", exc) from None
@@ -114,17 +117,21 @@ def developer_instructions(first: Mapping[str, Any]) -> tuple[str, bool]:
     return _optional_string(first, "content", 0) or "", True
 
 
-def developer_message(instructions: str, functions: str) -> str:
-    """The developer message (``""`` when there are neither instructions nor tools)."""
+def developer_message(instructions: str, functions: str) -> list[str]:
+    """The developer message's pieces (none when there are neither instructions nor tools).
+
+    Pieces, not one string: the long texts (instructions, the tools namespace) are then copied once,
+    by the prompt's final join.
+    """
     if not instructions and not functions:
-        return ""
+        return []
     pieces = [DEVELOPER]
     if instructions:
         pieces += ("# Instructions\n\n", instructions, "\n\n")
     if functions:
         pieces += ("# Tools\n\n", functions)
     pieces.append(END)
-    return "".join(pieces)
+    return pieces
 
 
 def _thinking(message: Mapping[str, Any], index: int) -> str | None:
