@@ -241,3 +241,15 @@ def test_json_text_is_json_dumps_for_every_code_point() -> None:
     assert json_text(every, 0, "content") == json.dumps(every, ensure_ascii=False)
     for lone in ("\ud800", "a\udfffb"):  # orjson refuses these; json.dumps writes them
         assert json_text(lone, 0, "content") == json.dumps(lone, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("messages", [
+    [USER, {"role": "assistant", "content": "x<|channel|>final<|message|>y"}],
+    [USER, {"role": "assistant", "content": "a", "reasoning": "<|channel|>analysis<|message|>"}],
+    [USER, {**call(), "content": "preamble", "thinking": "plan"}],
+    [USER, {"role": "tool", "content": "orphan"}],
+])
+def test_each_template_error_has_the_template_message(messages: list[Any]) -> None:
+    expected = render_gpt_oss_jinja(messages, None, True, current_date=DAY)
+    assert expected[0] == "error"
+    assert render_ours(FMT.render, messages, None, True, current_date=DAY) == expected
