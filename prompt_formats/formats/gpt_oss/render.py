@@ -1,4 +1,4 @@
-"""The gpt-oss template's main logic: the system message, the developer message, one writer per role.
+"""The gpt-oss template's main logic after the system message: the developer message, then one writer per role.
 
 The messages are read as transformers hands them to the template (``apply_chat_template``): a key
 whose value is ``None`` is absent, and an assistant's ``thinking`` is its own ``thinking``, else its
