@@ -145,9 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="agent requests per format (seeds 0..N-1)")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--go-renders", type=int, default=20, help="renders per Go measurement")
-    parser.add_argument("--formats", nargs="*", default=None, help="default: every registered format")
+    parser.add_argument("--formats", nargs="*", default=None,
+                        help="default: the ChatML formats and harmony (gpt-oss: benchmarks/bench_gpt_oss.py)")
     args = parser.parse_args(argv)
-    names = args.formats or pf.available_formats()
+    names = args.formats or [n for n in pf.available_formats() if n in CHATML_TEMPLATES or n == "harmony"]
 
     rows: list[list[str]] = []
     notes: list[str] = []

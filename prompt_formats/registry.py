@@ -16,6 +16,7 @@ __all__ = ["available_formats", "format_class", "get_format"]
 _FORMATS: dict[str, str] = {
     "chatml-multi-system": "prompt_formats.formats.chatml_multi_system:ChatMLMultiSystemFormat",
     "chatml-safety": "prompt_formats.formats.chatml_safety:ChatMLSafetyFormat",
+    "gpt-oss": "prompt_formats.formats.gpt_oss:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony:HarmonyFormat",
 }
 _DEFAULT_INSTANCES: dict[str, ChatFormat] = {}

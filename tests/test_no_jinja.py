@@ -39,4 +39,4 @@ def test_imports_and_renders_without_jinja2() -> None:
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "rendered 3"
+    assert result.stdout.strip() == "rendered 4"

@@ -39,6 +39,7 @@ from prompt_formats.streaming import (
 
 CHATML = pf.get_format("chatml-multi-system")
 HARMONY = pf.get_format("harmony")
+GPT_OSS = pf.get_format("gpt-oss")
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": ["integer", "null"]}}}}},
@@ -50,6 +51,7 @@ FORMATS = [
     ("chatml-no-think", CHATML, CHATML_MARKERS, {"enable_thinking": False}),
     ("harmony", HARMONY, HARMONY_MARKERS, {}),
     ("harmony-prefill", HARMONY, HARMONY_MARKERS, {"prefill": "analysis"}),
+    ("gpt-oss", GPT_OSS, HARMONY_MARKERS, {}),
 ]
 
 
@@ -98,7 +100,7 @@ def test_feed_after_close_and_double_close_raise() -> None:
         parser.close()
 
 
-@pytest.mark.parametrize("fmt", [CHATML, HARMONY], ids=["chatml", "harmony"])
+@pytest.mark.parametrize("fmt", [CHATML, HARMONY, GPT_OSS], ids=["chatml", "harmony", "gpt-oss"])
 def test_non_string_input_is_an_input_error(fmt: pf.ChatFormat) -> None:
     with pytest.raises(pf.InvalidInputError, match=r"^completion: expected a string, got bytes"):
         fmt.parse(b"abc")  # type: ignore[arg-type]
@@ -106,7 +108,7 @@ def test_non_string_input_is_an_input_error(fmt: pf.ChatFormat) -> None:
         fmt.stream_parser().feed(3)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("fmt", [CHATML, HARMONY], ids=["chatml", "harmony"])
+@pytest.mark.parametrize("fmt", [CHATML, HARMONY, GPT_OSS], ids=["chatml", "harmony", "gpt-oss"])
 def test_unknown_context_option_is_refused(fmt: pf.ChatFormat) -> None:
     with pytest.raises(pf.UnknownOptionError, match="bogus"):
         fmt.parse("x", bogus=1)

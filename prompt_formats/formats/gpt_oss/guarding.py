@@ -1,0 +1,98 @@
+"""The control-token guard over exactly the fields the gpt-oss template renders.
+
+Untrusted, as the guard's policy defines it: the content of system, developer, user and tool
+messages (a tool result is written as JSON, so every string in it, keys included); the first tool
+call of an assistant message (its name, ``content_type`` and every string of its arguments: the
+template renders no other call); the tools (every string). An assistant's content and thinking only
+when the guard does not trust the assistant; the thinking checked is the one the template reads
+(``thinking``, else ``reasoning_content``, else ``reasoning``).
+
+No token can be formed across a field's edge: every fixed text the template writes next to a field
+starts and ends with a complete token or with text holding no ``<|``. Values of shapes the renderer
+refuses are passed through for it to refuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...messages import Message
+
+if TYPE_CHECKING:
+    from ...format import Tools
+    from ...guard import ControlTokenGuard
+
+__all__ = ["guard_conversation"]
+
+_REASONING_READ = ("thinking", "reasoning_content", "reasoning")
+
+
+def guard_conversation(guard: ControlTokenGuard, messages: Any, tools: Tools) -> tuple[Any, Tools]:
+    """``(messages, tools)`` with the guard's policy applied; the very objects when nothing changed."""
+    if guard.policy == "allow":
+        return messages, tools
+    if isinstance(messages, (list, tuple)):
+        out: list[Any] | None = None
+        for index, message in enumerate(messages):
+            new = _guard_message(guard, message, index)
+            if new is not message:
+                if out is None:
+                    out = list(messages)
+                out[index] = new
+        if out is not None:
+            messages = out
+    return messages, guard.guard_tools(tools)
+
+
+def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
+    data = message.to_openai() if isinstance(message, Message) else message
+    if not isinstance(data, Mapping):
+        return message
+    role = data.get("role")
+    path = f"messages[{index}]"
+    changes: dict[str, Any] = {}
+    if role == "tool":
+        if "content" in data:
+            changes["content"] = guard.guard_json(data["content"], path + ".content")
+    elif role != "assistant" or not guard.trust_assistant:
+        content = data.get("content")
+        if isinstance(content, str):
+            changes["content"] = guard.guard_text(content, path + ".content")
+    if role == "assistant":
+        if not guard.trust_assistant:
+            key = next((key for key in _REASONING_READ if data.get(key) is not None), "")
+            if isinstance(data.get(key), str):
+                changes[key] = guard.guard_text(data[key], f"{path}.{key}")
+        calls = data.get("tool_calls")
+        if isinstance(calls, (list, tuple)) and calls:
+            new_call = _guard_first_call(guard, calls[0], path + ".tool_calls[0]")
+            if new_call is not calls[0]:
+                changes["tool_calls"] = [new_call, *calls[1:]]
+    changes = {key: value for key, value in changes.items() if value is not data.get(key)}
+    if not changes:
+        return message
+    return {**data, **changes}
+
+
+def _guard_first_call(guard: ControlTokenGuard, call: Any, path: str) -> Any:
+    if not isinstance(call, Mapping):
+        return call
+    body = call
+    function = call.get("function")
+    if function:
+        if not isinstance(function, Mapping):
+            return call
+        body = function
+        path += ".function"
+    changes: dict[str, Any] = {}
+    for key in ("name", "content_type"):
+        if isinstance(body.get(key), str):
+            changes[key] = guard.guard_text(body[key], f"{path}.{key}")
+    if "arguments" in body:
+        changes["arguments"] = guard.guard_json(body["arguments"], path + ".arguments")
+    changes = {key: value for key, value in changes.items() if value is not body.get(key)}
+    if not changes:
+        return call
+    new_body = {**body, **changes}
+    return {**call, "function": new_body} if body is not call else new_body
