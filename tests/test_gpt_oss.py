@@ -139,7 +139,12 @@ def test_unknown_options_are_refused() -> None:
     with pytest.raises(pf.UnknownOptionError, match="think"):
         FMT.render([USER], think=True)
     with pytest.raises(pf.InvalidInputError, match="add_generation_prompt"):
-        FMT.render([USER], add_generation_prompt=None)  # type: ignore[arg-type]
+        FMT.render([USER], add_generation_prompt="yes")  # type: ignore[arg-type]
+
+
+def test_add_generation_prompt_none_is_the_declared_default_false() -> None:
+    expected = render_gpt_oss_jinja([USER], None, False, current_date=DAY)
+    assert ("ok", FMT.render([USER], add_generation_prompt=None, current_date=DAY)) == expected
 
 
 # --- Input outside the documented shape: the template fails on it or drops it; we name the field. -------

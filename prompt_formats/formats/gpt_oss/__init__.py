@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import attrs
+
 from ...errors import InvalidInputError, type_name
 from ...format import ChatFormat, Conversation, Tools
-from ...tools import PLAIN_TOOLS_CACHE, PreparedTools
+from ...options import describe
+from ...tools import PreparedTools, rendered_tools
 from ..harmony import HarmonyReplyParser
 from .guarding import guard_conversation
-from .options import OPTIONS, SystemOptions, system_message
+from .options import OPTION_SPECS, OPTIONS, SystemOptions, system_message
 from .render import as_mapping, checked_messages, developer_instructions, developer_message, render_messages
 from .typescript import functions_namespace
 
@@ -29,19 +32,13 @@ _OPTION_NAMES = frozenset(OPTIONS)
 
 
 def _functions_text(tools: Tools) -> str:
-    """The ``functions`` namespace of ``tools`` ('' for none), cached per toolset.
-
-    A :class:`PreparedTools` keeps it for its lifetime; a plain list is looked up by content in
-    :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE` (which only serves a value built from equal
-    content, so the text is the one this call would build).
-    """
+    """The ``functions`` namespace of ``tools`` ('' for none), built once per toolset."""
     if not tools:
         return ""
-    if isinstance(tools, PreparedTools):
-        return tools.cached(_FUNCTIONS_KEY, functions_namespace)
-    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+    plain = not isinstance(tools, PreparedTools)
+    if plain and (isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)):
         raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-    return PLAIN_TOOLS_CACHE.get(_FUNCTIONS_KEY, tools, functions_namespace)
+    return rendered_tools(tools, _FUNCTIONS_KEY, functions_namespace)
 
 
 def render_gpt_oss(messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions) -> str:
@@ -68,10 +65,14 @@ class GptOssFormat(ChatFormat):
     """
 
     name = "gpt-oss"
+    summary = "OpenAI gpt-oss Harmony as OpenAI's published chat template renders it (function tools included)"
+    option_specs = OPTION_SPECS
     options: ClassVar[Mapping[str, str]] = OPTIONS
-    parse_options: ClassVar[Mapping[str, str]] = {
-        key: "accepted so render's options can be passed as they are; no effect on parsing" for key in OPTIONS
-    }
+    parse_option_specs = tuple(
+        attrs.evolve(spec, description="accepted so render's options can be passed as they are; no effect on parsing")
+        for spec in OPTION_SPECS
+    )
+    parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
     def __init__(self, guard: ControlTokenGuard | None = None) -> None:
         self.guard = guard
@@ -80,10 +81,12 @@ class GptOssFormat(ChatFormat):
         self,
         messages: Conversation,
         tools: Tools = None,
-        add_generation_prompt: bool = False,
+        add_generation_prompt: bool | None = False,
         **options: Any,
     ) -> str:
         """Render one conversation to exactly the bytes the gpt-oss template renders.
+
+        ``add_generation_prompt=None`` is the default, ``False``, as in transformers.
 
         Raises :class:`~prompt_formats.errors.TemplateError` with the template's own message where
         the template raises, :class:`~prompt_formats.errors.InvalidInputError` naming the field for
@@ -92,7 +95,9 @@ class GptOssFormat(ChatFormat):
         :class:`~prompt_formats.errors.InjectionError` under a rejecting guard (before any other error
         of the messages).
         """
-        if type(add_generation_prompt) is not bool:
+        if add_generation_prompt is None:
+            add_generation_prompt = False
+        elif type(add_generation_prompt) is not bool:
             raise InvalidInputError(
                 "add_generation_prompt", f"expected a bool, got {type_name(add_generation_prompt)}"
             )

@@ -14,16 +14,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import InvalidInputError, type_name
+from ...options import Option, describe
 from .tokens import END, SYSTEM
 
-__all__ = ["OPTIONS", "SystemOptions", "system_message"]
+__all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions", "system_message"]
 
-OPTIONS: Mapping[str, str] = {
-    "reasoning_effort": "'low', 'medium' or 'high' for 'Reasoning:' (default: 'medium', as the template)",
-    "model_identity": "the system message's first line (default: the template's 'You are ChatGPT, ...' line)",
-    "builtin_tools": "a list of 'browser' and/or 'python': the built-in tools the system message describes",
-    "current_date": "datetime.date or 'YYYY-MM-DD' string for 'Current date:' (default: today, local time)",
-}
+OPTION_SPECS: tuple[Option, ...] = (
+    Option("reasoning_effort", frozenset({"string", "null"}),
+           "'low', 'medium' or 'high' for 'Reasoning:' (default: 'medium', as the template)"),
+    Option("model_identity", frozenset({"string", "null"}),
+           "the system message's first line (default: the template's 'You are ChatGPT, ...' line)"),
+    Option("builtin_tools", frozenset({"array", "null"}),
+           "a list of 'browser' and/or 'python': the built-in tools the system message describes"),
+    Option("current_date", frozenset({"string", "null"}),
+           "datetime.date or 'YYYY-MM-DD' string for 'Current date:' (default: today, local time)"),
+)
+OPTIONS: Mapping[str, str] = describe(OPTION_SPECS)
 
 _DEFAULT_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
 _EFFORTS = ("low", "medium", "high")
