@@ -17,7 +17,7 @@ requests), the same at *first sight* (that cache cleared before each render; the
 too; Harmony does not use the cache), and with a :class:`~prompt_formats.PreparedTools` made once
 before timing (what a server that keeps its toolset per session gets). Every output is first
 compared with its reference, byte for byte (the script stops on a difference). Every Python
-contender renders its requests twice untimed, then once timed (``timing.in_blocks``: the warm run
+contender renders its requests twice untimed, then once timed (``timing.warm_blocks``: the warm run
 meets its toolsets in the cache, checked, whatever ran before it, and all contenders meet their
 data equally warm in the CPU caches); Go times itself. Then the scaling check: the same session at
 200 and at 1,000 messages; the cost ratio must stay at most 5.5 (linear cost gives at most 5). The
@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import corpus
 import engines
-from timing import Timing, in_blocks, interleaved, markdown_table
+from timing import Timing, interleaved, markdown_table, warm_blocks
 
 import prompt_formats as pf
 from prompt_formats.tools import PLAIN_TOOLS_CACHE
@@ -96,7 +96,7 @@ class _Harmony:
 def _ours(fmt: pf.ChatFormat, requests: list[corpus.Request], tools: str) -> Callable[[], float]:
     """A run of ours; ``tools``: "warm" (plain dicts, cache warm), "first" (cache cleared), "prepared".
 
-    Self-timed (``timing.in_blocks``): the requests are rendered twice untimed, then once timed, so
+    Self-timed (``timing.warm_blocks``): the requests are rendered twice untimed, then once timed, so
     that the warm run meets its toolsets in the cache whatever ran before it.
     """
     options = HARMONY_OPTIONS if fmt.name == "harmony" else {}
@@ -113,7 +113,7 @@ def _ours(fmt: pf.ChatFormat, requests: list[corpus.Request], tools: str) -> Cal
             clear()
             render(messages, tool_list, True, **options)
 
-    return in_blocks(run_first_sight if tools == "first" else run, jobs, len(jobs))
+    return warm_blocks(run_first_sight if tools == "first" else run, jobs, len(jobs))
 
 
 def _reference_runner(render: engines.Renderer, requests: list[corpus.Request]) -> Callable[[], float]:
@@ -121,7 +121,7 @@ def _reference_runner(render: engines.Renderer, requests: list[corpus.Request]) 
         for r in chunk:
             render(r.messages, r.tools, True)
 
-    return in_blocks(run, requests, len(requests))
+    return warm_blocks(run, requests, len(requests))
 
 
 def _check(name: str, got: list[str], want: list[str | None]) -> None:

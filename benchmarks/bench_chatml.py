@@ -21,7 +21,7 @@ The corpus has more distinct tool lists (one per conversation) than that cache h
 contender goes through the corpus in blocks of ``--block`` conversations: each block is rendered
 twice untimed (which fills the cache for the repeated-toolset run, an entry's one-time check on
 its first hit included, and leaves every contender's block equally warm in the CPU caches), then
-once timed (``timing.in_blocks``).
+once timed (``timing.warm_blocks``).
 
 Usage::
 
@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import corpus
 import engines
-from timing import in_blocks, interleaved, markdown_table
+from timing import interleaved, markdown_table, warm_blocks
 
 import prompt_formats as pf
 from prompt_formats.tools import PLAIN_TOOLS_CACHE
@@ -115,11 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     n = len(requests)
     timings = interleaved(
         [
-            (WARM, in_blocks(ours, requests, args.block)),
-            (FIRST, in_blocks(ours_first_sight, requests, args.block)),
-            (PREPARED, in_blocks(ours_prepared, prepared, args.block)),
-            ("Jinja2", in_blocks(reference(jinja), requests, args.block)),
-            ("MiniJinja", in_blocks(reference(mini), requests, args.block)),
+            (WARM, warm_blocks(ours, requests, args.block)),
+            (FIRST, warm_blocks(ours_first_sight, requests, args.block)),
+            (PREPARED, warm_blocks(ours_prepared, prepared, args.block)),
+            ("Jinja2", warm_blocks(reference(jinja), requests, args.block)),
+            ("MiniJinja", warm_blocks(reference(mini), requests, args.block)),
         ],
         items=n,
         rounds=args.rounds,
