@@ -38,6 +38,7 @@ RICH_ARGUMENTS = 0.50  # of tool calls: a float, a nested object or list, and a 
 REASONING = 0.45  # of assistant turns: reasoning in history (a tenth of them inline as <think>)
 KEYWORD_OPTIONS = 0.50  # of requests: render options passed as keywords
 SHARED_TOOLSETS = 6  # tool-using requests draw their tool list from this many app toolsets
+AGENT_IMAGES = 0.5  # of agent sessions: one user message carries one or two image parts (ChatML only)
 
 
 class Job(NamedTuple):
@@ -132,15 +133,21 @@ def _extra_system(rng: random.Random, messages: list[Message]) -> list[Message]:
     return messages
 
 
-def _dress(rng: random.Random, messages: list[Message], flavour: Flavour) -> tuple[list[Message], bool]:
-    """The features of issue 18 laid over a generated conversation; also whether it holds images."""
-    messages = [m for i, m in enumerate(messages) if m["role"] != "system" or i == 0]
-    if rng.random() < EXTRA_SYSTEM:
-        messages = _extra_system(rng, messages)
+def _dress(
+    rng: random.Random, messages: list[Message], flavour: Flavour, agent: bool = False
+) -> tuple[list[Message], bool]:
+    """The features of issue 18 laid over a generated conversation; also whether it holds images.
+
+    An everyday conversation gets its later system messages from ``EXTRA_SYSTEM`` alone; an agent
+    session keeps the system reminders it was generated with."""
+    if not agent:
+        messages = [m for i, m in enumerate(messages) if m["role"] != "system" or i == 0]
+        if rng.random() < EXTRA_SYSTEM:
+            messages = _extra_system(rng, messages)
     if flavour in ("chatml-strict", "gpt-oss"):
         messages = corpus._inline_reminders(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
-    has_image = flavour.startswith("chatml") and rng.random() < IMAGES
+    has_image = flavour.startswith("chatml") and rng.random() < (AGENT_IMAGES if agent else IMAGES)
     if has_image:
         _add_image(rng, messages)
     return messages, has_image
@@ -171,7 +178,7 @@ def agent_jobs(sessions: int = 2, seed: int = 0, flavour: Flavour = "chatml", ev
     jobs = []
     for s in range(sessions):
         request = corpus.agent_request(257, 40, seed + 1000 + s)
-        messages, has_image = _dress(rng, request.messages, flavour)
+        messages, has_image = _dress(rng, request.messages, flavour, agent=True)
         options = _options(rng, flavour, has_image)
         cuts = [i + 1 for i, m in enumerate(messages) if m["role"] in ("user", "tool")
                 and (i + 1 == len(messages) or messages[i + 1]["role"] == "assistant")]

@@ -144,7 +144,7 @@ def format_rows(name: str, rounds: int, notes: list[str], go: engines.GoHarmony 
     flavour = FLAVOURS[name]
     rows = render_rows(name, "everyday (300 requests)", lambda r: heldout.everyday_jobs(300, r, flavour),
                        rounds, notes, go)
-    rows += render_rows(name, "agent sessions (follow-up requests)", lambda r: heldout.agent_jobs(1, r, flavour),
+    rows += render_rows(name, "agent sessions (follow-up requests)", lambda r: heldout.agent_jobs(2, 2 * r, flavour),
                         rounds, notes, go)
     rows += render_rows(name, "agent-257 (257 messages, 40 tools), plain tools", _agent_257(flavour, False),
                         rounds, notes, go)
