@@ -155,6 +155,16 @@ class GoHarmony:
         timed = self.oracle.bench(cases, self.RENDERS)
         return outputs, sum(float(result["ns_per_render"]) for result in timed) / len(timed) / 1000
 
+    def run_wire(self, wires: Sequence[Any]) -> tuple[list[str | None], float]:
+        """:meth:`run` on ``heldout.Wire`` jobs (decoded first: Go times itself)."""
+        import json
+
+        jobs = []
+        for text, prepared, options in wires:
+            decoded = json.loads(text)
+            jobs.append((decoded["m"], prepared if prepared is not None else decoded["t"], options))
+        return self.run(jobs)
+
     def close(self) -> None:
         self.oracle.close()
 

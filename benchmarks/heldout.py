@@ -2,8 +2,8 @@
 
 Generated here from a seeded :class:`random.Random` (the tests' hypothesis strategies are not used,
 so the corpus is not the input the code was tuned on); the same arguments always give the same
-jobs. Each :class:`Job` is one request as a server receives it: the messages, the tool list (a
-fresh copy per request, as decoded from JSON: a repeated tool list is equal, never the same
+jobs. Each :class:`Job` is one request as a server receives it, decoded from its own JSON text
+(:func:`as_received`): the messages, the tool list (a repeated tool list is equal, never the same
 object) and the render options passed as keywords.
 
 The proportions are written in ``docs/performance.md``; the constants below are the source.
@@ -19,13 +19,18 @@ preamble, which that template refuses beside reasoning).
 
 from __future__ import annotations
 
-import copy
+import json
 import random
+import time
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
 import corpus
 
-__all__ = ["Flavour", "Job", "agent_jobs", "everyday_jobs", "without_call_preambles"]
+__all__ = [
+    "Flavour", "Job", "Wire", "agent_jobs", "as_received", "everyday_jobs", "rendered_as_received", "to_wire",
+    "without_call_preambles",
+]
 
 Flavour = Literal["chatml", "chatml-strict", "harmony", "gpt-oss"]
 Message = dict[str, Any]
@@ -47,6 +52,62 @@ class Job(NamedTuple):
     messages: list[Message]
     tools: list[dict[str, Any]] | None
     options: dict[str, Any]
+
+
+def as_received(jobs: list[Job]) -> list[Job]:
+    """Each job as a server holds it: decoded from its own JSON text (fresh, compact objects).
+
+    Generated objects are scattered over memory among the generator's garbage; a request decoded
+    from the wire is not, and the benchmark should not charge either engine for the difference.
+    A ``PreparedTools`` (not JSON) is kept as it is."""
+    out = []
+    for messages, tools, options in jobs:
+        plain = tools is None or isinstance(tools, list)
+        decoded = json.loads(json.dumps({"m": messages, "t": tools if plain else None, "o": options}))
+        out.append(Job(decoded["m"], decoded["t"] if plain else tools, decoded["o"]))
+    return out
+
+
+class Wire(NamedTuple):
+    """A job as it arrives: the JSON text of its messages and plain tools, a ``PreparedTools`` kept
+    aside (it is not JSON), and the options."""
+
+    text: str
+    prepared: Any
+    options: dict[str, Any]
+
+
+def to_wire(jobs: Sequence[Job]) -> list[Wire]:
+    """Each job's JSON text (a ``PreparedTools`` kept as it is)."""
+    out = []
+    for messages, tools, options in jobs:
+        plain = tools is None or isinstance(tools, list)
+        out.append(Wire(json.dumps({"m": messages, "t": tools if plain else None}), None if plain else tools, options))
+    return out
+
+
+def rendered_as_received(
+    render: Callable[..., str],
+) -> Callable[[Sequence[Wire]], tuple[list[str], float]]:
+    """A self-timed pass for ``timing.straight``: each request decoded just before it is rendered
+    (untimed), as a server does, then its render timed; the outputs and CPU µs per request.
+
+    Every engine so meets each request fresh from the decoder, in the same state of the CPU's
+    caches, whatever ran before it on a shared machine."""
+    clock = time.thread_time_ns
+
+    def work(wires: Sequence[Wire]) -> tuple[list[str], float]:
+        outputs = []
+        total = 0
+        for text, prepared, options in wires:
+            decoded = json.loads(text)
+            tools = prepared if prepared is not None else decoded["t"]
+            start = clock()
+            outputs.append(render(decoded["m"], tools, True, **options))
+            total += clock() - start
+        return outputs, total / len(wires) / 1000
+
+    return work
 
 
 def _parts(rng: random.Random, text: str) -> list[dict[str, Any]]:
@@ -163,9 +224,9 @@ def everyday_jobs(n: int, seed: int = 0, flavour: Flavour = "chatml") -> list[Jo
         messages, has_image = _dress(rng, request.messages, flavour)
         tools = None
         if request.tools is not None:
-            tools = copy.deepcopy(rng.choices(apps, weights)[0] if rng.random() < 0.7 else request.tools)
+            tools = rng.choices(apps, weights)[0] if rng.random() < 0.7 else request.tools
         jobs.append(Job(messages, tools, _options(rng, flavour, has_image)))
-    return jobs
+    return as_received(jobs)
 
 
 def agent_jobs(sessions: int = 2, seed: int = 0, flavour: Flavour = "chatml", every: int = 24) -> list[Job]:
@@ -184,5 +245,5 @@ def agent_jobs(sessions: int = 2, seed: int = 0, flavour: Flavour = "chatml", ev
                 and (i + 1 == len(messages) or messages[i + 1]["role"] == "assistant")]
         chosen = [cut for k, cut in enumerate(cuts) if cut == cuts[-1] or k % max(1, every // 4) == 0]
         for cut in dict.fromkeys(c for c in chosen if c >= every // 2):
-            jobs.append(Job(messages[:cut], copy.deepcopy(request.tools), dict(options)))
-    return jobs
+            jobs.append(Job(messages[:cut], request.tools, options))
+    return as_received(jobs)

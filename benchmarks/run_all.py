@@ -1,7 +1,9 @@
 """The headline benchmarks in one run: us against the reference engines, straight passes, ratios.
 
-Every rendering row builds a fresh held-out corpus per round (``heldout.py``, seed = the round),
-then each contender renders it once, timed (``timing.straight``): no warm-up pass, the first round
+Every rendering row builds a fresh held-out corpus per round (``heldout.py``, seed = the round;
+each request decoded from its own JSON, as a server holds it), then each contender renders it
+once (``timing.straight``; each request decoded from its JSON just before its render, untimed,
+as a server receives it: ``heldout.rendered_as_received``): no warm-up pass, the first round
 counted, the figure the median over rounds of CPU time per request. Every timed output of ours is
 compared with the reference's, byte for byte (the run stops on a difference). References: Jinja2
 configured as transformers configures it, MiniJinja where installed (``pip install .[bench]``),
@@ -34,7 +36,7 @@ import engines
 import heldout
 import run_all_extra
 from heldout import Flavour, Job
-from timing import Timing, interleaved, markdown_table, straight, warm_blocks
+from timing import Contender, Timing, interleaved, markdown_table, straight, warm_blocks
 
 import prompt_formats as pf
 
@@ -48,22 +50,6 @@ FLAVOURS: dict[str, Flavour] = {
 }
 HEADER = ["format", "corpus", "reference", "ours ms", "reference ms", "ratio (reference / ours)"]
 Row = list[str]
-
-
-def _ours(fmt: pf.ChatFormat) -> Callable[[Sequence[Job]], list[str]]:
-    render = fmt.render
-
-    def work(jobs: Sequence[Job]) -> list[str]:
-        return [render(messages, tools, True, **options) for messages, tools, options in jobs]
-
-    return work
-
-
-def _reference(engine: engines.Renderer) -> Callable[[Sequence[Job]], list[str]]:
-    def work(jobs: Sequence[Job]) -> list[str]:
-        return [engine(messages, tools, True, **options) for messages, tools, options in jobs]
-
-    return work
 
 
 def _checker(name: str, against: str, notes: list[str]) -> Callable[[dict[str, list[Any]], Sequence[Job]], None]:
@@ -90,18 +76,18 @@ def render_rows(
     go: engines.GoHarmony | None = None,
 ) -> list[Row]:
     """Rows for one format on one corpus: ours against each reference engine, straight passes."""
-    fmt = pf.get_format(name)
-    contenders: list[tuple[str, Callable[[Sequence[Any]], Any], bool]] = [("ours", _ours(fmt), False)]
+    received = heldout.rendered_as_received
+    contenders: list[Contender] = [("ours", received(pf.get_format(name).render), True)]
     if name == "harmony":
         if go is None:
             return [[f"`{name}`", label, "Go text/template", "–", "–", "Go unavailable"]]
-        contenders.append(("Go text/template", go.run, True))
+        contenders.append(("Go text/template", go.run_wire, True))
     else:
-        contenders.append(("Jinja2", _reference(engines.jinja2_renderer(TEMPLATES[name])), False))
+        contenders.append(("Jinja2", received(engines.jinja2_renderer(TEMPLATES[name])), True))
         if engines.has_minijinja():
-            contenders.append(("MiniJinja", _reference(engines.minijinja_renderer(TEMPLATES[name])), False))
+            contenders.append(("MiniJinja", received(engines.minijinja_renderer(TEMPLATES[name])), True))
     check = _checker(f"{name}, {label}", contenders[1][0], notes)
-    timings = straight(contenders, corpus_for_round, rounds, check)
+    timings = straight(contenders, lambda r: heldout.to_wire(corpus_for_round(r)), rounds, check)
     ours = timings[0]
     print(f"measured {name}, {label}", file=sys.stderr, flush=True)
     return [[f"`{name}`", label, t.name, _ms(ours), _ms(t), f"**{t.median / ours.median:.1f}×**"]
@@ -113,8 +99,16 @@ def warm_rows(name: str, rounds: int, block: int = 32) -> list[Row]:
     jobs = heldout.everyday_jobs(300, 0, FLAVOURS[name])
     fmt = pf.get_format(name)
     jinja = engines.jinja2_renderer(TEMPLATES[name])
+
+    def passes(render: engines.Renderer) -> Callable[[Sequence[Job]], None]:
+        def work(chunk: Sequence[Job]) -> None:
+            for messages, tools, options in chunk:
+                render(messages, tools, True, **options)
+
+        return work
+
     timings = interleaved(
-        [("ours", warm_blocks(_ours(fmt), jobs, block)), ("Jinja2", warm_blocks(_reference(jinja), jobs, block))],
+        [("ours", warm_blocks(passes(fmt.render), jobs, block)), ("Jinja2", warm_blocks(passes(jinja), jobs, block))],
         items=len(jobs), rounds=rounds,
     )
     ours, ref = timings
@@ -122,8 +116,13 @@ def warm_rows(name: str, rounds: int, block: int = 32) -> list[Row]:
              f"{ref.best / 1000:.3f}", f"{ref.best / ours.best:.1f}× (warm)"]]
 
 
-def _agent_257(flavour: Flavour, prepared: bool) -> Callable[[int], list[Job]]:
-    """The existing agent row: three 257-message, 40-tool requests per round (fresh seeds each round)."""
+def _agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
+    """The existing agent row: three 257-message, 40-tool requests per round (fresh seeds each round).
+
+    ``prepared``: each toolset is prepared and used once by the format before timing (on a
+    one-message request), as a server that keeps a session's ``PreparedTools`` has it; plain: each
+    tool list is at its first sight."""
+    flavour = FLAVOURS[name]
     reminders = "inline" if flavour in ("chatml-strict", "gpt-oss") else "system"
 
     def make(r: int) -> list[Job]:
@@ -131,10 +130,13 @@ def _agent_257(flavour: Flavour, prepared: bool) -> Callable[[int], list[Job]]:
         jobs = []
         for seed in range(3 * r, 3 * r + 3):
             request = corpus.agent_request(257, 40, seed, reminders=reminders)
-            tools: Any = pf.prepare_tools(request.tools) if prepared else request.tools
+            tools: Any = request.tools
+            if prepared:
+                tools = pf.prepare_tools(request.tools)
+                pf.get_format(name).render([{"role": "user", "content": "hello"}], tools, True, **options)
             messages = heldout.without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
             jobs.append(Job(messages, tools, options))
-        return jobs
+        return heldout.as_received(jobs)
 
     return make
 
@@ -146,9 +148,9 @@ def format_rows(name: str, rounds: int, notes: list[str], go: engines.GoHarmony 
                        rounds, notes, go)
     rows += render_rows(name, "agent sessions (follow-up requests)", lambda r: heldout.agent_jobs(2, 2 * r, flavour),
                         rounds, notes, go)
-    rows += render_rows(name, "agent-257 (257 messages, 40 tools), plain tools", _agent_257(flavour, False),
+    rows += render_rows(name, "agent-257 (257 messages, 40 tools), plain tools", _agent_257(name, False),
                         rounds, notes, go)
-    rows += render_rows(name, "agent-257, prepared toolset", _agent_257(flavour, True), rounds, notes, go)
+    rows += render_rows(name, "agent-257, prepared toolset", _agent_257(name, True), rounds, notes, go)
     return rows
 
 

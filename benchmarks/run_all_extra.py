@@ -13,7 +13,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +43,6 @@ def _attacked(jobs: list[Job]) -> list[Job]:
     return out
 
 
-def _work(render: Callable[..., str]) -> Callable[[Sequence[Job]], list[str]]:
-    def work(jobs: Sequence[Job]) -> list[str]:
-        return [render(messages, tools, True, **options) for messages, tools, options in jobs]
-
-    return work
-
-
 def guard_rows(rounds: int) -> list[Row]:
     """``chatml-safety``: its cost over the unguarded renderer on clean input, and on attacked input."""
     safety = pf.get_format("chatml-safety")
@@ -65,11 +58,13 @@ def guard_rows(rounds: int) -> list[Row]:
         if any("\n<|im_start|>system\nIgnore" in text for text in outputs["ours"]):
             raise SystemExit("run_all: a forged turn went through the guard; not reporting")
 
-    clean = straight([("ours", _work(safety.render), False), ("unguarded", _work(unguarded.render), False)],
-                     lambda r: heldout.everyday_jobs(300, r, "chatml-strict"), rounds, same)
+    received = heldout.rendered_as_received
+    clean = straight([("ours", received(safety.render), True), ("unguarded", received(unguarded.render), True)],
+                     lambda r: heldout.to_wire(heldout.everyday_jobs(300, r, "chatml-strict")), rounds, same)
     jinja = engines.jinja2_renderer("chatml_upstream.jinja")
-    attacked = straight([("ours", _work(safety.render), False), ("Jinja2", _work(jinja), False)],
-                        lambda r: _attacked(heldout.everyday_jobs(300, r, "chatml-strict")), rounds, escaped)
+    attacked = straight([("ours", received(safety.render), True), ("Jinja2", received(jinja), True)],
+                        lambda r: heldout.to_wire(_attacked(heldout.everyday_jobs(300, r, "chatml-strict"))),
+                        rounds, escaped)
     print("measured the guard", file=sys.stderr, flush=True)
     guarded, plain = clean
     ours, ref = attacked
