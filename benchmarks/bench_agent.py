@@ -17,13 +17,17 @@ requests), the same at *first sight* (that cache cleared before each render; the
 too; Harmony does not use the cache), and with a :class:`~prompt_formats.PreparedTools` made once
 before timing (what a server that keeps its toolset per session gets). Every output is first
 compared with its reference, byte for byte (the script stops on a difference). Every Python
-contender renders its requests twice untimed, then once timed (``timing.in_blocks``: the warm run
+contender renders its requests twice untimed, then once timed (``timing.warm_blocks``: the warm run
 meets its toolsets in the cache, checked, whatever ran before it, and all contenders meet their
 data equally warm in the CPU caches); Go times itself. Then the scaling check: the same session at
 200 and at 1,000 messages; the cost ratio must stay at most 5.5 (linear cost gives at most 5). The
 two sessions differ in their mix of text (the share of 2- and 4-byte characters, which sets what
 the final join costs per character), so the 200-message session five times over (996 messages,
 the same mix) is timed beside them as a second measure of the same property.
+
+Every figure here is **warm** (each request rendered twice untimed before its timed pass): for the
+scaling check and the cache's effect, not a headline. The straight-pass headline rows of the
+agent corpora are ``run_all.py`` (``docs/performance.md``).
 
 Usage::
 
@@ -47,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import corpus
 import engines
-from timing import Timing, in_blocks, interleaved, markdown_table
+from timing import Timing, interleaved, markdown_table, warm_blocks
 
 import prompt_formats as pf
 from prompt_formats.tools import PLAIN_TOOLS_CACHE
@@ -73,7 +77,9 @@ class _Harmony:
     """The Go reference for Harmony: built once, timed inside Go."""
 
     def __init__(self, tmp: Path) -> None:
-        sys.path.insert(0, str(engines.ROOT / "tests"))
+        for where in (engines.ROOT / "tests" / "support", engines.ROOT / "tests"):
+            if (where / "harmony_oracle.py").exists() and str(where) not in sys.path:
+                sys.path.insert(0, str(where))
         from harmony_oracle import HarmonyOracle, build_oracle, to_case
 
         self.oracle = HarmonyOracle(build_oracle(tmp))
@@ -96,7 +102,7 @@ class _Harmony:
 def _ours(fmt: pf.ChatFormat, requests: list[corpus.Request], tools: str) -> Callable[[], float]:
     """A run of ours; ``tools``: "warm" (plain dicts, cache warm), "first" (cache cleared), "prepared".
 
-    Self-timed (``timing.in_blocks``): the requests are rendered twice untimed, then once timed, so
+    Self-timed (``timing.warm_blocks``): the requests are rendered twice untimed, then once timed, so
     that the warm run meets its toolsets in the cache whatever ran before it.
     """
     options = HARMONY_OPTIONS if fmt.name == "harmony" else {}
@@ -113,7 +119,7 @@ def _ours(fmt: pf.ChatFormat, requests: list[corpus.Request], tools: str) -> Cal
             clear()
             render(messages, tool_list, True, **options)
 
-    return in_blocks(run_first_sight if tools == "first" else run, jobs, len(jobs))
+    return warm_blocks(run_first_sight if tools == "first" else run, jobs, len(jobs))
 
 
 def _reference_runner(render: engines.Renderer, requests: list[corpus.Request]) -> Callable[[], float]:
@@ -121,7 +127,7 @@ def _reference_runner(render: engines.Renderer, requests: list[corpus.Request]) 
         for r in chunk:
             render(r.messages, r.tools, True)
 
-    return in_blocks(run, requests, len(requests))
+    return warm_blocks(run, requests, len(requests))
 
 
 def _check(name: str, got: list[str], want: list[str | None]) -> None:
@@ -196,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         scaling_rows = _scaling(names, args.rounds, harmony, args.go_renders)
 
     versions = engines.versions()
-    print(f"## Agent requests, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}\n")
+    now = datetime.datetime.now().astimezone()
+    print(f"## Agent requests, warm (not the headline: see run_all.py), {now:%Y-%m-%d %H:%M %Z}\n")
     print(f"Python {versions['python']}, Jinja2 {versions['jinja2']}, MiniJinja {versions['minijinja']}, "
           f"{_go_version()}, {platform.machine()}; {args.rounds} interleaved rounds; CPU time per request in the "
           "fastest round (median of the rounds in parentheses; Go: its own wall time); speed-ups from the "

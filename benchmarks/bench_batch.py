@@ -5,7 +5,7 @@ prompts out. Three runs over the same file, side by side:
 
 - ``prompt-formats render`` with ``--workers 1`` (in one process) and with ``--workers N``;
 - the loop users run today: for each line, ``orjson.loads``, the template rendered by Jinja2 as
-  transformers configures it (``tests/oracles.py``), ``orjson.dumps``. Jinja2 is slow, so it runs on
+  transformers configures it (``engines.py``), ``orjson.dumps``. Jinja2 is slow, so it runs on
   the first ``--jinja-subset`` records and its time per record is extrapolated to the whole file.
 
 Conversations per second are wall-clock; "per CPU-second" divides by the user+system CPU time of
@@ -32,10 +32,9 @@ import orjson
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
 
+import engines  # noqa: E402
 from corpus import realistic_requests  # noqa: E402
-from oracles import alias_reasoning, jinja_template  # noqa: E402
 
 TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja"}
 
@@ -77,7 +76,7 @@ def run_cli(fmt: str, src: Path, dst: Path, workers: int) -> tuple[float, float]
 
 def run_jinja(template_name: str, src: Path, limit: int) -> tuple[float, float, list[str]]:
     """(wall seconds, CPU seconds, prompts) of the Jinja2 loop over the first ``limit`` lines."""
-    template = jinja_template(template_name)
+    render = engines.jinja2_renderer(template_name)
     prompts = []
     cpu = time.process_time()
     start = time.perf_counter()
@@ -86,8 +85,7 @@ def run_jinja(template_name: str, src: Path, limit: int) -> tuple[float, float, 
             if number == limit:
                 break
             record = orjson.loads(line)
-            prompt = template.render(messages=alias_reasoning(record["messages"]), tools=record.get("tools"),
-                                     documents=None, add_generation_prompt=True)
+            prompt = render(record["messages"], record.get("tools"), True)
             orjson.dumps({"id": record["id"], "prompt": prompt})
             prompts.append(prompt)
     return time.perf_counter() - start, time.process_time() - cpu, prompts

@@ -18,25 +18,24 @@ Corpora (``benchmarks/corpus.py``, valid for the upstream template: one leading 
 
 Before timing, the guarded prompts of the clean corpora are checked to be byte-identical to the plain
 ones. Timing: CPU time of the thread (the machine is shared), rounds interleaved, each contender's
-run ~60 ms, median over rounds kept.
+run ~60 ms (the corpus rendered again and again, so caches are **warm**), median over rounds kept.
+A warm, relative measure of the guard's cost; the straight-pass headline rows of the guard are
+``run_all.py --only guard`` (``docs/performance.md``).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_guard.py [--requests N] [--rounds R] [--write docs/benchmarks-guard.md]
+    .venv/bin/python benchmarks/bench_guard.py [--requests N] [--rounds R]
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import datetime
 import gc
 import math
-import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -189,7 +188,7 @@ def run(n_requests: int, rounds: int) -> str:
         + "\n\n"
         + verdict
         + f"\n\nPython {platform.python_version()} ({platform.python_implementation()}), {platform.machine()}; "
-        f"CPU time of the rendering thread, median over {rounds} interleaved rounds, µs per request."
+        f"CPU time of the rendering thread, median over {rounds} interleaved rounds (warm), µs per request."
     )
 
 
@@ -197,53 +196,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--requests", type=int, default=300, help="everyday requests (default 300)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
-    parser.add_argument("--write", type=Path, help="also write the table, date and command to this Markdown file")
     args = parser.parse_args(argv)
     table = run(args.requests, args.rounds)
     print(table)
-    if args.write:
-        command = " ".join([".venv/bin/python benchmarks/bench_guard.py", *(sys.argv[1:] if argv is None else argv)])
-        commit = os.environ.get("PF_BENCH_COMMIT") or subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=False
-        ).stdout.strip() or "unknown"
-        args.write.write_text(_DOC.format(date=datetime.date.today().isoformat(), command=command, commit=commit,
-                                          table=table))
-
-
-_DOC = """# Guard benchmark: the cost of ChatML-safety's control-token guard
-
-Measured on {date} (commit `{commit}`) with:
-
-```sh
-{command}
-```
-
-The same corpus rendered by the upstream ChatML renderer without a guard (`plain`) and behind the
-guard (`get_format("chatml-safety")`, policy `escape`, and `policy="reject"`). On the clean corpora
-every guarded prompt was first checked to be byte-identical to the plain one. The times are CPU
-time of the rendering thread (the machine is shared with other jobs; wall time mostly measured
-them), median over interleaved rounds. Corpora from `benchmarks/corpus.py`: `realistic_requests(n,
-single_system=True)` and `agent_request(257, 40, reminders="inline")` (the upstream template needs
-the system message first); the '<'-rich rows add clean text holding `<` (HTML, comparisons,
-generics, `<system-reminder>`) to every user and tool message and every string tool argument; the
-attacked row adds a forged turn to every user message.
-
-{table}
-
-How the guard stays cheap on clean text (see `prompt_formats/guard.py`): one pass over the messages
-reads each plain dict's content once and tests it for `<` (every default token starts with it),
-running the token pattern (a trie) from the first `<` only when there is one; the tool calls of
-the whole conversation are cleared by one orjson encoding searched the same way; a `PreparedTools`
-is checked once and the verdict cached on it; a plain list of 16 or more tools is checked once per
-content, in the renderer's content-keyed cache of plain tool lists, and from its second sighting
-handed to the renderer as a prepared copy (a smaller list is encoded and searched on every
-request); only messages where something may be found are walked field by field.
-What remains is a second read of every untrusted string and of every tool call, next to a
-renderer that itself spends about 1.5 µs per message: so the cost is highest, relatively, on long
-agent requests (many tool calls) and on text dense in `<`, where the pattern runs for nearly every
-string. Rewriting (the attacked row) costs more, as
-it copies the changed messages.
-"""
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ render the same requests, each timed inside its own process, so process start-up
   data map, execute the parsed ``text/template`` into a buffer);
 - Python: ``get_format("harmony").render`` on the OpenAI-style request, N times after a warm-up.
 
+Both sides are **warm** (each request rendered again and again, the fastest mean kept): a per-request
+breakdown by size, not a headline. The straight-pass headline rows are ``run_all.py --only harmony``
+(``docs/performance.md``).
+
 Every request is measured ``--repeats`` times on each side (each repeat goes round all requests, so a
 noisy moment hurts one sample, not one request) and its fastest mean kept; a row's time is
 the mean over its requests. Before timing, every request is checked to render the same bytes on both
@@ -16,13 +20,12 @@ sides (the run stops otherwise).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_harmony.py [--requests N] [--renders N] [--repeats R] [--write PATH]
+    .venv/bin/python benchmarks/bench_harmony.py [--requests N] [--renders N] [--repeats R]
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import platform
 import statistics
 import subprocess
@@ -34,6 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))  # where the restructured tests keep their oracles
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
@@ -126,7 +130,7 @@ def run(n_requests: int, renders: int, repeats: int) -> str:
         f"(median {statistics.median(ratios):.1f}×).",
         "",
         f"Python {platform.python_version()} ({platform.python_implementation()}), {_go_version()}, "
-        f"{platform.machine()}; {renders:,} renders per measurement, best of {repeats}; "
+        f"{platform.machine()}; {renders:,} renders per measurement, best of {repeats} (warm); "
         f"options {OPTIONS}.",
     ]
     return "\n".join(lines)
@@ -137,31 +141,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--requests", type=int, default=200, help="everyday requests (default 200)")
     parser.add_argument("--renders", type=int, default=200, help="renders per measurement (default 200)")
     parser.add_argument("--repeats", type=int, default=3, help="measurements per request and side; best kept")
-    parser.add_argument("--write", type=Path, help="also write the table, date and command to this Markdown file")
     args = parser.parse_args(argv)
     table = run(args.requests, args.renders, args.repeats)
     print(table)
-    if args.write:
-        given = sys.argv[1:] if argv is None else argv
-        command = " ".join([".venv/bin/python benchmarks/bench_harmony.py", *given])
-        args.write.parent.mkdir(parents=True, exist_ok=True)
-        args.write.write_text(
-            "# Harmony benchmark: prompt_formats against Ollama's Go template\n\n"
-            f"Measured on {datetime.date.today().isoformat()} with:\n\n"
-            f"```sh\n{command}\n```\n\n"
-            "Mean time to render one request (a conversation and its tools), each side timed inside its "
-            "own process, so start-up never counts. Go runs the fixture template with `text/template` "
-            "after the collation Ollama does (`tests/oracle/harmony`, `-bench` mode: collate, build the "
-            "data map, execute); Python runs `get_format(\"harmony\").render` on the same OpenAI-style "
-            "request from `benchmarks/corpus.py`. Every request is first checked to render the same bytes "
-            "on both sides.\n\n"
-            f"{table}\n\n"
-            "The speed-up is smallest on the shortest requests (a single user message), where the fixed "
-            "cost of a Python call (options, the system header, the join) is most of the time; it grows "
-            "with the conversation, since per message Go's template interpreter does far more work than "
-            "the Python loop. `PreparedTools` saves re-checking the tool list on every call.\n",
-            encoding="utf-8",
-        )
 
 
 if __name__ == "__main__":

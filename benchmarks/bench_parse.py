@@ -11,13 +11,15 @@ tool call; about 64 KB and 1 MB), and a short agent-style one (reasoning, preamb
   ``parser.feed(delta)`` for every delta, then ``close()``. openai-harmony: ``StreamableParser.process``
   for every token.
 
-Every measure is the fastest of ``--repeats`` runs. Before timing, both Harmony parsers are checked
-to read the same reasoning, content and tool call from the Harmony replies (the run stops otherwise).
+Every measure is the fastest of ``--repeats`` runs (parsers keep no cache, but the repeats warm
+the CPU's; the straight-pass headline rows are ``run_all.py --only parse``). Before timing, both
+Harmony parsers are checked to read the same reasoning, content and tool call from the Harmony
+replies (the run stops otherwise).
 openai-harmony is the ``oss-harmony`` package (a fork that ships its tokenizer, so it loads offline).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_parse.py [--repeats R] [--write PATH]
+    .venv/bin/python benchmarks/bench_parse.py [--repeats R]
 """
 
 from __future__ import annotations

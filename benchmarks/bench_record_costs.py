@@ -13,7 +13,8 @@ writes the same corpus (``bench_batch.write_corpus``), reads it in the blocks th
 - **whole block**: ``RecordRenderer.process_block`` with its own, empty toolset cache: all of the
   above as the command runs it, plus splitting the block into lines and joining the output.
 
-Each stage's figure is its fastest of ``--rounds`` passes over the corpus. Run::
+Each stage's figure is its fastest of ``--rounds`` passes over the corpus (warm: a breakdown, not a
+headline; the command's records/s headline is ``run_all.py --only command``). Run::
 
     .venv/bin/python benchmarks/bench_record_costs.py [--corpus agent] [--n 20000]
 """

@@ -1,5 +1,11 @@
 """Interleaved timing and Markdown tables, shared by the benchmarks.
 
+The headline figures come from :func:`straight`: each round builds a fresh corpus (a new seed, so
+no cache of any contender holds anything from an earlier round), then every contender renders it
+once, timed; no warm-up pass, the first round counted, the figure the median over rounds.
+:func:`interleaved` with :func:`warm_blocks` gives the *warm* figure (each block of work done
+twice untimed before the timed pass): shown beside a headline, labelled "warm", never as one.
+
 Fairness rules, because the machine is shared and noisy:
 
 - time is the CPU time of the running thread (``time.thread_time_ns``), not wall time: time spent
@@ -25,9 +31,9 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
-__all__ = ["Timing", "in_blocks", "interleaved", "markdown_table"]
+__all__ = ["Contender", "Timing", "in_blocks", "interleaved", "markdown_table", "straight", "warm_blocks"]
 
 T = TypeVar("T")
 
@@ -85,10 +91,10 @@ def interleaved(
     return [Timing(name, samples[name]) for name, _ in contenders]
 
 
-def in_blocks(
+def warm_blocks(
     work: Callable[[Sequence[T]], None], items: Sequence[T], block: int, min_run_ms: float = 40.0, warmups: int = 2
 ) -> Callable[[], float]:
-    """A self-timed run for :func:`interleaved`: ``work`` over ``items`` a block at a time, untimed then timed.
+    """A self-timed *warm* run for :func:`interleaved`: ``work`` over ``items`` a block at a time, untimed then timed.
 
     Each block of ``block`` items is worked through ``warmups`` times untimed (so what the work
     leaves behind for later passes over the same items, such as a cache entry and its one-time
@@ -117,6 +123,46 @@ def in_blocks(
         return timed / sweeps / len(items) / 1000
 
     return run
+
+
+Contender = tuple[str, Callable[[Sequence[Any]], Any], bool]
+"""``(name, work, self_timed)``: ``work(jobs)`` renders every job once and returns the outputs, or
+``(outputs, µs per job)`` when ``self_timed`` (another process that times itself)."""
+
+
+def straight(
+    contenders: Sequence[Contender],
+    corpus_for_round: Callable[[int], Sequence[Any]],
+    rounds: int,
+    check: Callable[[dict[str, list[Any]], Sequence[Any]], None] | None = None,
+) -> list[Timing]:
+    """Straight passes: per round a fresh corpus (``corpus_for_round(r)``, untimed), each contender once.
+
+    No warm-up and no calibration pass: the first round is counted like the others. Contenders run
+    in an order that rotates from round to round. ``check(outputs by name, jobs)`` sees every
+    round's outputs (the timed ones: nothing is rendered untimed) and raises on a difference.
+    Returns CPU µs per job of each contender, per round.
+    """
+    samples: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
+    for r in range(rounds):
+        jobs = corpus_for_round(r)
+        outputs: dict[str, list[Any]] = {}
+        shift = r % len(contenders)
+        for name, work, self_timed in [*contenders[shift:], *contenders[:shift]]:
+            gc.collect()
+            start = time.thread_time_ns()
+            result = work(jobs)
+            elapsed_us = (time.thread_time_ns() - start) / 1000 / len(jobs)
+            if self_timed:
+                result, elapsed_us = result
+            outputs[name] = list(result)
+            samples[name].append(elapsed_us)
+        if check is not None:
+            check(outputs, jobs)
+    return [Timing(name, samples[name]) for name, _, _ in contenders]
+
+
+in_blocks = warm_blocks  # the former name, kept for scripts on other branches
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
