@@ -29,11 +29,11 @@ from typing import Any
 import pytest
 from gpt_oss_oracle import without_nones
 from gpt_oss_strategies import conversation, options, tools
-from hypothesis import given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from oracles import fixture_text
 from spans_oracle import TAGGED, fixed_today, outcome
-from strategies import differential_settings
+from strategies import EXAMPLES, differential_settings
 
 import prompt_formats as pf
 from prompt_formats.spans import GENERATED_POLICIES, select_generated
@@ -240,3 +240,56 @@ def test_render_spans_by_hand() -> None:
 def test_render_spans_refuses_an_unknown_policy(policy: Any) -> None:
     with pytest.raises(pf.InvalidInputError, match=r"^generated: expected one of"):
         FMT.render_spans([{"role": "user", "content": "hi"}], generated=policy, current_date="2026-01-02")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Token ids and masks: encode(render_spans(...)) is transformers' apply_chat_template on the tagged template.
+
+encode_settings = settings(max_examples=max(50, EXAMPLES // 4), deadline=None)
+
+
+@pytest.fixture(scope="module")
+def harmony_tokenizers() -> dict[str, Any]:
+    from hf_tokenizers import HARMONY_SPECIAL, build_tokenizer
+    from strategies import FRAGMENTS
+
+    sample = [
+        {"role": "user", "content": "What is the weather in Oslo today?"},
+        {"role": "assistant", "thinking": "Need the tool.",
+         "tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]},
+        {"role": "tool", "content": "sunny, 21 degrees"},
+        {"role": "assistant", "content": "It is sunny.", "thinking": "The tool said sunny."},
+    ]
+    with fixed_today():
+        text = outcome(TEMPLATE, sample, None, False)[1][0]
+    corpus = ["".join(f for f in FRAGMENTS if f != "\ud800") * 3, *[text] * 10]
+    return {kind: build_tokenizer(corpus, HARMONY_SPECIAL, (), kind) for kind in ("words", "merged")}
+
+
+@pytest.mark.parametrize("kind", ["words", "merged"])
+def test_encode_render_spans_equals_apply_chat_template(harmony_tokenizers: dict[str, Any], kind: str) -> None:
+    from prompt_formats.integrations.transformers import encode
+
+    tokenizer = harmony_tokenizers[kind]
+    tagged = fixture_text(TEMPLATE)
+
+    @encode_settings
+    @given(conversation(), tools, st.booleans(), options())
+    def check_tokens(messages: list[Any], tool_list: Any, gen: bool, opts: dict[str, Any]) -> None:
+        opts = {**opts, "current_date": "2026-01-02"}
+        try:
+            rendered = FMT.render_spans(messages, tool_list, gen, **opts)
+        except pf.FormatError:
+            assume(False)
+        if any("\ud800" <= ch <= "\udfff" for ch in rendered.text):
+            assume(False)  # the tokenizer refuses lone surrogates (encode names them: tests/test_transformers_integration.py)
+        with fixed_today():
+            expected = tokenizer.apply_chat_template(
+                messages, tools=tool_list, chat_template=tagged, add_generation_prompt=gen, tokenize=True,
+                return_dict=True, return_assistant_tokens_mask=True, **oracle_kwargs(opts),
+            )
+        got = encode(rendered, tokenizer)
+        assert got == dict(expected)
+        assert (1 in got["assistant_masks"]) == bool(rendered.generated)
+
+    check_tokens()
