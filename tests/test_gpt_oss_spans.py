@@ -125,8 +125,8 @@ def check_message_spans(rendered: pf.RenderedPrompt, fed: list[dict[str, Any]], 
     assert len(rendered.messages) == len(fed)
     lead = fed[0].get("role") in ("system", "developer")
     # The system and developer messages, as the oracle writes them before a user message "Q".
-    probe = outcome(TEMPLATE, [*fed[:1], {"role": "user", "content": "Q"}] if lead else [{"role": "user", "content": "Q"}],
-                    tool_list, False, **kwargs)
+    question = {"role": "user", "content": "Q"}
+    probe = outcome(TEMPLATE, [*fed[:1], question] if lead else [question], tool_list, False, **kwargs)
     assert probe[0] == "ok", probe
     tail = "<|start|>user<|message|>Q<|end|>"
     assert probe[1][0].endswith(tail)
@@ -146,7 +146,8 @@ def check_message_spans(rendered: pf.RenderedPrompt, fed: list[dict[str, Any]], 
             assert fragment in own, (i, fragment)
     for (_, before), (_, after) in itertools.pairwise(loop):
         assert before[-1][1] <= after[0][0]
-    words = template_literals() | {first_call(m)["name"] for m in fed if m.get("role") == "assistant" and "tool_calls" in m}
+    calls = [m for m in fed if m.get("role") == "assistant" and "tool_calls" in m]
+    words = template_literals() | {first_call(m)["name"] for m in calls}
     covered = sorted(pair for _, ranges in loop for pair in ranges)
     at = len(prefix)
     gaps = []
@@ -282,7 +283,7 @@ def test_encode_render_spans_equals_apply_chat_template(harmony_tokenizers: dict
         except pf.FormatError:
             assume(False)
         if any("\ud800" <= ch <= "\udfff" for ch in rendered.text):
-            assume(False)  # the tokenizer refuses lone surrogates (encode names them: tests/test_transformers_integration.py)
+            assume(False)  # the tokenizer refuses lone surrogates (tests/test_transformers_integration.py)
         with fixed_today():
             expected = tokenizer.apply_chat_template(
                 messages, tools=tool_list, chat_template=tagged, add_generation_prompt=gen, tokenize=True,
