@@ -7,7 +7,7 @@ openai-harmony's own renderer are in ``docs/gpt-oss.md``. Replies are parsed by 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -15,45 +15,20 @@ import attrs
 from ...errors import InvalidInputError, type_name
 from ...format import ChatFormat, Conversation, Tools
 from ...options import describe
-from ...tools import PreparedTools, rendered_tools
+from ...spans import RenderedPrompt, check_generated_policy
 from ..harmony import HarmonyReplyParser
+from .arguments import decode_conversation
 from .guarding import guard_conversation
-from .options import OPTION_SPECS, OPTIONS, SystemOptions, system_message
-from .render import as_mapping, checked_messages, developer_instructions, developer_message, render_messages
-from .typescript import functions_namespace
+from .options import OPTION_SPECS, OPTIONS, SystemOptions, decode_arguments_option
+from .prompt import prompt_pieces, render_gpt_oss
+from .spans import rendered_prompt
 
 if TYPE_CHECKING:
     from ...guard import ControlTokenGuard
 
 __all__ = ["GptOssFormat", "render_gpt_oss"]
 
-_FUNCTIONS_KEY = "gpt-oss.functions"
 _OPTION_NAMES = frozenset(OPTIONS)
-
-
-def _functions_text(tools: Tools) -> str:
-    """The ``functions`` namespace of ``tools`` ('' for none), built once per toolset."""
-    if not tools:
-        return ""
-    plain = not isinstance(tools, PreparedTools)
-    if plain and (isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)):
-        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-    return rendered_tools(tools, _FUNCTIONS_KEY, functions_namespace)
-
-
-def render_gpt_oss(messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions) -> str:
-    """The template's text for one conversation, given the validated system options.
-
-    Raises :class:`~prompt_formats.errors.TemplateError` with the template's message where it raises
-    and :class:`~prompt_formats.errors.InvalidInputError` naming the field for input outside the
-    documented shape; returns nothing half-rendered.
-    """
-    messages = checked_messages(messages)
-    functions = _functions_text(tools)
-    instructions, taken = developer_instructions(as_mapping(messages[0], 0))
-    out = [system_message(options, bool(tools)), *developer_message(instructions, functions)]
-    render_messages(out, messages, 1 if taken else 0, add_generation_prompt)
-    return "".join(out)
 
 
 class GptOssFormat(ChatFormat):
@@ -87,6 +62,8 @@ class GptOssFormat(ChatFormat):
         """Render one conversation to exactly the bytes the gpt-oss template renders.
 
         ``add_generation_prompt=None`` is the default, ``False``, as in transformers.
+        ``decode_tool_arguments=True``: a JSON object given as a call's string ``arguments`` is
+        decoded first (``prompt_formats.formats.gpt_oss.arguments``), as vLLM and SGLang do.
 
         Raises :class:`~prompt_formats.errors.TemplateError` with the template's own message where
         the template raises, :class:`~prompt_formats.errors.InvalidInputError` naming the field for
@@ -95,6 +72,42 @@ class GptOssFormat(ChatFormat):
         :class:`~prompt_formats.errors.InjectionError` under a rejecting guard (before any other error
         of the messages).
         """
+        messages, tools, add_generation_prompt, system_options = self._prepared(
+            messages, tools, add_generation_prompt, options
+        )
+        return render_gpt_oss(messages, tools, add_generation_prompt, system_options)
+
+    def render_spans(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool | None = False,
+        generated: object = "all",
+        **options: Any,
+    ) -> RenderedPrompt:
+        """:meth:`render`'s text, with the ranges each message produced and the ranges the model generated.
+
+        Takes :meth:`render`'s arguments and raises its errors (and
+        :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for an unknown policy:
+        ``"all"``, ``"last"``, ``"after_last_user"``, as ``prompt_formats.spans.select_generated``).
+        ``text`` is exactly :meth:`render`'s text. A message's ranges: each Harmony message it
+        produced, from right after ``<|start|>`` and its author up to and including its terminator
+        (two ranges for an analysis message and the call or answer after it); the leading system or
+        developer message's text in the developer message's instructions. ``generated``: the
+        selected assistant messages' ranges (from right after ``<|start|>assistant`` up to and
+        including ``<|end|>``, ``<|call|>`` or ``<|return|>``); the generation prompt is not generated.
+        """
+        policy = check_generated_policy(generated)
+        messages, tools, add_generation_prompt, system_options = self._prepared(
+            messages, tools, add_generation_prompt, options
+        )
+        prompt = prompt_pieces(messages, tools, add_generation_prompt, system_options)
+        return rendered_prompt(prompt, len(messages), policy)
+
+    def _prepared(
+        self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None, options: Mapping[str, Any]
+    ) -> tuple[Conversation, Tools, bool, SystemOptions]:
+        """The arguments checked, the arguments decoded (if asked) and guarded (if configured)."""
         if add_generation_prompt is None:
             add_generation_prompt = False
         elif type(add_generation_prompt) is not bool:
@@ -104,9 +117,11 @@ class GptOssFormat(ChatFormat):
         if options and not _OPTION_NAMES.issuperset(options):
             self.check_options(options)
         system_options = SystemOptions(options)
+        if options and decode_arguments_option(options):
+            messages = decode_conversation(messages)
         if self.guard is not None:
             messages, tools = guard_conversation(self.guard, messages, tools)
-        return render_gpt_oss(messages, tools, add_generation_prompt, system_options)
+        return messages, tools, add_generation_prompt, system_options
 
     def stream_parser(
         self,

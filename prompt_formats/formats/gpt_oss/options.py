@@ -2,7 +2,8 @@
 
 The template's own keyword arguments are ``model_identity``, ``reasoning_effort`` and
 ``builtin_tools``; ``current_date`` stands for the date it takes from ``strftime_now("%Y-%m-%d")``
-(transformers: ``datetime.now()``, local time).
+(transformers: ``datetime.now()``, local time). ``decode_tool_arguments`` is the serving option of
+``arguments.py`` (what a server does to the messages before it renders them).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ...errors import InvalidInputError, type_name
 from ...options import Option, describe
 from .tokens import END, SYSTEM
 
-__all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions", "system_message"]
+__all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions", "decode_arguments_option", "system_message"]
 
 OPTION_SPECS: tuple[Option, ...] = (
     Option("reasoning_effort", frozenset({"string", "null"}),
@@ -28,6 +29,9 @@ OPTION_SPECS: tuple[Option, ...] = (
            "a list of 'browser' and/or 'python': the built-in tools the system message describes"),
     Option("current_date", frozenset({"string", "null"}),
            "datetime.date or 'YYYY-MM-DD' string for 'Current date:' (default: today, local time)"),
+    Option("decode_tool_arguments", frozenset({"boolean", "null"}),
+           "true: a tool call's string arguments holding a JSON object are decoded before rendering, as vLLM "
+           "does (default: false, rendered as a JSON string as the template does)"),
 )
 OPTIONS: Mapping[str, str] = describe(OPTION_SPECS)
 
@@ -98,6 +102,14 @@ class SystemOptions:
         self.date = date_text(options.get("current_date"))
         self.effort = _effort(options.get("reasoning_effort"))
         self.builtin = _builtin_tools(options.get("builtin_tools"))
+
+
+def decode_arguments_option(options: Mapping[str, Any]) -> bool:
+    """The ``decode_tool_arguments`` option: a bool, ``None`` (absent) meaning ``False``."""
+    value = options.get("decode_tool_arguments")
+    if value is None or type(value) is bool:
+        return value is True
+    raise InvalidInputError("decode_tool_arguments", f"expected a bool or null, got {type_name(value)}")
 
 
 def _identity(value: Any) -> str:

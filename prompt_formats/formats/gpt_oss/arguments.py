@@ -1,0 +1,110 @@
+"""The ``decode_tool_arguments`` option: JSON-string tool-call arguments decoded before rendering.
+
+OpenAI's API carries a call's ``arguments`` as JSON text, and the template writes a string argument
+as a JSON string (``"{\\"city\\": \\"Paris\\"}"``), a call the model never wrote. vLLM and SGLang
+decode such strings into objects before rendering; with the option on, so does this format.
+
+A string is decoded only when it holds exactly one JSON object that Python holds exactly, so that
+the template writes back the same value: strict JSON (no ``NaN``/``Infinity``), no key given twice
+(``json.loads`` would keep the last one silently), no number beyond a double's range (it would be
+written ``Infinity``), no integer of more digits than the interpreter converts, no nesting deeper
+than the decoder's stack. Any other string, and every value that is not a string, is rendered as
+given. Only the first call of a message is read: it is the only one the template renders.
+
+The decoding runs before the control-token guard, so that the guard checks the strings inside the
+decoded object (escaping inside the JSON text would make it invalid JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ...messages import Message, ToolCall, message_dict
+
+__all__ = ["decode_conversation", "decoded_object"]
+
+
+class _NotExact(ValueError):
+    """The text is JSON, but not a value Python holds exactly (or not strict JSON)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotExact(name)
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise _NotExact(text)
+    return number
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _NotExact("a key given twice")
+    return out
+
+
+_decoder = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+)
+
+
+def decoded_object(text: str) -> dict[str, Any] | None:
+    """The JSON object ``text`` holds, decoded strictly and exactly; ``None`` when it holds none.
+
+    Never raises: text that is not strict JSON, JSON that is not an object, or an object Python
+    cannot hold exactly (see the module docstring) gives ``None``.
+    """
+    try:
+        value = _decoder.decode(text)
+    except (ValueError, RecursionError):  # JSONDecodeError, _NotExact, int()'s digit limit; the stack
+        return None
+    return value if type(value) is dict else None
+
+
+def _decoded_message(message: Any, index: int) -> Any:
+    """``message`` with its first call's string arguments decoded, or the very object when nothing changes."""
+    if isinstance(message, Message):
+        calls: Any = message.tool_calls  # typed, but not checked when the object was built
+        first = calls[0] if message.role == "assistant" and isinstance(calls, (list, tuple)) and calls else None
+        if not isinstance(first, ToolCall) or not isinstance(first.arguments, str):
+            return message
+        if decoded_object(first.arguments) is None:
+            return message
+        message = message_dict(message, index)  # checked as the renderer checks it
+    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+        return message
+    calls = message.get("tool_calls")
+    if not isinstance(calls, (list, tuple)) or not calls or not isinstance(calls[0], Mapping):
+        return message
+    call = calls[0]
+    function = call.get("function")
+    body = function if function else call  # the template's `if tool_call.function`
+    if not isinstance(body, Mapping) or not isinstance(body.get("arguments"), str):
+        return message
+    value = decoded_object(body["arguments"])
+    if value is None:
+        return message
+    new_body = {**body, "arguments": value}
+    new_call = {**call, "function": new_body} if function else new_body
+    return {**message, "tool_calls": [new_call, *calls[1:]]}
+
+
+def decode_conversation(messages: Any) -> Any:
+    """``messages`` with the rendered call's JSON-object string arguments decoded (a new list when any
+    is; the very object otherwise). Shapes the renderer refuses are passed through for it to refuse."""
+    if not isinstance(messages, (list, tuple)):
+        return messages
+    out: list[Any] | None = None
+    for index, message in enumerate(messages):
+        new = _decoded_message(message, index)
+        if new is not message:
+            if out is None:
+                out = list(messages)
+            out[index] = new
+    return messages if out is None else out

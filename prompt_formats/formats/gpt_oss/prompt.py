@@ -1,0 +1,72 @@
+"""One conversation's prompt: the system message, the developer message, the loop messages.
+
+:func:`prompt_pieces` is shared by ``render`` (which joins the pieces) and ``render_spans`` (which
+also reads where each message's pieces are), so that both write the very same text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ...errors import InvalidInputError, type_name
+from ...format import Conversation, Tools
+from ...tools import PreparedTools, rendered_tools
+from .options import SystemOptions, system_message
+from .render import as_mapping, checked_messages, developer_instructions, developer_message, render_messages
+from .typescript import functions_namespace
+
+__all__ = ["PromptPieces", "prompt_pieces", "render_gpt_oss"]
+
+_FUNCTIONS_KEY = "gpt-oss.functions"
+
+
+def _functions_text(tools: Tools) -> str:
+    """The ``functions`` namespace of ``tools`` ('' for none), built once per toolset."""
+    if not tools:
+        return ""
+    plain = not isinstance(tools, PreparedTools)
+    if plain and (isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)):
+        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
+    return rendered_tools(tools, _FUNCTIONS_KEY, functions_namespace)
+
+
+class PromptPieces:
+    """The prompt as the list of pieces whose join is its text, and where the messages are in it.
+
+    ``start``: the index of the first loop message (1 when the first message gave the developer
+    message's instructions, else 0); ``instructions``: those instructions ('' for none), which are
+    ``pieces[3]`` when not empty; ``loop_at``: the index of the first loop message's first piece.
+    """
+
+    __slots__ = ("instructions", "loop_at", "pieces", "start")
+
+    def __init__(self, pieces: list[str], start: int, instructions: str, loop_at: int) -> None:
+        self.pieces = pieces
+        self.start = start
+        self.instructions = instructions
+        self.loop_at = loop_at
+
+
+def prompt_pieces(
+    messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions
+) -> PromptPieces:
+    """The template's pieces for one conversation, given the validated system options (see
+    :func:`render_gpt_oss` for the errors)."""
+    messages = checked_messages(messages)
+    functions = _functions_text(tools)
+    instructions, taken = developer_instructions(as_mapping(messages[0], 0))
+    out = [system_message(options, bool(tools)), *developer_message(instructions, functions)]
+    loop_at = len(out)
+    start = 1 if taken else 0
+    render_messages(out, messages, start, add_generation_prompt)
+    return PromptPieces(out, start, instructions, loop_at)
+
+
+def render_gpt_oss(messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions) -> str:
+    """The template's text for one conversation, given the validated system options.
+
+    Raises :class:`~prompt_formats.errors.TemplateError` with the template's message where it raises
+    and :class:`~prompt_formats.errors.InvalidInputError` naming the field for input outside the
+    documented shape; returns nothing half-rendered.
+    """
+    return "".join(prompt_pieces(messages, tools, add_generation_prompt, options).pieces)
