@@ -37,11 +37,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..errors import FormatError, InvalidInputError, type_name
-from ..format import ChatFormat, Conversation, Tools, checked_guard
-from ..messages import REASONING_FIELDS, ImagePart, Message, TextPart, ToolCall, VideoPart, named_function
-from ..options import Option, describe
-from ..streaming import (
+from ...errors import FormatError, InvalidInputError, type_name
+from ...format import ChatFormat, Conversation, Tools, checked_guard
+from ...messages import REASONING_FIELDS, ImagePart, Message, TextPart, ToolCall, VideoPart, named_function
+from ...options import Option, describe
+from ...streaming import (
     ContentDelta,
     Malformed,
     ReasoningDelta,
@@ -55,11 +55,11 @@ from ..streaming import (
     json_string_body,
     new_call_id,
 )
-from ..tools import PreparedTools
-from .reply_values import JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
+from ...tools import PreparedTools
+from ..reply_values import JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
 
 if TYPE_CHECKING:
-    from ..guard import ControlTokenGuard
+    from ...guard import ControlTokenGuard
 
 __all__ = ["HarmonyFormat", "HarmonyReplyParser", "UnsupportedContentError", "parse_header", "render_harmony"]
 
