@@ -30,10 +30,10 @@ fields are not read. The reply parser's rules are in :mod:`prompt_formats.format
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...errors import FormatError, InvalidInputError
+from ...errors import InvalidInputError
 from ...format import ChatFormat, Conversation, Tools, checked_guard
 from ...options import Option
 from .options import (
@@ -67,7 +67,7 @@ class HarmonyFormat(ChatFormat):
     header ``<|start|>assistant`` unless the last message is an assistant prefill, in which case the
     prompt ends inside that message so the model continues it. ``None`` (the default) and ``True``
     render that; ``False`` raises :class:`~prompt_formats.errors.FormatError` rather than render
-    something the template never produces.
+    something the template never produces. ``render_batch`` passes it to :meth:`render` as given.
     """
 
     name = "harmony"
@@ -138,18 +138,3 @@ class HarmonyFormat(ChatFormat):
             messages = self.guard.guard_messages(messages, join_parts=False, tool_calls=False)
         return render_harmony(messages, tools, date, reasoning_line)
 
-    def render_batch(
-        self,
-        conversations: Iterable[Conversation],
-        tools: Tools = None,
-        add_generation_prompt: bool | None = None,
-        **kwargs: Any,
-    ) -> list[str | FormatError]:
-        """Render many conversations with the same tools and options, as :meth:`ChatFormat.render_batch`.
-
-        ``add_generation_prompt`` is read as in :meth:`render` (``None`` or ``True``; ``False`` raises);
-        every other keyword (``errors``, the options, ...) goes to :meth:`ChatFormat.render_batch`.
-        """
-        if add_generation_prompt is not None and add_generation_prompt is not True:
-            check_generation_prompt(add_generation_prompt)
-        return super().render_batch(conversations, tools, True, **kwargs)
