@@ -43,9 +43,9 @@ from .options import (
     PARSE_OPTION_SPECS,
     PARSE_OPTIONS,
     PREFILLS,
-    check_generation_prompt,
     date_text,
     reasoning_line_for,
+    refuse_generation_prompt,
     shown,
 )
 from .parse import HarmonyReplyParser, parse_header
@@ -126,7 +126,7 @@ class HarmonyFormat(ChatFormat):
         :class:`~prompt_formats.errors.UnknownOptionError` for an option not in :attr:`options`.
         """
         if add_generation_prompt is not None and add_generation_prompt is not True:
-            check_generation_prompt(add_generation_prompt)
+            refuse_generation_prompt(add_generation_prompt)
         # Fast path: a set test instead of check_options' scan when every option is known, which is
         # when check_options passes (bench_harmony.py, "everyday, ≤ 6 messages").
         if not OPTION_NAMES.issuperset(options):

@@ -23,9 +23,9 @@ __all__ = [
     "PREFILLS",
     "REASONING_LINE",
     "ThinkValue",
-    "check_generation_prompt",
     "date_text",
     "reasoning_line_for",
+    "refuse_generation_prompt",
     "shown",
     "today_text",
 ]
@@ -161,10 +161,8 @@ def date_text(value: Any) -> str:
     )
 
 
-def check_generation_prompt(add_generation_prompt: Any) -> None:
-    """Refuse an ``add_generation_prompt`` the template cannot honour (``None`` and ``True`` pass)."""
-    if add_generation_prompt is None or add_generation_prompt is True:
-        return
+def refuse_generation_prompt(add_generation_prompt: Any) -> None:
+    """Raise for an ``add_generation_prompt`` other than ``None`` or ``True``, which the template cannot honour."""
     if add_generation_prompt is False:
         raise FormatError(
             "harmony: add_generation_prompt=False is not supported: the template always ends with "

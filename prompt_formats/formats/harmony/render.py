@@ -13,7 +13,7 @@ from ...errors import InvalidInputError, type_name
 from ...format import Conversation, Tools
 from ...messages import ImagePart, Message, TextPart, VideoPart, named_function
 from ...shape import call_body, is_list, part_kind, reasoning_field
-from ...tools import PreparedTools
+from ...tools import PreparedTools, rendered_tools
 from .tokens import (
     ANALYSIS,
     DATE,
@@ -67,17 +67,16 @@ def _offers_python(tools: Iterable[Any]) -> bool:
     return found
 
 
-def _tools_text(tools: Tools) -> str:
-    """The header's tools text: the python block if a tool named ``python`` is offered, else ``""``.
+def _tools_text(tools: Sequence[Mapping[str, Any]] | PreparedTools) -> str:
+    """The header's tools text of non-empty ``tools``: the python block if a tool named ``python`` is
+    offered, else ``""``.
 
     Every tool's name is checked (``tools[i].function.name: expected a string``); a
     :class:`PreparedTools` is checked once and the answer cached on it.
     """
-    if not tools:
-        return ""
     if isinstance(tools, PreparedTools):
-        offers = tools.cached("harmony.offers_python", _offers_python)
-    elif type(tools) is list or is_list(tools):
+        offers = rendered_tools(tools, "harmony.offers_python", _offers_python)
+    elif is_list(tools):
         offers = _offers_python(tools)
     else:
         raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
@@ -270,7 +269,7 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
     :class:`~prompt_formats.errors.InvalidInputError` (or its subclass
     :class:`UnsupportedContentError`) naming the offending field for malformed input.
     """
-    if type(messages) is not list and not is_list(messages):
+    if not is_list(messages):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
     tools_text = _tools_text(tools) if tools else ""
     system, entries, last_user = _collate(messages)
