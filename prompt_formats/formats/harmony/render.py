@@ -194,14 +194,12 @@ def _call_names(messages: Sequence[Any]) -> dict[str, str]:
     return names
 
 
-def _collate(messages: Sequence[Any]) -> tuple[list[str], list[Entry], int]:
-    """Ollama's collate: ``(system texts, entries, index of the last user entry or -1)``.
+def _collate(messages: Sequence[Any], system: list[str], entries: list[Entry]) -> int:
+    """Ollama's collate into ``system`` (the system texts) and ``entries``; the last user entry's index, or -1.
 
     One entry per run of same-role messages (each tool message its own entry); the run's first
     message keeps its reasoning and tool name, the contents are joined with a blank line.
     """
-    system: list[str] = []
-    entries: list[Entry] = []
     last_user = -1
     previous = None
     unresolved: list[tuple[int, str]] = []  # (entry, tool_call_id) of tool results given no name
@@ -250,7 +248,7 @@ def _collate(messages: Sequence[Any]) -> tuple[list[str], list[Entry], int]:
         previous = role
     if unresolved:
         _name_tool_results(entries, unresolved, messages)
-    return system, entries, last_user
+    return last_user
 
 
 def _name_tool_results(entries: list[Entry], unresolved: list[tuple[int, str]], messages: Sequence[Any]) -> None:
@@ -272,7 +270,9 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
     if not is_list(messages):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
     tools_text = _tools_text(tools) if tools else ""
-    system, entries, last_user = _collate(messages)
+    system: list[str] = []
+    entries: list[Entry] = []
+    last_user = _collate(messages, system, entries)
     # Prefill: the prompt ends inside the last message when it is an assistant message with content
     # (then inside its final message) or with reasoning only (inside its analysis message).
     prefill_content = prefill_thinking = False
