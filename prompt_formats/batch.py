@@ -311,7 +311,7 @@ def iter_render(
     fmt: ChatFormat,
     conversations: Iterable[Conversation],
     tools: Tools = None,
-    add_generation_prompt: Any = False,
+    add_generation_prompt: bool | None = None,
     *,
     workers: int | None = None,
     errors: ErrorMode = "raise",
@@ -319,6 +319,8 @@ def iter_render(
     **options: Any,
 ) -> Iterator[str | FormatError]:
     """Yield ``fmt.render(messages, tools, add_generation_prompt, **options)`` for each conversation, in order.
+
+    ``add_generation_prompt`` is passed as given; ``None`` (unset) is the format's default.
 
     The streaming form of :func:`render_batch`: ``conversations`` may be an iterator of any length,
     and memory stays bounded (see :func:`ordered_map`). ``tools`` are prepared once, when
@@ -338,7 +340,7 @@ def render_batch(
     fmt: ChatFormat,
     conversations: Iterable[Conversation],
     tools: Tools = None,
-    add_generation_prompt: Any = False,
+    add_generation_prompt: bool | None = None,
     *,
     workers: int | None = None,
     errors: ErrorMode = "raise",

@@ -33,13 +33,6 @@ CHATML_CONTROL_TOKENS: tuple[str, ...] = (
     "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
 )
 
-#: The named special tokens of OpenAI's Harmony format (gpt-oss, the o200k_harmony vocabulary); its
-#: reserved range is :data:`HARMONY_TOKEN_FAMILIES`.
-HARMONY_CONTROL_TOKENS: tuple[str, ...] = (
-    "<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|call|>", "<|return|>",
-    "<|endoftext|>", "<|startoftext|>",
-)
-
 #: The character :meth:`ControlTokenGuard.escape` inserts after a token's first character.
 ESCAPE_MARKER = "\\"
 
@@ -62,8 +55,9 @@ class TokenFamily:
         return re.escape(self.prefix[0]) + self.tail_regex()
 
 
-#: The o200k_harmony vocabulary's reserved special tokens, ``<|reserved_200000|>`` and on.
-HARMONY_TOKEN_FAMILIES: tuple[TokenFamily, ...] = (TokenFamily("<|reserved_", "|>"),)
+# Harmony's tokens are spelt by its family package (imported here, once TokenFamily exists).
+from .formats.harmony.tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS  # noqa: E402
+from .formats.harmony.tokens import TOKEN_FAMILIES as HARMONY_TOKEN_FAMILIES  # noqa: E402
 
 
 def default_families(tokens: tuple[str, ...]) -> tuple[TokenFamily, ...]:

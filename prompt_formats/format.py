@@ -55,6 +55,9 @@ class ChatFormat(abc.ABC):
     ) -> str:
         """Render one conversation to the exact prompt text of the format's reference template.
 
+        ``add_generation_prompt=None`` means unset: the format's default (the batch functions pass
+        ``None`` when it is not given).
+
         Raises a :class:`~prompt_formats.errors.FormatError` subclass, and returns nothing, when the
         input is invalid or the reference template raises for it.
         """
@@ -63,7 +66,7 @@ class ChatFormat(abc.ABC):
         self,
         conversations: Iterable[Conversation],
         tools: Tools = None,
-        add_generation_prompt: bool = False,
+        add_generation_prompt: bool | None = None,
         *,
         workers: int | None = None,
         errors: Literal["raise", "collect"] = "raise",
@@ -71,7 +74,8 @@ class ChatFormat(abc.ABC):
     ) -> list[str | FormatError]:
         """Render many conversations with the same tools and options; the result keeps their order.
 
-        Each result is what :meth:`render` gives for that conversation (prompt or error); ``tools``
+        Each result is what :meth:`render` gives for that conversation (prompt or error), with
+        ``add_generation_prompt`` passed to it as given (``None``, unset: the format's default); ``tools``
         are prepared once for the whole batch where ``prepare_tools`` takes them. With
         ``errors="raise"`` the first failing conversation raises; with ``errors="collect"`` its
         place in the result holds the :class:`FormatError` instead and the others are still rendered.

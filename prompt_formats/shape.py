@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 __all__ = [
     "REASONING_FIELDS",
+    "NonFiniteJSONError",
     "PartKind",
     "call_body",
     "is_list",
@@ -80,8 +81,13 @@ def is_list(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray, Mapping))
 
 
+class NonFiniteJSONError(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity`` in JSON text: told apart from other ``ValueError`` s
+    (a reader may report Python's integer-digits limit differently)."""
+
+
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise NonFiniteJSONError(f"{name} is not valid JSON")
 
 
 _strict_decoder = json.JSONDecoder(parse_constant=_reject_constant)
@@ -90,7 +96,9 @@ _strict_decoder = json.JSONDecoder(parse_constant=_reject_constant)
 def loads_strict(text: str) -> Any:
     """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity``.
 
-    Raises ``ValueError`` (``json.JSONDecodeError`` included) for text that is not JSON; the caller
+    Raises ``ValueError`` for text that is not JSON (``json.JSONDecodeError``, or
+    :class:`NonFiniteJSONError` for the constants), or an integer of more digits than Python
+    converts; ``RecursionError`` for nesting deeper than the stack. The caller
     decides what that means (a parser keeps the text, a reader reports the field).
     """
     return _strict_decoder.decode(text)

@@ -289,3 +289,33 @@ def test_results_do_not_depend_on_workers_for_values_that_cannot_travel_to_a_wor
     serial = comparable(MULTI.render_batch([GOOD, GOOD], unpicklable_tools, True, errors="collect"))
     assert serial[0][0] == "InvalidInputError"
     assert comparable(MULTI.render_batch([GOOD, GOOD], unpicklable_tools, True, errors="collect", workers=2)) == serial
+
+
+# add_generation_prompt has one meaning in batches: what render makes of it (issue 14, item 5). ------
+
+
+class GenerationPromptEcho(ChatFormat):
+    """A format whose prompt is the add_generation_prompt value it was given."""
+
+    name = "generation-echo"
+
+    def render(self, messages: Any, tools: Any = None, add_generation_prompt: Any = False, **options: Any) -> str:
+        return repr(add_generation_prompt)
+
+
+def test_render_batch_passes_add_generation_prompt_through_unset_as_none():
+    fmt = GenerationPromptEcho()
+    assert fmt.render_batch([GOOD]) == ["None"]
+    assert fmt.render_batch([GOOD], add_generation_prompt=False) == ["False"]
+    assert fmt.render_batch([GOOD], add_generation_prompt=True, workers=2) == ["True"]
+    assert list(batch.iter_render(fmt, [GOOD])) == ["None"]
+
+
+def test_no_format_overrides_render_batch_and_unset_is_each_formats_default():
+    user = [{"role": "user", "content": "Hi"}]
+    for name in pf.available_formats():
+        fmt = pf.get_format(name)
+        assert type(fmt).render_batch is ChatFormat.render_batch, name
+        options = {"current_date": "2025-08-05"} if name == "harmony" else {}
+        assert fmt.render_batch([user], **options) == [fmt.render(user, **options)], name
+        assert list(batch.iter_render(fmt, [user], **options)) == [fmt.render(user, **options)], name

@@ -21,6 +21,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from ..shape import NonFiniteJSONError, loads_strict
+
 __all__ = [
     "JSON_INVALID",
     "JSON_TOO_DEEP",
@@ -45,17 +47,6 @@ JSON_TOO_DEEP = "too deep"
 TOO_MANY_DIGITS = "too many digits"
 
 
-class _NonFinite(ValueError):
-    """``NaN``/``Infinity`` in JSON text: not JSON, told apart from the integer-digits limit."""
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NonFinite(name)
-
-
-_json_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
-
-
 def read_json(text: str) -> tuple[Any, str | None]:
     """``(value, None)`` for strict JSON text (no ``NaN``/``Infinity``), else ``(None, why)``.
 
@@ -63,8 +54,8 @@ def read_json(text: str) -> tuple[Any, str | None]:
     will not convert) or :data:`JSON_TOO_DEEP` (nested deeper than the stack allows).
     """
     try:
-        return _json_loads(text), None
-    except (json.JSONDecodeError, _NonFinite):
+        return loads_strict(text), None
+    except (json.JSONDecodeError, NonFiniteJSONError):
         return None, JSON_INVALID
     except ValueError:  # the only other ValueError the decoder raises: int()'s digit limit
         return None, TOO_MANY_DIGITS

@@ -1,0 +1,399 @@
+"""The Harmony reply parser: the completion after ``<|start|>assistant`` into reasoning, content, tool calls.
+
+Grammar, as gpt-oss writes it: one or more messages, each ``HEADER<|message|>BODY`` ended by
+``<|end|>``, ``<|call|>`` or ``<|return|>`` (or by the end of the completion); later messages start
+with ``<|start|>`` and the role. The header is ``<|channel|>CHANNEL``, `` to=RECIPIENT`` and a content
+type (``<|constrain|>TYPE`` or a bare word), in any order, spaces optional before the markers.
+
+- a message with a recipient is a tool call, on any channel: ``functions.NAME`` -> ``NAME`` with the
+  body as JSON arguments (a body that is not a JSON object is kept as the raw string and noted: as
+  "cut off" when the completion ended inside it, since a complete object without its ``<|call|>``
+  is a whole call whose stop token the server stripped);
+  ``python`` -> ``python`` with ``{"code": BODY}``; any other recipient -> that name, JSON arguments;
+- ``analysis`` -> reasoning; ``final`` and ``commentary`` -> content;
+- the texts of several messages bound for the same field are joined with a blank line (``"\\n\\n"``);
+  bodies are kept exactly (no stripping);
+- malformed structure (a header without ``<|message|>``, a role other than ``assistant``, no or an
+  unknown channel, repeated header fields, text between messages) goes to the content as written,
+  with a note in ``reply.malformed``;
+- ``<|start|>`` and the other markers inside a body are body text: only an end marker ends a message.
+
+Context: ``prefill="analysis"`` / ``"final"`` / ``"commentary"`` when the prompt ended inside such a
+message (the template's prefill), so the completion continues its body.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ...messages import ToolCall
+from ...streaming import (
+    ContentDelta,
+    Malformed,
+    ReasoningDelta,
+    StreamParser,
+    Terminator,
+    TerminatorScan,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    hold_point,
+    json_string_body,
+    new_call_id,
+)
+from ..reply_values import JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
+from .tokens import CHANNEL, CONSTRAIN, END_MARKERS, FUNCTIONS, MESSAGE, START
+
+__all__ = ["HarmonyReplyParser", "MessageHeader", "parse_header"]
+
+
+class _Kind(enum.Enum):
+    """Where a message's body goes."""
+
+    REASONING = "reasoning"
+    CONTENT = "content"
+    JSON_CALL = "a tool call's JSON arguments"
+    PYTHON_CALL = "the python tool's code"
+
+
+# The members as module names: an Enum class's attribute lookup is several times slower than a global's,
+# and the parser tests them on every step (bench_parse.py, "Harmony, agent turn").
+_REASONING, _CONTENT, _JSON_CALL, _PYTHON_CALL = _Kind.REASONING, _Kind.CONTENT, _Kind.JSON_CALL, _Kind.PYTHON_CALL
+
+_CHANNEL_KINDS = {"analysis": _Kind.REASONING, "final": _Kind.CONTENT, "commentary": _Kind.CONTENT}
+
+
+class MessageHeader:
+    """What a message header says: its kind and, for a tool call, the tool's name; or why it is malformed."""
+
+    __slots__ = ("kind", "name", "problem")
+
+    def __init__(self, kind: _Kind = _CONTENT, name: str = "", problem: str = "") -> None:
+        self.kind = kind
+        self.name = name
+        self.problem = problem
+
+
+# Spaces optional before the markers: one is put there, so that splitting on spaces finds each field.
+_SPACED_CHANNEL = " " + CHANNEL
+_SPACED_CONSTRAIN = " " + CONSTRAIN
+
+
+def _header_fields(words: list[str]) -> tuple[str | None, str | None, str]:
+    """``(channel, recipient, problem)`` of a header's words after the role (``problem`` ``""`` if none)."""
+    channel = recipient = content_type = None
+    for word in words:
+        if word.startswith(CHANNEL):
+            if channel is not None:
+                return None, None, "message header with two channels"
+            channel = word[len(CHANNEL):]
+        elif word.startswith("to="):
+            if recipient is not None:
+                return None, None, "message header with two recipients"
+            recipient = word[3:]
+        else:
+            if content_type is not None:
+                return None, None, f"message header with unexpected text {word!r}"
+            content_type = word
+    return channel, recipient, ""
+
+
+def _call_header(recipient: str) -> MessageHeader:
+    if recipient == "python":
+        return MessageHeader(_PYTHON_CALL, "python")
+    name = recipient[len(FUNCTIONS):] if recipient.startswith(FUNCTIONS) else recipient
+    if not name:
+        return MessageHeader(problem=f"tool call to an empty name ({recipient!r})")
+    return MessageHeader(_JSON_CALL, name)
+
+
+def parse_header(text: str, with_role: bool) -> MessageHeader:
+    """Read a message header (the text before ``<|message|>``; ``with_role`` when it came after ``<|start|>``)."""
+    words = text.replace(CHANNEL, _SPACED_CHANNEL).replace(CONSTRAIN, _SPACED_CONSTRAIN).split()
+    if with_role:
+        role = words.pop(0) if words else ""
+        if role != "assistant":
+            return MessageHeader(problem=f"message from role {role!r}, not 'assistant'")
+    channel, recipient, problem = _header_fields(words)
+    if problem:
+        return MessageHeader(problem=problem)
+    if recipient is not None:
+        return _call_header(recipient)
+    if channel is None:
+        return MessageHeader(problem="message without a channel")
+    kind = _CHANNEL_KINDS.get(channel)
+    if kind is None:
+        return MessageHeader(problem=f"message on unknown channel {channel!r}")
+    return MessageHeader(kind)
+
+
+_MESSAGE = Terminator.marker(MESSAGE)
+_END_MARKERS = tuple(Terminator.marker(marker) for marker in END_MARKERS)
+_HEADER_ENDS = (_MESSAGE, *_END_MARKERS)
+_MESSAGE_STARTS = (Terminator.marker(START), Terminator.marker(CHANNEL))
+
+_NO_MESSAGE = "message header not followed by '<|message|>': kept as text"
+
+
+class _State(enum.Enum):
+    """Where the parser is: each state has its own buffer and one method of :class:`HarmonyReplyParser`."""
+
+    HEADER = "in a message header, up to '<|message|>' (buffer: _header)"
+    BODY = "in a message body, up to an end marker (buffer: _call.parts in a tool call)"
+    BETWEEN = "after a message, up to '<|start|>' (buffer: _stray, leading whitespace)"
+
+
+_HEADER, _BODY, _BETWEEN = _State.HEADER, _State.BODY, _State.BETWEEN
+
+
+class _Call:
+    """The tool call in progress: its place, id and name, and the body text read so far."""
+
+    __slots__ = ("call_id", "index", "name", "parts", "python")
+
+    def __init__(self, index: int, call_id: str, name: str, python: bool) -> None:
+        self.index = index
+        self.call_id = call_id
+        self.name = name
+        self.python = python
+        self.parts: list[str] = []
+
+
+class HarmonyReplyParser(StreamParser):
+    """Streaming parser of a gpt-oss Harmony completion (rules: the docstring of this module).
+
+    Made by :meth:`HarmonyFormat.stream_parser`; per stream, picklable between feeds when its
+    ``id_factory`` is.
+    """
+
+    __slots__ = (
+        "_call",
+        "_calls",
+        "_has_content",
+        "_has_reasoning",
+        "_header",
+        "_id_factory",
+        "_segment_open",
+        "_state",
+        "_stray",
+        "_stray_started",
+    )
+
+    def __init__(self, prefill: str | None = None, id_factory: Callable[[], str] | None = None) -> None:
+        super().__init__()
+        self._id_factory = id_factory or new_call_id
+        self._header: list[str] = []
+        self._stray: list[str] = []
+        self._stray_started = False
+        self._has_reasoning = False
+        self._has_content = False
+        self._segment_open = False
+        self._calls = 0
+        self._call: _Call | None = None
+        if prefill is None:
+            self._state = _HEADER
+        else:
+            self._start_body(_REASONING if prefill == "analysis" else _CONTENT)
+
+    # Text routing. --------------------------------------------------------------------------------
+
+    def _reasoning_text(self, text: str) -> None:
+        if not self._segment_open:
+            self._segment_open = True
+            if self._has_reasoning:
+                text = "\n\n" + text
+            self._has_reasoning = True
+        self._out.append(ReasoningDelta(text))
+
+    def _content_text(self, text: str) -> None:
+        if not self._segment_open:
+            self._segment_open = True
+            if self._has_content:
+                text = "\n\n" + text
+            self._has_content = True
+        self._out.append(ContentDelta(text))
+
+    def _json_call_text(self, text: str) -> None:
+        call: _Call = self._call  # type: ignore[assignment]
+        call.parts.append(text)
+        self._out.append(ToolCallArgumentsDelta(call.index, text))
+
+    def _python_call_text(self, text: str) -> None:
+        call: _Call = self._call  # type: ignore[assignment]
+        call.parts.append(text)
+        self._out.append(ToolCallArgumentsDelta(call.index, json_string_body(text)))
+
+    def _start_body(self, kind: _Kind, name: str = "") -> None:
+        self._state = _BODY
+        self._segment_open = False
+        if kind is _REASONING:
+            self._text = self._reasoning_text
+        elif kind is _CONTENT:
+            self._text = self._content_text
+        else:
+            python = kind is _PYTHON_CALL
+            call = self._call = _Call(self._calls, self._id_factory(), name, python)
+            self._calls += 1
+            self._out.append(ToolCallStart(call.index, call.call_id, name))
+            if python:
+                self._out.append(ToolCallArgumentsDelta(call.index, '{"code": "'))
+                self._text = self._python_call_text
+            else:
+                self._text = self._json_call_text
+
+    def _end_body(self, cut_off: bool = False) -> None:
+        """The message ends: at an end marker, or at the end of the completion (``cut_off``)."""
+        call = self._call
+        if call is not None:
+            self._call = None
+            body = "".join(call.parts)
+            arguments: Mapping[str, Any] | str
+            if call.python:
+                self._out.append(ToolCallArgumentsDelta(call.index, '"}'))
+                arguments = {"code": body}
+            else:
+                value, problem = read_json(body)
+                if isinstance(value, dict):
+                    arguments = value
+                else:
+                    arguments = body
+                    self._out.append(Malformed(_raw_arguments_note(call, problem, cut_off)))
+            self._out.append(ToolCallEnd(call.index, ToolCall(call.name, arguments, call.call_id)))
+        self._state = _BETWEEN
+        self._text = None
+
+    def _malformed_text(self, text: str, note: str) -> None:
+        """Structure that is not well formed: its text joins the content as one piece, with a note."""
+        self._segment_open = False
+        if text:
+            self._content_text(text)
+        self._segment_open = False
+        self._out.append(Malformed(note))
+
+    # The machine: one method per state, each returning (position, whether the buffer is done). ---
+
+    def _advance(self, buf: str, final: bool) -> int:
+        scan = TerminatorScan(buf)
+        pos = 0
+        done = False
+        while not done:
+            state = self._state
+            if state is _BODY:
+                pos, done = self._in_body(buf, scan, pos, final)
+            elif state is _HEADER:
+                pos, done = self._in_header(buf, scan, pos, final)
+            else:
+                pos, done = self._between(buf, scan, pos, final)
+        return pos
+
+    def _in_body(self, buf: str, scan: TerminatorScan, pos: int, final: bool) -> tuple[int, bool]:
+        at, term, _ = scan.next(pos, _END_MARKERS)
+        if at < 0:
+            stop = len(buf) if final else hold_point(buf, pos, _END_MARKERS)
+            if stop > pos:
+                self._text(buf[pos:stop])  # type: ignore[misc]
+            if final:
+                self._end_body(cut_off=True)
+            return stop, True
+        if at > pos:
+            self._text(buf[pos:at])  # type: ignore[misc]
+        self._end_body()
+        return at + len(term.literal), False  # type: ignore[union-attr]
+
+    def _in_header(self, buf: str, scan: TerminatorScan, pos: int, final: bool) -> tuple[int, bool]:
+        at, term, _ = scan.next(pos, _HEADER_ENDS)
+        if at < 0:
+            stop = len(buf) if final else hold_point(buf, pos, _HEADER_ENDS)
+            if stop > pos:
+                self._header.append(buf[pos:stop])
+            if final:
+                self._abandon_header(self._take_header())
+            return stop, True
+        if at > pos:
+            self._header.append(buf[pos:at])
+        raw = self._take_header()
+        if term is _MESSAGE:
+            self._open_message(raw)
+        else:
+            self._abandon_header(raw)
+            self._state = _BETWEEN
+        return at + len(term.literal), False  # type: ignore[union-attr]
+
+    def _between(self, buf: str, scan: TerminatorScan, pos: int, final: bool) -> tuple[int, bool]:
+        at, term, _ = scan.next(pos, _MESSAGE_STARTS)
+        stop = at if at >= 0 else len(buf) if final else hold_point(buf, pos, _MESSAGE_STARTS)
+        if stop > pos:
+            self._stray_text(buf[pos:stop])
+        if at < 0:
+            if final:
+                self._end_stray()
+            return stop, True
+        self._end_stray()
+        self._header = [term.literal]  # type: ignore[union-attr]
+        self._state = _HEADER
+        return at + len(term.literal), False  # type: ignore[union-attr]
+
+    # Headers and the text between messages. -------------------------------------------------------
+
+    def _take_header(self) -> str:
+        raw = "".join(self._header)
+        self._header = []
+        return raw
+
+    def _abandon_header(self, raw: str) -> None:
+        """A header ended without ``<|message|>``: its text (if not blank) is content, noted."""
+        if raw.strip():
+            self._malformed_text(raw, _NO_MESSAGE)
+
+    def _open_message(self, raw: str) -> None:
+        """``raw`` (the header, from ``<|start|>`` if it had one) was ended by ``<|message|>``."""
+        cut = raw.rfind(START)
+        if cut >= 0:
+            abandoned = raw[:cut]
+            raw = raw[cut:]
+            if abandoned:
+                self._malformed_text(abandoned, _NO_MESSAGE)
+            header = parse_header(raw[len(START):], True)
+        else:
+            header = parse_header(raw, False)
+        if header.problem:
+            self._malformed_text(raw + MESSAGE, header.problem + ": kept as text")
+            # The body follows the malformed header into the content, as one piece with it.
+            self._start_body(_CONTENT)
+            self._segment_open = True
+        else:
+            self._start_body(header.kind, header.name)
+
+    def _stray_text(self, text: str) -> None:
+        if not self._stray_started:
+            if text.isspace():
+                self._stray.append(text)
+                return
+            self._stray_started = True
+            self._segment_open = False
+            if self._stray:
+                text = "".join(self._stray) + text
+                self._stray = []
+        self._content_text(text)
+
+    def _end_stray(self) -> None:
+        if self._stray_started:
+            self._out.append(Malformed("text between messages: kept as content"))
+        self._segment_open = False
+        self._stray_started = False
+        self._stray = []
+
+
+def _raw_arguments_note(call: _Call, problem: str | None, cut_off: bool) -> str:
+    label = f"tool call {call.index} ({call.name})"
+    if problem == TOO_MANY_DIGITS:
+        return f"{label}: arguments have {digits_note()}, kept raw"
+    if problem == JSON_TOO_DEEP:
+        return f"{label}: arguments nested too deeply to read, kept raw"
+    if cut_off:
+        # An end marker may have been stripped as the stop token, so only arguments that are not a
+        # whole JSON object tell that the completion ended inside the call.
+        return f"{label} cut off by the end of the completion: kept with the arguments written so far"
+    return f"{label}: arguments are not a JSON object, kept raw"
