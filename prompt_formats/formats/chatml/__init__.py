@@ -21,18 +21,18 @@ from __future__ import annotations
 import itertools
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from math import isfinite
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import regex
 
-from .._json import flat_dicts_json, flat_lists_json, json_chunks, not_serialisable, printed, text_or_json, tojson
-from ..errors import InvalidInputError, TemplateError, type_name
-from ..format import ChatFormat, Conversation, Tools, checked_guard
-from ..messages import REASONING_FIELDS, ToolCall, ToolDefinition, message_dict
-from ..options import BOOLEAN, Option, describe
-from ..streaming import (
+from ..._json import flat_dicts_json, flat_lists_json, json_chunks, not_serialisable, printed, text_or_json, tojson
+from ...errors import FormatError, InvalidInputError, TemplateError, type_name
+from ...format import ChatFormat, Conversation, Tools, checked_guard
+from ...messages import REASONING_FIELDS, ToolCall, ToolDefinition, message_dict
+from ...options import BOOLEAN, Option, describe
+from ...streaming import (
     ContentDelta,
     Malformed,
     ReasoningDelta,
@@ -46,15 +46,23 @@ from ..streaming import (
     hold_point,
     new_call_id,
 )
-from ..tools import PLAIN_TOOLS_CACHE, PreparedTools
-from .reply_values import TOO_MANY_DIGITS, digits_note, typed_value
-from .reply_values import schema_types as schema_types
-from .reply_values import typed_parameter_value as typed_parameter_value
+from ...tools import PLAIN_TOOLS_CACHE, PreparedTools
+from ..reply_values import TOO_MANY_DIGITS, digits_note, typed_value
+from ..reply_values import schema_types as schema_types
+from ..reply_values import typed_parameter_value as typed_parameter_value
+from .tokens import CONTROL_TOKENS
 
 if TYPE_CHECKING:
-    from ..guard import ControlTokenGuard
+    from ...guard import ControlTokenGuard, Policy
 
-__all__ = ["ChatMLFormat", "ChatMLReplyParser", "render_chatml", "typed_parameter_value"]
+__all__ = [
+    "ChatMLFormat",
+    "ChatMLMultiSystemFormat",
+    "ChatMLReplyParser",
+    "ChatMLSafetyFormat",
+    "render_chatml",
+    "typed_parameter_value",
+]
 
 _IMAGE = "<|vision_start|><|image_pad|><|vision_end|>"
 _VIDEO = "<|vision_start|><|video_pad|><|vision_end|>"
@@ -1020,3 +1028,64 @@ class ChatMLReplyParser(StreamParser):
             self._out.append(Malformed(_JUNK_CALL_NOTE + (f" ({count} times)" if count > 1 else "")))
         if self._text_after_stop:
             self._out.append(Malformed("text after the end of the reply ('<|im_end|>'/'<|endoftext|>') ignored"))
+
+
+class ChatMLMultiSystemFormat(ChatMLFormat):
+    """The ``chatml-multi-system`` format: every system message merged into one leading system turn.
+
+    Agent clients send several system messages (a base prompt, then reminders between turns); the
+    upstream template raises ``System message must be at the beginning.`` for them. This variant
+    renders each system message's content, trims it, drops the empty ones, joins the rest with a
+    blank line and renders that as the only system turn; every other message keeps its order.
+    Reference: ``tests/fixtures/chatml_multi_system.jinja``.
+    """
+
+    name = "chatml-multi-system"
+    summary = ("Qwen3.6 ChatML as its Jinja template renders it, every system message merged into one leading "
+               "system turn (for agent clients that send several)")
+    merge_system = True
+
+
+class ChatMLSafetyFormat(ChatMLFormat):
+    """The ``chatml-safety`` format: the strict upstream template, untrusted text unable to forge structure.
+
+    On text that holds no control token the prompt is exactly the upstream template's
+    (``tests/fixtures/chatml_upstream.jinja``). Before rendering, a
+    :class:`~prompt_formats.guard.ControlTokenGuard` applies its policy to every untrusted field (see
+    ``docs/safety.md``). ``policy``: ``"escape"`` (default), ``"reject"`` or ``"allow"``; ``tokens``:
+    the control tokens (default :data:`~prompt_formats.guard.CHATML_CONTROL_TOKENS`);
+    ``trust_assistant``: leave assistant content and reasoning unchecked (default ``True``). Or pass
+    a ready ``guard`` instead of those three.
+    """
+
+    name = "chatml-safety"
+    summary = ("Qwen3.6 ChatML as the strict upstream template renders it, with a guard against control tokens "
+               "in untrusted text (--config policy=escape|reject|allow)")
+    merge_system = False
+    guard: ControlTokenGuard
+
+    def __init__(
+        self,
+        policy: Policy = "escape",
+        *,
+        tokens: Iterable[str] = CONTROL_TOKENS,
+        trust_assistant: bool = True,
+        guard: ControlTokenGuard | None = None,
+    ) -> None:
+        from ...guard import ControlTokenGuard  # not at module level: the guard imports this package's tokens
+
+        if not isinstance(trust_assistant, bool):  # a truthy string would leave assistant text unchecked
+            raise InvalidInputError("trust_assistant", f"expected a boolean, got {type_name(trust_assistant)}")
+        if guard is None:
+            guard = ControlTokenGuard(tuple(tokens), policy, trust_assistant)
+        elif (policy, tuple(tokens), trust_assistant) != ("escape", CONTROL_TOKENS, True):
+            raise FormatError("chatml-safety: pass either guard or policy/tokens/trust_assistant, not both")
+        super().__init__(guard)
+
+    def __repr__(self) -> str:
+        guard = self.guard
+        return (
+            f"{type(self).__name__}(policy={guard.policy!r}, trust_assistant={guard.trust_assistant!r}"
+            + ("" if guard.tokens == CONTROL_TOKENS else f", tokens={guard.tokens!r}")
+            + ")"
+        )
