@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 __all__ = [
     "REASONING_FIELDS",
+    "NonFiniteJSON",
     "PartKind",
     "call_body",
     "is_list",
@@ -80,8 +81,12 @@ def is_list(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray, Mapping))
 
 
+class NonFiniteJSON(ValueError):
+    """``NaN``/``Infinity`` in JSON text: not JSON (told apart from the integer-digits ``ValueError``)."""
+
+
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise NonFiniteJSON(f"{name} is not valid JSON")
 
 
 _strict_decoder = json.JSONDecoder(parse_constant=_reject_constant)
@@ -90,7 +95,8 @@ _strict_decoder = json.JSONDecoder(parse_constant=_reject_constant)
 def loads_strict(text: str) -> Any:
     """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity``.
 
-    Raises ``ValueError`` (``json.JSONDecodeError`` included) for text that is not JSON; the caller
+    Raises ``ValueError`` (``json.JSONDecodeError`` and :class:`NonFiniteJSON` included) for text
+    that is not JSON, and for an integer of more digits than the interpreter converts; the caller
     decides what that means (a parser keeps the text, a reader reports the field).
     """
     return _strict_decoder.decode(text)

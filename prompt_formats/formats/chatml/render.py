@@ -1,0 +1,434 @@
+"""The turn rules of the Qwen3.6 chat template: :func:`render_chatml`, shared by the ChatML formats.
+
+A transcription of the template's control flow: the same checks in the same order (so the same
+input raises the same message first), the same quirks. In template order:
+
+1. (multi-system only) every system message's content is rendered, trimmed, empty ones dropped,
+   the rest joined with a blank line into one leading system message (:func:`_merge_system`);
+2. ``No messages provided.`` if nothing is left;
+3. the prologue: the system turn, with the tools block when tools are offered (:func:`_write_prologue`);
+4. a backwards scan finds the last *real* user query (a user message whose trimmed text is wrapped
+   in ``<tool_response>…</tool_response>`` does not count); none raises (:func:`_last_query`);
+5. the turns, in order, one writer per role; assistant turns after that query keep their
+   ``<think>`` block;
+6. the generation prompt.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from math import isfinite
+from typing import Any
+
+from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojson
+from ...errors import InvalidInputError, TemplateError, type_name
+from ...format import Conversation, Tools
+from ...messages import message_dict
+from ...shape import call_body, is_list, part_kind, reasoning_field, reasoning_of
+from ...tools import PreparedTools, rendered_tools
+from . import tokens as t
+
+__all__ = ["render_chatml", "tools_block"]
+
+# Type sets the C-speed checks of the usual input compare with.
+_DICT_ONLY = frozenset({dict})
+_STR_ONLY = frozenset({str})
+# An endless "role" (stateless: safe to share between threads), zipped by map() with the messages.
+_ROLE_KEY = itertools.repeat("role")
+
+_TOOLS_KEY = "chatml.tools_block"
+
+
+class _VisionCount:
+    """The template's ``image_count``/``video_count`` namespaces: one per render call."""
+
+    # Class-level starting values: an instance costs nothing until an image or video is counted.
+    images = 0
+    videos = 0
+
+
+class _Turns:
+    """What one render call's writers share: the messages, where each came from, the counters."""
+
+    __slots__ = ("add_vision_id", "msgs", "origins", "out", "roles", "vision")
+
+    def __init__(
+        self, msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], add_vision_id: Any
+    ) -> None:
+        self.msgs = msgs
+        self.roles = roles
+        # origins[pos] is the caller's index of msgs[pos] (None for the merged system message), for errors.
+        self.origins = origins
+        self.add_vision_id = add_vision_id
+        self.vision = _VisionCount()
+        # Pieces go into `out` as they are and are copied once, by the final join.
+        self.out: list[str] = []
+
+
+# --- Content. ----------------------------------------------------------------------------------------
+
+
+def _content_text(
+    content: Any, index: int | None, vision: _VisionCount, count: bool, is_system: bool, add_vision_id: Any
+) -> str:
+    """The template's ``render_content`` macro (untrimmed); ``index`` names the message in errors."""
+    if isinstance(content, str):
+        return printed(content)
+    if content is None:
+        return ""
+    if not isinstance(content, (list, tuple)):
+        # A mapping or a scalar: the macro's final ``else`` branch.
+        raise TemplateError("Unexpected content type.")
+    pieces = []
+    for j, item in enumerate(content):
+        if not isinstance(item, Mapping):
+            raise InvalidInputError(
+                f"messages[{index}].content[{j}]", f"expected a content part object, got {type_name(item)}"
+            )
+        kind = part_kind(item)
+        if kind == "image":
+            if is_system:
+                raise TemplateError("System message cannot contain images.")
+            if count:
+                vision.images += 1
+            if add_vision_id:
+                pieces.append(f"Picture {vision.images}: ")
+            pieces.append(t.IMAGE)
+        elif kind == "video":
+            if is_system:
+                raise TemplateError("System message cannot contain videos.")
+            if count:
+                vision.videos += 1
+            if add_vision_id:
+                pieces.append(f"Video {vision.videos}: ")
+            pieces.append(t.VIDEO)
+        elif kind == "text":
+            text = item["text"]
+            if not isinstance(text, str):
+                raise InvalidInputError(
+                    f"messages[{index}].content[{j}].text", f"expected a string, got {type_name(text)}"
+                )
+            pieces.append(printed(text))
+        else:
+            raise TemplateError("Unexpected item type in content.")
+    return "".join(pieces)
+
+
+def _text(turns: _Turns, pos: int, count: bool, is_system: bool) -> str:
+    """Message ``pos``'s content as the template renders it, trimmed (``render_content(...)|trim``)."""
+    content = turns.msgs[pos].get("content")
+    if type(content) is str:
+        return content.strip()
+    return _content_text(content, turns.origins[pos], turns.vision, count, is_system, turns.add_vision_id).strip()
+
+
+# --- The messages. -----------------------------------------------------------------------------------
+
+
+def _checked_role(message: Mapping[str, Any], index: int) -> str:
+    role = message.get("role")
+    if not isinstance(role, str):
+        raise InvalidInputError(f"messages[{index}].role", f"expected a string, got {type_name(role)}")
+    return role
+
+
+def _read_messages(
+    messages: Conversation, merge_system: bool, add_vision_id: Any
+) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
+    """The messages as mappings, their roles and their indexes in the caller's list (system merged)."""
+    # The usual input (a list of dicts, string roles) is checked by C-speed passes over the whole
+    # list; anything else message by message.
+    roles: list[Any] | None
+    if type(messages) is list and set(map(type, messages)) <= _DICT_ONLY:
+        msgs: Sequence[Mapping[str, Any]] = messages
+        roles = list(map(dict.get, messages, _ROLE_KEY))  # message.get("role") for each, at C speed
+    else:
+        if not is_list(messages):
+            raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
+        msgs = [message_dict(message, i) for i, message in enumerate(messages)]
+        roles = [message.get("role") for message in msgs]
+    if not set(map(type, roles)) <= _STR_ONLY:
+        roles = None
+    origins: Sequence[int | None] = range(len(msgs))
+    if merge_system and (roles is None or "system" in roles):
+        msgs, roles, origins = _merge_system(msgs, roles, add_vision_id)
+    if not msgs:
+        raise TemplateError("No messages provided.")
+    if roles is None:
+        roles = [_checked_role(message, i) for i, message in enumerate(msgs)]
+    return msgs, roles, origins
+
+
+def _system_text(message: Mapping[str, Any], index: int, add_vision_id: Any) -> str:
+    content = message.get("content")
+    if type(content) is not str:
+        # A system message never reaches the image counter: images in it raise first.
+        content = _content_text(content, index, _VisionCount(), False, True, add_vision_id)
+    return content.strip()
+
+
+def _merge_system(
+    msgs: Sequence[Mapping[str, Any]], roles: list[str] | None, add_vision_id: Any
+) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
+    """The multi-system block: (messages, their roles, their indexes in the caller's list).
+
+    Every system message's content is rendered and trimmed, in message order (so that errors come
+    in the order the template meets them); the non-empty ones, joined with a blank line, become the
+    one leading system message; the others keep their order.
+    """
+    system_texts: list[str] = []
+    kept: list[Mapping[str, Any]] = []
+    kept_roles: list[str] = []
+    origins: list[int | None] = []
+    for i, message in enumerate(msgs):
+        role = roles[i] if roles is not None else _checked_role(message, i)
+        if role == "system":
+            text = _system_text(message, i, add_vision_id)
+            if text:
+                system_texts.append(text)
+        else:
+            kept.append(message)
+            kept_roles.append(role)
+            origins.append(i)
+    if system_texts:
+        kept.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
+        kept_roles.insert(0, "system")
+        origins.insert(0, None)
+    return kept, kept_roles, origins
+
+
+# --- The prologue and the last query. ----------------------------------------------------------------
+
+
+def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
+    pieces = [t.TOOLS_HEADER]
+    append = pieces.append
+    for i, tool in enumerate(tools):
+        if type(tool) is not dict and not isinstance(tool, Mapping):
+            raise InvalidInputError(f"tools[{i}]", f"expected a tool object, got {type_name(tool)}")
+        append("\n")
+        try:
+            append(tojson(tool))
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise not_serialisable(f"tools[{i}]", exc) from None
+    append(t.TOOLS_FOOTER)
+    return "".join(pieces)
+
+
+def tools_block(tools: Tools) -> str:
+    """The system turn's tools text (without the system prompt); empty when no tools are offered.
+
+    Rendered once per toolset (:func:`~prompt_formats.tools.rendered_tools`).
+    """
+    if not tools:
+        return ""
+    if type(tools) is not list and not isinstance(tools, PreparedTools) and not is_list(tools):
+        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
+    return rendered_tools(tools, _TOOLS_KEY, _tools_text)
+
+
+def _write_prologue(turns: _Turns, tools: Tools) -> None:
+    """The system turn: the tools block and the system message's text, or either alone, or nothing."""
+    out = turns.out
+    block = tools_block(tools)
+    has_system = turns.roles[0] == "system"
+    if has_system:
+        system_text = _text(turns, 0, False, True)
+    if block:
+        out.append(block)
+        if has_system and system_text:
+            out.append("\n\n" + system_text)
+        out.append(t.TURN_END)
+    elif has_system:
+        out.append(t.SYSTEM_TURN + system_text + t.TURN_END)
+
+
+def _last_query(turns: _Turns) -> int:
+    """The position of the last user message that is not a wrapped tool response; none raises."""
+    roles = turns.roles
+    for pos in range(len(roles) - 1, -1, -1):
+        if roles[pos] == "user":
+            query = _text(turns, pos, False, False)
+            if not (query.startswith(t.TOOL_RESPONSE_OPEN) and query.endswith(t.TOOL_RESPONSE_CLOSE)):
+                return pos
+    raise TemplateError("No user query found in messages.")
+
+
+# --- The assistant's turn. ---------------------------------------------------------------------------
+
+
+def _reasoning_and_content(message: Mapping[str, Any], content: str, index: int | None) -> tuple[str, str]:
+    """The turn's reasoning (its field, else the ``<think>`` block in its content) and its content."""
+    reasoning = reasoning_of(message)
+    if reasoning is None:
+        if t.THINK_CLOSE in content:
+            reasoning = content.split(t.THINK_CLOSE)[0].rstrip("\n").split(t.THINK_OPEN)[-1].lstrip("\n")
+            return reasoning, content.split(t.THINK_CLOSE)[-1].lstrip("\n")
+        return "", content
+    if type(reasoning) is not str and not isinstance(reasoning, str):
+        key = reasoning_field(message)
+        raise InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(reasoning)}")
+    return reasoning, content
+
+
+def _call_path(index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    return f"messages[{index}].tool_calls[{k}]" + (".function" if "function" in calls[k] else "")
+
+
+def _call_function(call: Any, index: int | None, calls: Sequence[Any], k: int) -> tuple[str, Any]:
+    """A tool call's name (its characters, as an exact ``str``) and its arguments (unchecked)."""
+    if type(call) is not dict and not isinstance(call, Mapping):
+        raise InvalidInputError(f"messages[{index}].tool_calls[{k}]", f"expected an object, got {type_name(call)}")
+    function = call_body(call)
+    if type(function) is not dict and function is not call and not isinstance(function, Mapping):
+        raise InvalidInputError(
+            f"messages[{index}].tool_calls[{k}].function", f"expected an object, got {type_name(function)}"
+        )
+    name = function.get("name")
+    if type(name) is not str:
+        # The template concatenates the name with text, which copies its characters.
+        if not isinstance(name, str):
+            raise InvalidInputError(_call_path(index, calls, k) + ".name", f"expected a string, got {type_name(name)}")
+        name = str.__str__(name)
+    return name, function.get("arguments")  # absent and null arguments both render nothing
+
+
+def _argument_text(value: Any) -> str:
+    """A tool-call argument value that is not an exact ``str``, as the template writes it."""
+    kind = type(value)
+    # The usual kinds inline, spelt as tojson spells them.
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is dict or kind is list:
+        return "".join(json_chunks(value, 0))
+    if kind is float and isfinite(value):
+        return float.__repr__(value)
+    return text_or_json(value)
+
+
+def _write_arguments(
+    out: list[str], arguments: Mapping[Any, Any], index: int | None, calls: Sequence[Any], k: int
+) -> None:
+    """One ``<parameter=…>`` block per argument; names and values made exact strings first, so that
+    the f-string copies characters and calls nothing."""
+    for key, value in arguments.items():
+        if type(key) is not str:
+            if not isinstance(key, str):
+                problem = f"expected string keys, got {type_name(key)} key {key!r}"
+                raise InvalidInputError(_call_path(index, calls, k) + ".arguments", problem)
+            key = str.__str__(key)
+        if type(value) is not str:
+            try:
+                value = _argument_text(value)
+            except (TypeError, ValueError, RecursionError) as exc:
+                raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
+        out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
+
+
+def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None) -> None:
+    """The turn's tool calls, and its end."""
+    if type(calls) is not list and not isinstance(calls, (list, tuple)):
+        raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
+    # The first call follows the content after a blank line (right away when there is none); each
+    # later one follows the previous call's end. (`content` is trimmed text, or what follows
+    # "</think>" in it: empty, or ending in a non-space, so the template's `content|trim` is empty
+    # just when it is.)
+    opening = t.CALL_AFTER_CONTENT if content else t.CALL_FIRST
+    for k, call in enumerate(calls):
+        name, arguments = _call_function(call, index, calls, k)
+        if arguments is None:
+            out.append(f"{opening}{name}>\n")
+        elif type(arguments) is dict or isinstance(arguments, Mapping):
+            out.append(f"{opening}{name}>\n")
+            _write_arguments(out, arguments, index, calls, k)
+        elif isinstance(arguments, str):
+            out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
+        else:
+            raise InvalidInputError(
+                _call_path(index, calls, k) + ".arguments",
+                f"expected an object or a JSON string, got {type_name(arguments)}",
+            )
+        opening = t.CALL_NEXT
+    out.append(t.CALLS_END)
+
+
+def _write_assistant(out: list[str], message: Mapping[str, Any], content: str, index: int | None,
+                     keeps_thinking: bool) -> None:
+    reasoning, content = _reasoning_and_content(message, content, index)
+    if keeps_thinking:
+        out.extend((t.ASSISTANT_THINKING, reasoning.strip(), t.THINK_BLOCK_END, content))
+    else:
+        out.extend((t.ASSISTANT_TURN, content))
+    calls = message.get("tool_calls")
+    if calls:
+        _write_tool_calls(out, calls, content, index)
+    else:
+        out.append(t.TURN_END)
+
+
+# --- The other roles, and the template's order. ------------------------------------------------------
+
+
+def _write_tool(out: list[str], content: str, opens_run: bool, closes_run: bool) -> None:
+    """A tool result: a run of them is one user turn."""
+    out.extend((t.TOOL_RESPONSE_FIRST if opens_run else t.TOOL_RESPONSE_NEXT, content,
+                t.TOOL_RESPONSE_LAST if closes_run else t.TOOL_RESPONSE_MORE))
+
+
+def _write_user(out: list[str], content: str) -> None:
+    out.extend((t.USER_TURN, content, t.TURN_END))
+
+
+def _write_turns(turns: _Turns, thinking_after: int) -> None:
+    """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning."""
+    out, roles, origins = turns.out, turns.roles, turns.origins
+    last = len(roles) - 1
+    for pos, (role, message) in enumerate(zip(roles, turns.msgs, strict=True)):
+        content = message.get("content")
+        if type(content) is str:
+            content = content.strip()
+        else:
+            content = _content_text(content, origins[pos], turns.vision, True, False, turns.add_vision_id).strip()
+        # The template's branches, most frequent first (a role equals at most one of these names).
+        if role == "tool":
+            _write_tool(out, content, pos > 0 and roles[pos - 1] != "tool", pos == last or roles[pos + 1] != "tool")
+        elif role == "assistant":
+            _write_assistant(out, message, content, origins[pos], pos > thinking_after)
+        elif role == "user":
+            _write_user(out, content)
+        elif role == "system":
+            if pos:
+                raise TemplateError("System message must be at the beginning.")
+        else:
+            raise TemplateError("Unexpected message role.")
+
+
+def render_chatml(
+    messages: Conversation,
+    tools: Tools = None,
+    add_generation_prompt: Any = False,
+    merge_system: bool = False,
+    *,
+    enable_thinking: Any = None,
+    preserve_thinking: Any = None,
+    add_vision_id: Any = None,
+) -> str:
+    """Render ``messages`` exactly as the Qwen3.6 template does.
+
+    ``merge_system=True`` is the multi-system template (every system message merged into one leading
+    system turn); ``False`` the upstream one (a system message anywhere but first raises).
+    Options have the template's semantics: ``enable_thinking`` disables only when it ``is False``,
+    ``preserve_thinking`` enables only when it ``is True``, ``add_vision_id`` by truthiness.
+    Cost is linear in the size of the input: each message is visited a bounded number of times and
+    the prompt is joined once, at the end.
+    """
+    turns = _Turns(*_read_messages(messages, merge_system, add_vision_id), add_vision_id)
+    _write_prologue(turns, tools)
+    last_query = _last_query(turns)
+    _write_turns(turns, -1 if preserve_thinking is True else last_query)
+    if add_generation_prompt:
+        turns.out.append(t.GENERATION_PROMPT_NO_THINKING if enable_thinking is False else t.GENERATION_PROMPT)
+    return "".join(turns.out)
