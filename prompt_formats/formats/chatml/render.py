@@ -27,7 +27,32 @@ from ...format import Conversation, Tools
 from ...messages import message_dict
 from ...shape import call_body, is_list, part_kind, reasoning_field, reasoning_of
 from ...tools import PreparedTools, rendered_tools
-from . import tokens as t
+from .tokens import (
+    ASSISTANT_THINKING,
+    ASSISTANT_TURN,
+    CALL_AFTER_CONTENT,
+    CALL_FIRST,
+    CALL_NEXT,
+    CALLS_END,
+    GENERATION_PROMPT,
+    GENERATION_PROMPT_NO_THINKING,
+    IMAGE,
+    SYSTEM_TURN,
+    THINK_BLOCK_END,
+    THINK_CLOSE,
+    THINK_OPEN,
+    TOOL_RESPONSE_CLOSE,
+    TOOL_RESPONSE_FIRST,
+    TOOL_RESPONSE_LAST,
+    TOOL_RESPONSE_MORE,
+    TOOL_RESPONSE_NEXT,
+    TOOL_RESPONSE_OPEN,
+    TOOLS_FOOTER,
+    TOOLS_HEADER,
+    TURN_END,
+    USER_TURN,
+    VIDEO,
+)
 
 __all__ = ["render_chatml", "tools_block"]
 
@@ -46,24 +71,6 @@ class _VisionCount:
     # Class-level starting values: an instance costs nothing until an image or video is counted.
     images = 0
     videos = 0
-
-
-class _Turns:
-    """What one render call's writers share: the messages, where each came from, the counters."""
-
-    __slots__ = ("add_vision_id", "msgs", "origins", "out", "roles", "vision")
-
-    def __init__(
-        self, msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], add_vision_id: Any
-    ) -> None:
-        self.msgs = msgs
-        self.roles = roles
-        # origins[pos] is the caller's index of msgs[pos] (None for the merged system message), for errors.
-        self.origins = origins
-        self.add_vision_id = add_vision_id
-        self.vision = _VisionCount()
-        # Pieces go into `out` as they are and are copied once, by the final join.
-        self.out: list[str] = []
 
 
 # --- Content. ----------------------------------------------------------------------------------------
@@ -94,7 +101,7 @@ def _content_text(
                 vision.images += 1
             if add_vision_id:
                 pieces.append(f"Picture {vision.images}: ")
-            pieces.append(t.IMAGE)
+            pieces.append(IMAGE)
         elif kind == "video":
             if is_system:
                 raise TemplateError("System message cannot contain videos.")
@@ -102,7 +109,7 @@ def _content_text(
                 vision.videos += 1
             if add_vision_id:
                 pieces.append(f"Video {vision.videos}: ")
-            pieces.append(t.VIDEO)
+            pieces.append(VIDEO)
         elif kind == "text":
             text = item["text"]
             if not isinstance(text, str):
@@ -115,12 +122,15 @@ def _content_text(
     return "".join(pieces)
 
 
-def _text(turns: _Turns, pos: int, count: bool, is_system: bool) -> str:
-    """Message ``pos``'s content as the template renders it, trimmed (``render_content(...)|trim``)."""
-    content = turns.msgs[pos].get("content")
+def _text(
+    message: Mapping[str, Any], index: int | None, vision: _VisionCount, count: bool, is_system: bool,
+    add_vision_id: Any,
+) -> str:
+    """A message's content as the template renders it, trimmed (``render_content(...)|trim``)."""
+    content = message.get("content")
     if type(content) is str:
         return content.strip()
-    return _content_text(content, turns.origins[pos], turns.vision, count, is_system, turns.add_vision_id).strip()
+    return _content_text(content, index, vision, count, is_system, add_vision_id).strip()
 
 
 # --- The messages. -----------------------------------------------------------------------------------
@@ -177,6 +187,8 @@ def _merge_system(
     in the order the template meets them); the non-empty ones, joined with a blank line, become the
     one leading system message; the others keep their order.
     """
+    if roles is not None:
+        return _merge_known_roles(msgs, roles, add_vision_id)
     system_texts: list[str] = []
     kept: list[Mapping[str, Any]] = []
     kept_roles: list[str] = []
@@ -191,18 +203,56 @@ def _merge_system(
             kept.append(message)
             kept_roles.append(role)
             origins.append(i)
-    if system_texts:
-        kept.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
+    return _with_system(system_texts, kept, kept_roles, origins)
+
+
+def _with_system(
+    texts: list[str], kept: list[Mapping[str, Any]], kept_roles: list[str], origins: list[int | None]
+) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
+    """The kept messages after one merged system message of ``texts`` (none when they are empty)."""
+    if texts:
+        kept.insert(0, {"role": "system", "content": "\n\n".join(texts)})
         kept_roles.insert(0, "system")
         origins.insert(0, None)
     return kept, kept_roles, origins
+
+
+def _merge_known_roles(
+    msgs: Sequence[Mapping[str, Any]], roles: list[str], add_vision_id: Any
+) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
+    """:func:`_merge_system` when every role is a string (only system contents can raise then, read
+    in order): the messages between system messages are copied a run at a time, and one leading
+    system message with text (the usual case) is kept as it is (the turn trims it anyway).
+
+    Fast path for the "agent" and "everyday" rows of benchmarks/ab_chatml.py (the per-message loop
+    of _merge_system costs a Python step per message of a long conversation).
+    """
+    systems = roles.count("system")
+    if systems == 1 and roles[0] == "system" and type(msgs[0].get("content")) is str:
+        if msgs[0]["content"].strip():
+            return msgs, roles, range(len(msgs))
+        return msgs[1:], roles[1:], range(1, len(msgs))
+    positions = [roles.index("system")]
+    for _ in range(systems - 1):
+        positions.append(roles.index("system", positions[-1] + 1))
+    texts = [_system_text(msgs[i], i, add_vision_id) for i in positions]
+    kept: list[Mapping[str, Any]] = []
+    kept_roles: list[str] = []
+    origins: list[int | None] = []
+    start = 0
+    for end in [*positions, len(msgs)]:
+        kept += msgs[start:end]
+        kept_roles += roles[start:end]
+        origins += range(start, end)
+        start = end + 1
+    return _with_system([text for text in texts if text], kept, kept_roles, origins)
 
 
 # --- The prologue and the last query. ----------------------------------------------------------------
 
 
 def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
-    pieces = [t.TOOLS_HEADER]
+    pieces = [TOOLS_HEADER]
     append = pieces.append
     for i, tool in enumerate(tools):
         if type(tool) is not dict and not isinstance(tool, Mapping):
@@ -212,7 +262,7 @@ def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
             append(tojson(tool))
         except (TypeError, ValueError, RecursionError) as exc:
             raise not_serialisable(f"tools[{i}]", exc) from None
-    append(t.TOOLS_FOOTER)
+    append(TOOLS_FOOTER)
     return "".join(pieces)
 
 
@@ -228,29 +278,33 @@ def tools_block(tools: Tools) -> str:
     return rendered_tools(tools, _TOOLS_KEY, _tools_text)
 
 
-def _write_prologue(turns: _Turns, tools: Tools) -> None:
-    """The system turn: the tools block and the system message's text, or either alone, or nothing."""
-    out = turns.out
+def _prologue(
+    msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: _VisionCount, add_vision_id: Any
+) -> list[str]:
+    """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
     block = tools_block(tools)
-    has_system = turns.roles[0] == "system"
+    has_system = roles[0] == "system"
     if has_system:
-        system_text = _text(turns, 0, False, True)
+        # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
+        system_text = _text(msgs[0], 0, vision, False, True, add_vision_id)
     if block:
-        out.append(block)
         if has_system and system_text:
-            out.append("\n\n" + system_text)
-        out.append(t.TURN_END)
-    elif has_system:
-        out.append(t.SYSTEM_TURN + system_text + t.TURN_END)
+            return [block, "\n\n" + system_text, TURN_END]
+        return [block, TURN_END]
+    if has_system:
+        return [SYSTEM_TURN + system_text + TURN_END]
+    return []
 
 
-def _last_query(turns: _Turns) -> int:
+def _last_query(
+    msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], vision: _VisionCount,
+    add_vision_id: Any,
+) -> int:
     """The position of the last user message that is not a wrapped tool response; none raises."""
-    roles = turns.roles
     for pos in range(len(roles) - 1, -1, -1):
         if roles[pos] == "user":
-            query = _text(turns, pos, False, False)
-            if not (query.startswith(t.TOOL_RESPONSE_OPEN) and query.endswith(t.TOOL_RESPONSE_CLOSE)):
+            query = _text(msgs[pos], origins[pos], vision, False, False, add_vision_id)
+            if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
                 return pos
     raise TemplateError("No user query found in messages.")
 
@@ -258,92 +312,98 @@ def _last_query(turns: _Turns) -> int:
 # --- The assistant's turn. ---------------------------------------------------------------------------
 
 
-def _reasoning_and_content(message: Mapping[str, Any], content: str, index: int | None) -> tuple[str, str]:
-    """The turn's reasoning (its field, else the ``<think>`` block in its content) and its content."""
-    reasoning = reasoning_of(message)
-    if reasoning is None:
-        if t.THINK_CLOSE in content:
-            reasoning = content.split(t.THINK_CLOSE)[0].rstrip("\n").split(t.THINK_OPEN)[-1].lstrip("\n")
-            return reasoning, content.split(t.THINK_CLOSE)[-1].lstrip("\n")
-        return "", content
-    if type(reasoning) is not str and not isinstance(reasoning, str):
-        key = reasoning_field(message)
-        raise InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(reasoning)}")
-    return reasoning, content
+def _split_think(content: str) -> tuple[str, str]:
+    """A turn without a reasoning field whose content holds ``</think>``: the reasoning, the rest."""
+    reasoning = content.split(THINK_CLOSE)[0].rstrip("\n").split(THINK_OPEN)[-1].lstrip("\n")
+    return reasoning, content.split(THINK_CLOSE)[-1].lstrip("\n")
+
+
+def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInputError:
+    key = reasoning_field(message)
+    return InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(reasoning_of(message))}")
+
+
+def _not_an_object(path: str, value: Any) -> InvalidInputError:
+    return InvalidInputError(path, f"expected an object, got {type_name(value)}")
 
 
 def _call_path(index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
     return f"messages[{index}].tool_calls[{k}]" + (".function" if "function" in calls[k] else "")
 
 
-def _call_function(call: Any, index: int | None, calls: Sequence[Any], k: int) -> tuple[str, Any]:
-    """A tool call's name (its characters, as an exact ``str``) and its arguments (unchecked)."""
-    if type(call) is not dict and not isinstance(call, Mapping):
-        raise InvalidInputError(f"messages[{index}].tool_calls[{k}]", f"expected an object, got {type_name(call)}")
-    function = call_body(call)
-    if type(function) is not dict and function is not call and not isinstance(function, Mapping):
-        raise InvalidInputError(
-            f"messages[{index}].tool_calls[{k}].function", f"expected an object, got {type_name(function)}"
-        )
-    name = function.get("name")
-    if type(name) is not str:
-        # The template concatenates the name with text, which copies its characters.
-        if not isinstance(name, str):
-            raise InvalidInputError(_call_path(index, calls, k) + ".name", f"expected a string, got {type_name(name)}")
-        name = str.__str__(name)
-    return name, function.get("arguments")  # absent and null arguments both render nothing
+def _call_name(name: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    """A tool call's name that is not an exact ``str``: its characters (the template concatenates it
+    with text, which copies characters), or the error."""
+    if not isinstance(name, str):
+        raise InvalidInputError(_call_path(index, calls, k) + ".name", f"expected a string, got {type_name(name)}")
+    return str.__str__(name)
 
 
-def _argument_text(value: Any) -> str:
-    """A tool-call argument value that is not an exact ``str``, as the template writes it."""
-    kind = type(value)
-    # The usual kinds inline, spelt as tojson spells them.
-    if kind is int:
-        return int.__repr__(value)
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is dict or kind is list:
-        return "".join(json_chunks(value, 0))
-    if kind is float and isfinite(value):
-        return float.__repr__(value)
-    return text_or_json(value)
+def _argument_name(key: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    """A tool-call argument's name that is not an exact ``str``: its characters, or the error."""
+    if not isinstance(key, str):
+        problem = f"expected string keys, got {type_name(key)} key {key!r}"
+        raise InvalidInputError(_call_path(index, calls, k) + ".arguments", problem)
+    return str.__str__(key)
 
 
-def _write_arguments(
-    out: list[str], arguments: Mapping[Any, Any], index: int | None, calls: Sequence[Any], k: int
-) -> None:
-    """One ``<parameter=…>`` block per argument; names and values made exact strings first, so that
-    the f-string copies characters and calls nothing."""
-    for key, value in arguments.items():
-        if type(key) is not str:
-            if not isinstance(key, str):
-                problem = f"expected string keys, got {type_name(key)} key {key!r}"
-                raise InvalidInputError(_call_path(index, calls, k) + ".arguments", problem)
-            key = str.__str__(key)
-        if type(value) is not str:
-            try:
-                value = _argument_text(value)
-            except (TypeError, ValueError, RecursionError) as exc:
-                raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
-        out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
+def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int, key: str) -> str:
+    """A tool-call argument value that is not an exact ``str``, as the template writes it, or the error."""
+    try:
+        kind = type(value)
+        # The usual kinds inline, spelt as tojson spells them.
+        if kind is int:
+            return int.__repr__(value)
+        if kind is bool:
+            return "true" if value else "false"
+        if kind is dict or kind is list:
+            return "".join(json_chunks(value, 0))
+        if kind is float and isfinite(value):
+            return float.__repr__(value)
+        return text_or_json(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
 
 
 def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None) -> None:
-    """The turn's tool calls, and its end."""
+    """The turn's tool calls, and its end. Names and argument values are made exact strings first,
+    so that the f-strings copy characters and call nothing."""
     if type(calls) is not list and not isinstance(calls, (list, tuple)):
         raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
     # The first call follows the content after a blank line (right away when there is none); each
     # later one follows the previous call's end. (`content` is trimmed text, or what follows
     # "</think>" in it: empty, or ending in a non-space, so the template's `content|trim` is empty
     # just when it is.)
-    opening = t.CALL_AFTER_CONTENT if content else t.CALL_FIRST
+    opening = CALL_AFTER_CONTENT if content else CALL_FIRST
     for k, call in enumerate(calls):
-        name, arguments = _call_function(call, index, calls, k)
+        if type(call) is not dict and not isinstance(call, Mapping):
+            raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
+        function = call_body(call)
+        if type(function) is not dict and function is not call and not isinstance(function, Mapping):
+            raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
+        name = function.get("name")
+        if type(name) is not str:
+            name = _call_name(name, index, calls, k)
+        arguments = function.get("arguments")  # absent and null both render nothing
         if arguments is None:
             out.append(f"{opening}{name}>\n")
         elif type(arguments) is dict or isinstance(arguments, Mapping):
             out.append(f"{opening}{name}>\n")
-            _write_arguments(out, arguments, index, calls, k)
+            for key, value in arguments.items():
+                if type(key) is not str:
+                    key = _argument_name(key, index, calls, k)
+                if type(value) is not str:
+                    kind = type(value)
+                    if kind is dict or kind is list:
+                        # Fast path for the "agent" row of benchmarks/ab_chatml.py (its arguments are
+                        # mostly lists and dicts): _argument_text's own branch, without the call.
+                        try:
+                            value = "".join(json_chunks(value, 0))
+                        except (TypeError, ValueError, RecursionError):
+                            value = _argument_text(value, index, calls, k, key)  # raises the same error
+                    else:
+                        value = _argument_text(value, index, calls, k, key)
+                out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
         else:
@@ -351,22 +411,31 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                 _call_path(index, calls, k) + ".arguments",
                 f"expected an object or a JSON string, got {type_name(arguments)}",
             )
-        opening = t.CALL_NEXT
-    out.append(t.CALLS_END)
+        opening = CALL_NEXT
+    out.append(CALLS_END)
 
 
-def _write_assistant(out: list[str], message: Mapping[str, Any], content: str, index: int | None,
-                     keeps_thinking: bool) -> None:
-    reasoning, content = _reasoning_and_content(message, content, index)
+def _write_assistant(
+    out: list[str], message: Mapping[str, Any], content: str, index: int | None, keeps_thinking: bool
+) -> None:
+    """An assistant turn: its reasoning resolved (a field, else the ``<think>`` block of its
+    content), kept or dropped, then its content and tool calls."""
+    reasoning = reasoning_of(message)
+    if reasoning is None:
+        reasoning = ""
+        if THINK_CLOSE in content:
+            reasoning, content = _split_think(content)
+    elif type(reasoning) is not str and not isinstance(reasoning, str):
+        raise _bad_reasoning(message, index)
     if keeps_thinking:
-        out.extend((t.ASSISTANT_THINKING, reasoning.strip(), t.THINK_BLOCK_END, content))
+        out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
     else:
-        out.extend((t.ASSISTANT_TURN, content))
+        out.extend((ASSISTANT_TURN, content))
     calls = message.get("tool_calls")
     if calls:
         _write_tool_calls(out, calls, content, index)
     else:
-        out.append(t.TURN_END)
+        out.append(TURN_END)
 
 
 # --- The other roles, and the template's order. ------------------------------------------------------
@@ -374,31 +443,35 @@ def _write_assistant(out: list[str], message: Mapping[str, Any], content: str, i
 
 def _write_tool(out: list[str], content: str, opens_run: bool, closes_run: bool) -> None:
     """A tool result: a run of them is one user turn."""
-    out.extend((t.TOOL_RESPONSE_FIRST if opens_run else t.TOOL_RESPONSE_NEXT, content,
-                t.TOOL_RESPONSE_LAST if closes_run else t.TOOL_RESPONSE_MORE))
+    out.extend((TOOL_RESPONSE_FIRST if opens_run else TOOL_RESPONSE_NEXT, content,
+                TOOL_RESPONSE_LAST if closes_run else TOOL_RESPONSE_MORE))
 
 
 def _write_user(out: list[str], content: str) -> None:
-    out.extend((t.USER_TURN, content, t.TURN_END))
+    out.extend((USER_TURN, content, TURN_END))
 
 
-def _write_turns(turns: _Turns, thinking_after: int) -> None:
+def _write_turns(
+    out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
+    vision: _VisionCount, add_vision_id: Any, thinking_after: int,
+) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning."""
-    out, roles, origins = turns.out, turns.roles, turns.origins
     last = len(roles) - 1
-    for pos, (role, message) in enumerate(zip(roles, turns.msgs, strict=True)):
+    for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
         content = message.get("content")
         if type(content) is str:
             content = content.strip()
         else:
-            content = _content_text(content, origins[pos], turns.vision, True, False, turns.add_vision_id).strip()
+            content = _content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
         # The template's branches, most frequent first (a role equals at most one of these names).
         if role == "tool":
-            _write_tool(out, content, pos > 0 and roles[pos - 1] != "tool", pos == last or roles[pos + 1] != "tool")
+            # A run of tool results is one user turn.
+            out.extend((TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT, content,
+                        TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE))
         elif role == "assistant":
             _write_assistant(out, message, content, origins[pos], pos > thinking_after)
         elif role == "user":
-            _write_user(out, content)
+            out.extend((USER_TURN, content, TURN_END))
         elif role == "system":
             if pos:
                 raise TemplateError("System message must be at the beginning.")
@@ -425,10 +498,12 @@ def render_chatml(
     Cost is linear in the size of the input: each message is visited a bounded number of times and
     the prompt is joined once, at the end.
     """
-    turns = _Turns(*_read_messages(messages, merge_system, add_vision_id), add_vision_id)
-    _write_prologue(turns, tools)
-    last_query = _last_query(turns)
-    _write_turns(turns, -1 if preserve_thinking is True else last_query)
+    msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
+    # The template's image and video counters; only list content reads them.
+    vision = _VisionCount()
+    out = _prologue(msgs, roles, tools, vision, add_vision_id)
+    last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
+    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query)
     if add_generation_prompt:
-        turns.out.append(t.GENERATION_PROMPT_NO_THINKING if enable_thinking is False else t.GENERATION_PROMPT)
-    return "".join(turns.out)
+        out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
+    return "".join(out)
