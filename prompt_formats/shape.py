@@ -59,13 +59,11 @@ def reasoning_field(message: Mapping[str, Any]) -> str | None:
 
 def reasoning_of(message: Mapping[str, Any]) -> Any:
     """``message``'s reasoning (any type, unchecked), or ``None`` when it has none."""
-    # REASONING_FIELDS, unrolled: every assistant turn asks (the "everyday" row of benchmarks/ab_chatml.py).
-    value = message.get("reasoning_content")
-    if value is None:
-        value = message.get("thinking")
-        if value is None:
-            value = message.get("reasoning")
-    return value
+    for key in REASONING_FIELDS:
+        value = message.get(key)
+        if value is not None:
+            return value
+    return None
 
 
 def call_body(call: Mapping[str, Any]) -> Any:

@@ -101,9 +101,7 @@ class ChatMLFormat(ChatFormat):
         if guard is not None:
             tools = guard.guard_tools(tools)
             messages = guard.guard_messages(messages)
-        if options:
-            return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
-        return render_chatml(messages, tools, add_generation_prompt, self.merge_system)
+        return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"

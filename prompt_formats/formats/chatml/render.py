@@ -187,8 +187,6 @@ def _merge_system(
     in the order the template meets them); the non-empty ones, joined with a blank line, become the
     one leading system message; the others keep their order.
     """
-    if roles is not None:
-        return _merge_known_roles(msgs, roles, add_vision_id)
     system_texts: list[str] = []
     kept: list[Mapping[str, Any]] = []
     kept_roles: list[str] = []
@@ -203,49 +201,11 @@ def _merge_system(
             kept.append(message)
             kept_roles.append(role)
             origins.append(i)
-    return _with_system(system_texts, kept, kept_roles, origins)
-
-
-def _with_system(
-    texts: list[str], kept: list[Mapping[str, Any]], kept_roles: list[str], origins: list[int | None]
-) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
-    """The kept messages after one merged system message of ``texts`` (none when they are empty)."""
-    if texts:
-        kept.insert(0, {"role": "system", "content": "\n\n".join(texts)})
+    if system_texts:
+        kept.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
         kept_roles.insert(0, "system")
         origins.insert(0, None)
     return kept, kept_roles, origins
-
-
-def _merge_known_roles(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str], add_vision_id: Any
-) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
-    """:func:`_merge_system` when every role is a string (only system contents can raise then, read
-    in order): the messages between system messages are copied a run at a time, and one leading
-    system message with text (the usual case) is kept as it is (the turn trims it anyway).
-
-    Fast path for the "agent" and "everyday" rows of benchmarks/ab_chatml.py (the per-message loop
-    of _merge_system costs a Python step per message of a long conversation).
-    """
-    systems = roles.count("system")
-    if systems == 1 and roles[0] == "system" and type(msgs[0].get("content")) is str:
-        if msgs[0]["content"].strip():
-            return msgs, roles, range(len(msgs))
-        return msgs[1:], roles[1:], range(1, len(msgs))
-    positions = [roles.index("system")]
-    for _ in range(systems - 1):
-        positions.append(roles.index("system", positions[-1] + 1))
-    texts = [_system_text(msgs[i], i, add_vision_id) for i in positions]
-    kept: list[Mapping[str, Any]] = []
-    kept_roles: list[str] = []
-    origins: list[int | None] = []
-    start = 0
-    for end in [*positions, len(msgs)]:
-        kept += msgs[start:end]
-        kept_roles += roles[start:end]
-        origins += range(start, end)
-        start = end + 1
-    return _with_system([text for text in texts if text], kept, kept_roles, origins)
 
 
 # --- The prologue and the last query. ----------------------------------------------------------------
@@ -351,7 +311,8 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
     """A tool-call argument value that is not an exact ``str``, as the template writes it, or the error."""
     try:
         kind = type(value)
-        # The usual kinds inline, spelt as tojson spells them.
+        # Fast path for the "everyday" row of benchmarks/ab_chatml.py: the usual kinds spelt here as
+        # tojson spells them (exact types only), saving text_or_json's and tojson's dispatch.
         if kind is int:
             return int.__repr__(value)
         if kind is bool:
@@ -393,16 +354,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                 if type(key) is not str:
                     key = _argument_name(key, index, calls, k)
                 if type(value) is not str:
-                    kind = type(value)
-                    if kind is dict or kind is list:
-                        # Fast path for the "agent" row of benchmarks/ab_chatml.py (its arguments are
-                        # mostly lists and dicts): _argument_text's own branch, without the call.
-                        try:
-                            value = "".join(json_chunks(value, 0))
-                        except (TypeError, ValueError, RecursionError):
-                            value = _argument_text(value, index, calls, k, key)  # raises the same error
-                    else:
-                        value = _argument_text(value, index, calls, k, key)
+                    value = _argument_text(value, index, calls, k, key)
                 out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
@@ -448,6 +400,7 @@ def _write_tool(out: list[str], content: str, opens_run: bool, closes_run: bool)
 
 
 def _write_user(out: list[str], content: str) -> None:
+    """A user turn."""
     out.extend((USER_TURN, content, TURN_END))
 
 
@@ -465,13 +418,11 @@ def _write_turns(
             content = _content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
         # The template's branches, most frequent first (a role equals at most one of these names).
         if role == "tool":
-            # A run of tool results is one user turn.
-            out.extend((TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT, content,
-                        TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE))
+            _write_tool(out, content, pos > 0 and roles[pos - 1] != "tool", pos == last or roles[pos + 1] != "tool")
         elif role == "assistant":
             _write_assistant(out, message, content, origins[pos], pos > thinking_after)
         elif role == "user":
-            out.extend((USER_TURN, content, TURN_END))
+            _write_user(out, content)
         elif role == "system":
             if pos:
                 raise TemplateError("System message must be at the beginning.")
