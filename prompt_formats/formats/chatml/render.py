@@ -187,6 +187,13 @@ def _merge_system(
     in the order the template meets them); the non-empty ones, joined with a blank line, become the
     one leading system message; the others keep their order.
     """
+    if (roles is not None and roles[0] == "system" and type(msgs[0].get("content")) is str
+            and roles.count("system") == 1):
+        # Fast path for the "everyday" row of benchmarks/ab_chatml.py: one leading system message with
+        # text, the usual case, is the merged message itself (its turn trims it), or nothing if blank.
+        if msgs[0]["content"].strip():
+            return msgs, roles, range(len(msgs))
+        return msgs[1:], roles[1:], range(1, len(msgs))
     system_texts: list[str] = []
     kept: list[Mapping[str, Any]] = []
     kept_roles: list[str] = []
