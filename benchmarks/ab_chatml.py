@@ -8,13 +8,14 @@ revision's (the script stops on a difference). Timing as in the other benchmarks
 interleaved rounds, CPU time of the thread, fastest round; the everyday corpus in blocks
 (``timing.in_blocks``).
 
-Rows: the revision with plain tool dicts (before the content-keyed cache existed, this is every
-call), the working tree with plain tool dicts at first sight (cache cleared before each render)
-and with a repeated toolset (cache warm), and both with prepared toolsets.
+Rows, each for the revision and the working tree: plain tool dicts at first sight (the plain-tools
+cache cleared before each render; a revision without that cache renders every call so), plain
+tool dicts with a repeated toolset (cache warm), and prepared toolsets. Each row of the working
+tree is given relative to the revision's row of the same kind.
 
 Usage::
 
-    .venv/bin/python benchmarks/ab_chatml.py [--against 4d42462] [--rounds 11]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/ab_chatml.py [--against 6f0653a] [--rounds 11]
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ from prompt_formats.tools import PLAIN_TOOLS_CACHE
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load_revision(revision: str, tmp: Path) -> tuple[ModuleType, Callable[[Any], Any]]:
+def load_revision(revision: str, tmp: Path) -> tuple[ModuleType, Callable[[Any], Any], Callable[[], None]]:
     """The ChatML family of ``revision`` (``prompt_formats.formats.chatml``, a module or a package)
-    and that revision's ``prepare_tools`` (a toolset is prepared by the library that renders it).
+    that revision's ``prepare_tools`` (a toolset is prepared by the library that renders it) and
+    the ``clear`` of its plain-tools cache.
 
     The revision's whole ``prompt_formats`` is extracted and imported under another name, so the
     modules it imports are its own (a name the working tree has moved or removed still resolves).
@@ -61,7 +63,10 @@ def load_revision(revision: str, tmp: Path) -> tuple[ModuleType, Callable[[Any],
     (tmp / "prompt_formats").rename(tmp / name)
     sys.path.insert(0, str(tmp))
     try:
-        return importlib.import_module(f"{name}.formats.chatml"), importlib.import_module(name).prepare_tools
+        package = importlib.import_module(name)
+        cache = getattr(importlib.import_module(f"{name}.tools"), "PLAIN_TOOLS_CACHE", None)
+        clear = cache.clear if cache is not None else lambda: None  # no cache: every call is a first sight
+        return importlib.import_module(f"{name}.formats.chatml"), package.prepare_tools, clear
     finally:
         sys.path.remove(str(tmp))
 
@@ -74,9 +79,10 @@ def multi_system(module: ModuleType) -> pf.ChatFormat:
 Job = tuple[Any, Any]
 
 
-def worker(fmt: pf.ChatFormat, clear_first: bool = False) -> Callable[[Sequence[Job]], None]:
+def worker(fmt: pf.ChatFormat, clear: Callable[[], None] | None = None) -> Callable[[Sequence[Job]], None]:
+    """Render each job; with ``clear``, after calling it (the plain-tools cache at first sight)."""
     render = fmt.render
-    clear = PLAIN_TOOLS_CACHE.clear
+    clear_first = clear is not None
 
     def work(jobs: Sequence[Job]) -> None:
         for messages, tools in jobs:
@@ -96,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # Kept until the end: the revision's modules import from it lazily.
     tmp = tempfile.TemporaryDirectory()
-    revision_chatml, revision_prepare_tools = load_revision(args.against, Path(tmp.name))
+    revision_chatml, revision_prepare_tools, revision_clear = load_revision(args.against, Path(tmp.name))
     before = multi_system(revision_chatml)
     after = multi_system(current)
     corpora = {
@@ -114,16 +120,18 @@ def main(argv: list[str] | None = None) -> int:
                     raise SystemExit(f"ab_chatml: outputs differ on the {name} corpus; not timing")
         block = args.block if name.startswith("everyday") else len(plain)
         contenders: list[tuple[str, Callable[[], float | None]]] = [
-            (f"{args.against}, plain tool dicts", in_blocks(worker(before), plain, block)),
-            ("now, plain tool dicts, first sight", in_blocks(worker(after, clear_first=True), plain, block)),
+            (f"{args.against}, plain tool dicts, first sight", in_blocks(worker(before, revision_clear), plain, block)),
+            ("now, plain tool dicts, first sight", in_blocks(worker(after, PLAIN_TOOLS_CACHE.clear), plain, block)),
+            (f"{args.against}, plain tool dicts, repeated toolset", in_blocks(worker(before), plain, block)),
             ("now, plain tool dicts, repeated toolset", in_blocks(worker(after), plain, block)),
             (f"{args.against}, prepared toolsets", in_blocks(worker(before), prepared_before, block)),
             ("now, prepared toolsets", in_blocks(worker(after), prepared, block)),
         ]
         timings = interleaved(contenders, items=len(plain), rounds=args.rounds)
-        base_plain, base_prepared = timings[0].best, timings[3].best
+        # Each row of the working tree against the revision's row of the same kind.
+        bases = {t.name.split(", ", 1)[1]: t.best for t in timings if t.name.startswith(args.against)}
         for t in timings:
-            base = base_prepared if "prepared" in t.name else base_plain
+            base = bases[t.name.split(", ", 1)[1]]
             rows.append([name, t.name, f"{t.best:.1f} ({t.median:.1f})", f"{t.best / base:.2f}"])
         print(f"measured {name}", file=sys.stderr)
     print(markdown_table(["corpus", "renderer", "µs per request", f"time relative to {args.against}"], rows))
