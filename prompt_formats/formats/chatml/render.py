@@ -25,8 +25,9 @@ from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojso
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format import Conversation, Tools
 from ...messages import message_dict
-from ...shape import call_body, is_list, part_kind, reasoning_field, reasoning_of
+from ...shape import call_body, is_list, reasoning_field, reasoning_of
 from ...tools import PreparedTools, rendered_tools
+from .content import VisionCount, content_text, system_text, trimmed_text
 from .tokens import (
     ASSISTANT_THINKING,
     ASSISTANT_TURN,
@@ -36,7 +37,6 @@ from .tokens import (
     CALLS_END,
     GENERATION_PROMPT,
     GENERATION_PROMPT_NO_THINKING,
-    IMAGE,
     SYSTEM_TURN,
     THINK_BLOCK_END,
     THINK_CLOSE,
@@ -51,7 +51,6 @@ from .tokens import (
     TOOLS_HEADER,
     TURN_END,
     USER_TURN,
-    VIDEO,
 )
 
 __all__ = ["render_chatml", "tools_block"]
@@ -63,74 +62,6 @@ _STR_ONLY = frozenset({str})
 _ROLE_KEY = itertools.repeat("role")
 
 _TOOLS_KEY = "chatml.tools_block"
-
-
-class _VisionCount:
-    """The template's ``image_count``/``video_count`` namespaces: one per render call."""
-
-    # Class-level starting values: an instance costs nothing until an image or video is counted.
-    images = 0
-    videos = 0
-
-
-# --- Content. ----------------------------------------------------------------------------------------
-
-
-def _content_text(
-    content: Any, index: int | None, vision: _VisionCount, count: bool, is_system: bool, add_vision_id: Any
-) -> str:
-    """The template's ``render_content`` macro (untrimmed); ``index`` names the message in errors."""
-    if isinstance(content, str):
-        return printed(content)
-    if content is None:
-        return ""
-    if not isinstance(content, (list, tuple)):
-        # A mapping or a scalar: the macro's final ``else`` branch.
-        raise TemplateError("Unexpected content type.")
-    pieces = []
-    for j, item in enumerate(content):
-        if not isinstance(item, Mapping):
-            raise InvalidInputError(
-                f"messages[{index}].content[{j}]", f"expected a content part object, got {type_name(item)}"
-            )
-        kind = part_kind(item)
-        if kind == "image":
-            if is_system:
-                raise TemplateError("System message cannot contain images.")
-            if count:
-                vision.images += 1
-            if add_vision_id:
-                pieces.append(f"Picture {vision.images}: ")
-            pieces.append(IMAGE)
-        elif kind == "video":
-            if is_system:
-                raise TemplateError("System message cannot contain videos.")
-            if count:
-                vision.videos += 1
-            if add_vision_id:
-                pieces.append(f"Video {vision.videos}: ")
-            pieces.append(VIDEO)
-        elif kind == "text":
-            text = item["text"]
-            if not isinstance(text, str):
-                raise InvalidInputError(
-                    f"messages[{index}].content[{j}].text", f"expected a string, got {type_name(text)}"
-                )
-            pieces.append(printed(text))
-        else:
-            raise TemplateError("Unexpected item type in content.")
-    return "".join(pieces)
-
-
-def _text(
-    message: Mapping[str, Any], index: int | None, vision: _VisionCount, count: bool, is_system: bool,
-    add_vision_id: Any,
-) -> str:
-    """A message's content as the template renders it, trimmed (``render_content(...)|trim``)."""
-    content = message.get("content")
-    if type(content) is str:
-        return content.strip()
-    return _content_text(content, index, vision, count, is_system, add_vision_id).strip()
 
 
 # --- The messages. -----------------------------------------------------------------------------------
@@ -170,14 +101,6 @@ def _read_messages(
     return msgs, roles, origins
 
 
-def _system_text(message: Mapping[str, Any], index: int, add_vision_id: Any) -> str:
-    content = message.get("content")
-    if type(content) is not str:
-        # A system message never reaches the image counter: images in it raise first.
-        content = _content_text(content, index, _VisionCount(), False, True, add_vision_id)
-    return content.strip()
-
-
 def _merge_system(
     msgs: Sequence[Mapping[str, Any]], roles: list[str] | None, add_vision_id: Any
 ) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
@@ -201,7 +124,7 @@ def _merge_system(
     for i, message in enumerate(msgs):
         role = roles[i] if roles is not None else _checked_role(message, i)
         if role == "system":
-            text = _system_text(message, i, add_vision_id)
+            text = system_text(message, i, add_vision_id)
             if text:
                 system_texts.append(text)
         else:
@@ -246,31 +169,31 @@ def tools_block(tools: Tools) -> str:
 
 
 def _prologue(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: _VisionCount, add_vision_id: Any
+    msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any
 ) -> list[str]:
     """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
     block = tools_block(tools)
     has_system = roles[0] == "system"
     if has_system:
         # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
-        system_text = _text(msgs[0], 0, vision, False, True, add_vision_id)
+        system_prompt = trimmed_text(msgs[0], 0, vision, False, True, add_vision_id)
     if block:
-        if has_system and system_text:
-            return [block, "\n\n" + system_text, TURN_END]
+        if has_system and system_prompt:
+            return [block, "\n\n" + system_prompt, TURN_END]
         return [block, TURN_END]
     if has_system:
-        return [SYSTEM_TURN + system_text + TURN_END]
+        return [SYSTEM_TURN + system_prompt + TURN_END]
     return []
 
 
 def _last_query(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], vision: _VisionCount,
+    msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], vision: VisionCount,
     add_vision_id: Any,
 ) -> int:
     """The position of the last user message that is not a wrapped tool response; none raises."""
     for pos in range(len(roles) - 1, -1, -1):
         if roles[pos] == "user":
-            query = _text(msgs[pos], origins[pos], vision, False, False, add_vision_id)
+            query = trimmed_text(msgs[pos], origins[pos], vision, False, False, add_vision_id)
             if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
                 return pos
     raise TemplateError("No user query found in messages.")
@@ -413,7 +336,7 @@ def _write_user(out: list[str], content: str) -> None:
 
 def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
-    vision: _VisionCount, add_vision_id: Any, thinking_after: int,
+    vision: VisionCount, add_vision_id: Any, thinking_after: int,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning."""
     last = len(roles) - 1
@@ -422,7 +345,7 @@ def _write_turns(
         if type(content) is str:
             content = content.strip()
         else:
-            content = _content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
+            content = content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
         # The template's branches, most frequent first (a role equals at most one of these names).
         if role == "tool":
             _write_tool(out, content, pos > 0 and roles[pos - 1] != "tool", pos == last or roles[pos + 1] != "tool")
@@ -458,7 +381,7 @@ def render_chatml(
     """
     msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
     # The template's image and video counters; only list content reads them.
-    vision = _VisionCount()
+    vision = VisionCount()
     out = _prologue(msgs, roles, tools, vision, add_vision_id)
     last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
     _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query)
