@@ -7,17 +7,14 @@ spaced separators, writes ``1e-05`` as ``0.00001`` and NaN as ``null``, rejects 
 non-string keys and lone surrogates, and accepts types ``json.dumps`` rejects (UUID, Enum). Making
 its output exact in general costs more than it saves (measured on tool schemas: finding the strings
 to leave alone is slower than the standard encoder), so :func:`tojson` is the standard library's C
-encoder itself — the very code ``json.dumps`` runs — built once instead of on every call. The one
-exception is the case where exactness is cheap to prove: many small flat dicts or lists at once
-(:func:`flat_dicts_json`, :func:`flat_lists_json`, for tool-call arguments).
+encoder itself — the very code ``json.dumps`` runs — built once instead of on every call.
 """
 
 from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Callable, Iterable
-from itertools import chain
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -25,7 +22,7 @@ import orjson
 from .errors import InvalidInputError
 
 __all__ = [
-    "compact_json", "flat_dicts_json", "flat_lists_json", "json_chunks", "not_serialisable", "printed",
+    "compact_json", "json_chunks", "not_serialisable", "printed",
     "text_or_json", "tojson", "tojson_at",
 ]
 
@@ -78,61 +75,6 @@ else:  # pragma: no cover
     def tojson(value: Any) -> str:
         """``json.dumps(value, ensure_ascii=False)``."""
         return _REFERENCE.encode(value)
-
-
-# The item types whose orjson text is json.dumps' text: exact types only (orjson writes a UUID, an Enum
-# or an orjson.Fragment, which json.dumps rejects), and no float (orjson spells 1e-05 and NaN otherwise).
-_FLAT_ITEMS = frozenset({str, int, bool, type(None)})
-_DICT_ONLY = frozenset({dict})
-_LIST_ONLY = frozenset({list})
-
-
-def flat_dicts_json(dicts: list[Any]) -> list[str] | None:
-    """``[tojson(d) for d in dicts]`` in a few passes over the whole list, or ``None``.
-
-    For a list of exact dicts whose values are exact ``str``, ``int``, ``bool`` or ``None``: orjson
-    writes them all in one call, and its text differs from ``json.dumps``' only by the space after
-    ``,`` and ``:`` (strings are escaped alike, tested for every code point; orjson refuses what
-    json.dumps would write otherwise: an integer beyond 64 bits, a lone surrogate, a key that is not
-    an exact ``str``). When the text holds exactly the separators the structure makes, no string
-    holds one, so all of them get their space, and ``},{`` is where one dict ends and the next
-    begins. ``None`` (the caller encodes them one by one) when any of that does not hold.
-    """
-    if not set(map(type, dicts)) <= _DICT_ONLY:
-        return None
-    return _flat_json(dicts, chain.from_iterable(map(dict.values, dicts)), b"},{", spaced_colons=True)
-
-
-def flat_lists_json(lists: list[Any]) -> list[str] | None:
-    """``[tojson(x) for x in lists]`` in a few passes over the whole list, or ``None``.
-
-    :func:`flat_dicts_json` for a list of exact lists of exact ``str``, ``int``, ``bool`` or ``None``
-    (no colons to space: a colon can only be in a string).
-    """
-    if not set(map(type, lists)) <= _LIST_ONLY:
-        return None
-    return _flat_json(lists, chain.from_iterable(lists), b"],[", spaced_colons=False)
-
-
-def _flat_json(containers: list[Any], items: Iterable[Any], boundary: bytes, spaced_colons: bool) -> list[str] | None:
-    """The common part of flat_dicts_json and flat_lists_json: ``items`` are the containers' values,
-    ``boundary`` is where one container ends and the next begins (``},{`` or ``],[``)."""
-    if not set(map(type, items)) <= _FLAT_ITEMS:
-        return None
-    try:
-        text = orjson.dumps(containers)
-    except TypeError:  # orjson.JSONEncodeError
-        return None
-    lengths = list(map(len, containers))
-    n_items = sum(lengths)
-    # The structure's separators: a comma between the items of each container and between the
-    # containers; a colon per item of a dict.
-    if text.count(b",") != n_items + lengths.count(0) - 1 or (spaced_colons and text.count(b":") != n_items):
-        return None
-    text = text[1:-1].replace(boundary, boundary[:1] + b"\0" + boundary[2:]).replace(b",", b", ")
-    if spaced_colons:
-        text = text.replace(b":", b": ")
-    return text.decode().split("\0")
 
 
 def text_or_json(value: Any) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from .errors import FormatError
+from .formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
 
 __all__ = [
     "CHATML_CONTROL_TOKENS",
@@ -22,16 +23,6 @@ __all__ = [
     "TokenFamily",
     "default_families",
 ]
-
-#: The special and added tokens of the Qwen3 ChatML vocabulary.
-CHATML_CONTROL_TOKENS: tuple[str, ...] = (
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>",
-    "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>", "<|box_end|>",
-    "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>",
-    "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
-    "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>",
-    "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
-)
 
 #: The character :meth:`ControlTokenGuard.escape` inserts after a token's first character.
 ESCAPE_MARKER = "\\"

@@ -19,7 +19,7 @@ What is accepted, as real clients send it:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -27,6 +27,9 @@ import attrs
 from ._json import compact_json
 from ._json_unbounded import unbounded_compact_json
 from .errors import InvalidInputError, type_name
+from .shape import REASONING_FIELDS as REASONING_FIELDS
+from .shape import call_body, is_list, part_kind, reasoning_field
+from .shape import reasoning_of as reasoning_of
 
 __all__ = [
     "REASONING_FIELDS",
@@ -41,19 +44,6 @@ __all__ = [
     "message_dict",
     "reasoning_of",
 ]
-
-#: Names a message's reasoning may be given under, in the order of precedence transformers uses.
-REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
-
-
-def reasoning_of(message: Mapping[str, Any]) -> Any:
-    """The message's reasoning: the first of ``REASONING_FIELDS`` whose value is not ``None``."""
-    for key in REASONING_FIELDS:
-        value = message.get(key)
-        if value is not None:
-            return value
-    return None
-
 
 @attrs.frozen
 class TextPart:
@@ -94,12 +84,12 @@ ContentPart = TextPart | ImagePart | VideoPart
 def _part_from_openai(part: Any, path: str) -> ContentPart:
     if not isinstance(part, Mapping):
         raise InvalidInputError(path, f"expected a content part object, got {type_name(part)}")
-    # The same dispatch order as the Qwen template: image keys first, then video, then text.
-    if "image" in part or "image_url" in part or part.get("type") == "image":
+    kind = part_kind(part)
+    if kind == "image":
         return ImagePart(dict(part))
-    if "video" in part or part.get("type") == "video":
+    if kind == "video":
         return VideoPart(dict(part))
-    if "text" in part:
+    if kind == "text":
         text = part["text"]
         if not isinstance(text, str):
             raise InvalidInputError(path + ".text", f"expected a string, got {type_name(text)}")
@@ -112,9 +102,8 @@ def named_function(data: Mapping[str, Any], path: str) -> tuple[Mapping[str, Any
 
     Raises ``InvalidInputError`` at ``path`` when the nested object is not a mapping or has no string name.
     """
-    body = data
-    if "function" in data:
-        body = data["function"]
+    body = call_body(data)
+    if body is not data:
         path += ".function"
         if not isinstance(body, Mapping):
             raise InvalidInputError(path, f"expected an object, got {type_name(body)}")
@@ -216,7 +205,7 @@ class Message:
         content: str | tuple[ContentPart, ...] | None
         if raw_content is None or isinstance(raw_content, str):
             content = raw_content
-        elif isinstance(raw_content, Sequence) and not isinstance(raw_content, (bytes, bytearray)):
+        elif is_list(raw_content):
             content = tuple(
                 _part_from_openai(part, f"{path}.content[{i}]") for i, part in enumerate(raw_content)
             )
@@ -226,12 +215,12 @@ class Message:
             )
         reasoning = reasoning_of(data)
         if reasoning is not None and not isinstance(reasoning, str):
-            field = next(k for k in REASONING_FIELDS if data.get(k) is not None)
+            field = reasoning_field(data)
             raise InvalidInputError(f"{path}.{field}", f"expected a string, got {type_name(reasoning)}")
         raw_calls = data.get("tool_calls")
         calls: tuple[ToolCall, ...] = ()
         if raw_calls is not None:
-            if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes)):
+            if not is_list(raw_calls):
                 raise InvalidInputError(path + ".tool_calls", f"expected a list, got {type_name(raw_calls)}")
             calls = tuple(
                 ToolCall.from_openai(call, f"{path}.tool_calls[{i}]") for i, call in enumerate(raw_calls)
@@ -284,7 +273,7 @@ def message_dict(message: Any, index: int) -> Mapping[str, Any]:
 def _checked_message_dict(message: Message, path: str) -> dict[str, Any]:
     content: Any = message.content  # typed, but not checked when the object was built
     if content is not None and not isinstance(content, str):
-        if isinstance(content, (bytes, Mapping)) or not isinstance(content, Sequence):
+        if not is_list(content):
             raise InvalidInputError(
                 path + ".content", f"expected a string, a list of parts or null, got {type_name(content)}"
             )
@@ -292,7 +281,7 @@ def _checked_message_dict(message: Message, path: str) -> dict[str, Any]:
     calls: Any = message.tool_calls
     if calls is None:
         calls = ()
-    elif isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, Sequence):
+    elif not is_list(calls):
         raise InvalidInputError(path + ".tool_calls", f"expected a list of tool calls, got {type_name(calls)}")
     return message._openai(content, [_call_dict(call, f"{path}.tool_calls[{k}]") for k, call in enumerate(calls)])
 

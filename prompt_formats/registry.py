@@ -14,8 +14,8 @@ __all__ = ["available_formats", "format_class", "get_format"]
 
 # name -> "module:Class"; a format module is imported only when its name is first asked for.
 _FORMATS: dict[str, str] = {
-    "chatml-multi-system": "prompt_formats.formats.chatml_multi_system:ChatMLMultiSystemFormat",
-    "chatml-safety": "prompt_formats.formats.chatml_safety:ChatMLSafetyFormat",
+    "chatml-multi-system": "prompt_formats.formats.chatml:ChatMLMultiSystemFormat",
+    "chatml-safety": "prompt_formats.formats.chatml:ChatMLSafetyFormat",
     "gpt-oss": "prompt_formats.formats.gpt_oss:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony:HarmonyFormat",
 }

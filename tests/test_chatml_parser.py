@@ -18,7 +18,7 @@ from parser_cases import CHATML_MARKERS, completions, counting_ids
 from strategies import differential_settings
 
 import prompt_formats as pf
-from prompt_formats.formats.reply_values import schema_types, typed_parameter_value
+from prompt_formats.formats.chatml import schema_types, typed_parameter_value
 from prompt_formats.messages import AssistantReply, ToolCall
 
 FMT = pf.get_format("chatml-multi-system")

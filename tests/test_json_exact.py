@@ -21,11 +21,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from oracles import render_jinja, render_ours
-from strategies import differential_settings, flat_container, flat_item, flat_text, json_values
+from strategies import differential_settings, flat_container, json_values
 
 import prompt_formats as pf
 from prompt_formats import InvalidInputError
-from prompt_formats._json import flat_dicts_json, flat_lists_json, text_or_json, tojson, tojson_at
+from prompt_formats._json import text_or_json, tojson, tojson_at
 
 
 def reference(value: Any) -> str:
@@ -109,67 +109,11 @@ def test_any_json_value_matches_json_dumps(value: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
-# flat_dicts_json / flat_lists_json: many flat containers in one orjson call, or None.
+# orjson (compact_json's encoder) escapes strings as json.dumps does.
 
 def test_orjson_escapes_every_code_point_as_json_dumps() -> None:
-    # What lets flat_*_json take orjson's strings as they are.
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
     assert orjson.dumps(every).decode() == reference(every)
-
-
-# Everything the fast path must refuse or get right, inside otherwise flat containers.
-ODD_ITEMS: list[Any] = [
-    2**64, -(2**63) - 1, 2**63, 1.5, 1e-05, math.nan, "\ud800", LoudStr("x"), LoudInt(3), Colour.RED,
-    Flavour.SWEET, uuid.UUID(int=1), orjson.Fragment(b"1"), [], {}, [1], {"k": 1}, (1,),
-]
-
-
-@differential_settings
-@given(st.lists(st.dictionaries(st.one_of(flat_text, st.integers()), flat_item, max_size=4), min_size=1, max_size=6))
-def test_flat_dicts_json_is_json_dumps_or_none(dicts: list[dict[Any, Any]]) -> None:
-    got = flat_dicts_json(dicts)
-    assert got is None or got == [reference(d) for d in dicts]
-
-
-@differential_settings
-@given(st.lists(st.lists(flat_item, max_size=4), min_size=1, max_size=6))
-def test_flat_lists_json_is_json_dumps_or_none(lists: list[list[Any]]) -> None:
-    got = flat_lists_json(lists)
-    assert got is None or got == [reference(x) for x in lists]
-
-
-def separator_free(banned: str) -> st.SearchStrategy[str]:
-    return st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters=banned), max_size=8)
-
-
-def plain_items(strings: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
-    return st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), strings)
-
-
-@given(st.lists(st.dictionaries(separator_free(",:"), plain_items(separator_free(",:")), max_size=4),
-                min_size=1, max_size=6))
-def test_flat_dicts_json_takes_dicts_without_separators_in_strings(dicts: list[dict[str, Any]]) -> None:
-    assert flat_dicts_json(dicts) == [reference(d) for d in dicts]
-
-
-@given(st.lists(st.lists(plain_items(separator_free(",")), max_size=4), min_size=1, max_size=6))
-def test_flat_lists_json_takes_lists_without_commas_in_strings(lists: list[list[Any]]) -> None:
-    assert flat_lists_json(lists) == [reference(x) for x in lists]
-
-
-@pytest.mark.parametrize("item", ODD_ITEMS, ids=repr)
-def test_flat_json_refuses_or_matches_odd_items(item: Any) -> None:
-    for encode, values in (
-        (flat_dicts_json, [{"a": 1}, {"b": item, "c": "x"}]),
-        (flat_lists_json, [["a"], ["x", item]]),
-    ):
-        got = encode(values)
-        try:
-            want = [reference(v) for v in values]
-        except (TypeError, ValueError):  # json.dumps rejects it: so must the fast path
-            assert got is None
-        else:
-            assert got is None or got == want
 
 
 REJECTED: list[Any] = [

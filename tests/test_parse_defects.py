@@ -21,7 +21,7 @@ from strategies import differential_settings
 
 import prompt_formats as pf
 from prompt_formats._json_unbounded import unbounded_compact_json
-from prompt_formats.formats.reply_values import schema_types
+from prompt_formats.formats.chatml import schema_types
 from prompt_formats.messages import AssistantReply, ToolCall
 
 CHATML = pf.get_format("chatml-multi-system")

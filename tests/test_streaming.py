@@ -164,7 +164,7 @@ def test_stripped_text_is_strip_of_the_whole(pieces: list[str]) -> None:
 
 
 def test_whitespace_class_is_str_isspace() -> None:
-    from prompt_formats.formats.chatml import _WS
+    from prompt_formats.formats.chatml.parse import _WS
 
     pattern = re.compile(_WS)
     for code in range(0x110000):

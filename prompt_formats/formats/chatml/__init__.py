@@ -1,0 +1,168 @@
+"""The ChatML family: Qwen3.6's chat template as ``chatml-multi-system`` and ``chatml-safety``.
+
+The formats differ only in what happens before :func:`~.render.render_chatml` (system messages
+merged, or the guard); they share the reply parser (:mod:`.parse`). Markers and the control-token
+set: :mod:`.tokens`; typing parsed values by the tools' schemas: :mod:`.schema`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ...errors import FormatError, InvalidInputError, type_name
+from ...format import ChatFormat, Conversation, Tools, checked_guard
+from ...options import BOOLEAN, Option, describe
+from .parse import ChatMLReplyParser
+from .render import render_chatml, tools_block
+from .schema import schema_types, tool_schemas, typed_parameter_value
+from .tokens import CONTROL_TOKENS
+
+if TYPE_CHECKING:
+    from ...guard import ControlTokenGuard, Policy
+
+__all__ = [
+    "CONTROL_TOKENS",
+    "ChatMLFormat",
+    "ChatMLMultiSystemFormat",
+    "ChatMLReplyParser",
+    "ChatMLSafetyFormat",
+    "render_chatml",
+    "schema_types",
+    "tools_block",
+    "typed_parameter_value",
+]
+
+_OPTION_SPECS = (
+    Option("enable_thinking", BOOLEAN,
+           "only exactly False disables thinking in the generation prompt (empty think block)"),
+    Option("preserve_thinking", BOOLEAN, "only exactly True keeps the <think> block of every assistant turn"),
+    Option("add_vision_id", BOOLEAN, "truthy: number images and videos ('Picture 1: ', 'Video 1: ')"),
+)
+_OPTIONS = describe(_OPTION_SPECS)
+
+
+class ChatMLFormat(ChatFormat):
+    """Base of the two ChatML formats: the Qwen3.6 template's options and turn rules.
+
+    ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
+    and tools before rendering (off by default: the output is then exactly the template's).
+    """
+
+    merge_system: bool = False
+    option_specs = _OPTION_SPECS
+    options = _OPTIONS
+    parse_option_specs = (
+        Option("enable_thinking", BOOLEAN, "as in render: only exactly False means the prompt closed the think block"),
+        *(Option(name, BOOLEAN, "accepted so render's options can be passed as they are; no effect on parsing")
+          for name in ("preserve_thinking", "add_vision_id")),
+    )
+    parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
+
+    def stream_parser(
+        self,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> ChatMLReplyParser:
+        """A new :class:`ChatMLReplyParser` for one completion (the text after the generation prompt).
+
+        ``tools`` types the call arguments by their schemas (and makes a call to any other tool
+        malformed); ``context`` takes ``render``'s options (``enable_thinking=False`` when the prompt
+        was rendered so); ``id_factory`` makes the call ids (default ``call_`` + 24 random hex digits).
+        Rules: :mod:`prompt_formats.formats.chatml.parse`.
+
+        Its events, concatenated over any split of the completion into deltas, assemble to exactly
+        ``parse(completion)`` (with the same ``id_factory`` sequence).
+        """
+        if context:
+            self.check_options(context, self.parse_options)
+        return ChatMLReplyParser(tool_schemas(tools), context.get("enable_thinking") is not False, id_factory)
+
+    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
+        self.guard = checked_guard(guard)
+
+    def render(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool = False,
+        **options: Any,
+    ) -> str:
+        """Render ``messages`` byte-identically to the reference template (see :func:`render_chatml`).
+
+        With a guard, its policy is applied first to every untrusted field (it may raise
+        :class:`~prompt_formats.errors.InjectionError`).
+        """
+        if options:
+            self.check_options(options)
+        guard = self.guard
+        if guard is not None:
+            tools = guard.guard_tools(tools)
+            messages = guard.guard_messages(messages)
+        return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"
+
+
+class ChatMLMultiSystemFormat(ChatMLFormat):
+    """The ``chatml-multi-system`` format: every system message merged into one leading system turn.
+
+    Agent clients send several system messages (a base prompt, then reminders between turns); the
+    upstream template raises ``System message must be at the beginning.`` for them. This variant
+    renders each system message's content, trims it, drops the empty ones, joins the rest with a
+    blank line and renders that as the only system turn; every other message keeps its order.
+    Reference: ``tests/fixtures/chatml_multi_system.jinja``.
+    """
+
+    name = "chatml-multi-system"
+    summary = ("Qwen3.6 ChatML as its Jinja template renders it, every system message merged into one leading "
+               "system turn (for agent clients that send several)")
+    merge_system = True
+
+
+class ChatMLSafetyFormat(ChatMLFormat):
+    """The ``chatml-safety`` format: the strict upstream template, untrusted text unable to forge structure.
+
+    On text that holds no control token the prompt is exactly the upstream template's
+    (``tests/fixtures/chatml_upstream.jinja``). Before rendering, a
+    :class:`~prompt_formats.guard.ControlTokenGuard` applies its policy to every untrusted field (see
+    ``docs/safety.md``). ``policy``: ``"escape"`` (default), ``"reject"`` or ``"allow"``; ``tokens``:
+    the control tokens (default :data:`~prompt_formats.guard.CHATML_CONTROL_TOKENS`);
+    ``trust_assistant``: leave assistant content and reasoning unchecked (default ``True``). Or pass
+    a ready ``guard`` instead of those three.
+    """
+
+    name = "chatml-safety"
+    summary = ("Qwen3.6 ChatML as the strict upstream template renders it, with a guard against control tokens "
+               "in untrusted text (--config policy=escape|reject|allow)")
+    merge_system = False
+    guard: ControlTokenGuard
+
+    def __init__(
+        self,
+        policy: Policy = "escape",
+        *,
+        tokens: Iterable[str] = CONTROL_TOKENS,
+        trust_assistant: bool = True,
+        guard: ControlTokenGuard | None = None,
+    ) -> None:
+        from ...guard import ControlTokenGuard  # not at module level: the guard imports this package's tokens
+
+        if not isinstance(trust_assistant, bool):  # a truthy string would leave assistant text unchecked
+            raise InvalidInputError("trust_assistant", f"expected a boolean, got {type_name(trust_assistant)}")
+        if guard is None:
+            guard = ControlTokenGuard(tuple(tokens), policy, trust_assistant)
+        elif (policy, tuple(tokens), trust_assistant) != ("escape", CONTROL_TOKENS, True):
+            raise FormatError("chatml-safety: pass either guard or policy/tokens/trust_assistant, not both")
+        super().__init__(guard)
+
+    def __repr__(self) -> str:
+        guard = self.guard
+        return (
+            f"{type(self).__name__}(policy={guard.policy!r}, trust_assistant={guard.trust_assistant!r}"
+            + ("" if guard.tokens == CONTROL_TOKENS else f", tokens={guard.tokens!r}")
+            + ")"
+        )

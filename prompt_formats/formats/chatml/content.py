@@ -1,0 +1,90 @@
+"""The template's ``render_content`` macro: a message's content as text, images and videos counted."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._json import printed
+from ...errors import InvalidInputError, TemplateError, type_name
+from ...shape import part_kind
+from .tokens import IMAGE, VIDEO
+
+__all__ = ["VisionCount", "content_text", "system_text", "trimmed_text"]
+
+
+class VisionCount:
+    """The template's ``image_count``/``video_count`` namespaces: one per render call."""
+
+    # Class-level starting values: an instance costs nothing until an image or video is counted.
+    images = 0
+    videos = 0
+
+
+# --- Content. ----------------------------------------------------------------------------------------
+
+
+def content_text(
+    content: Any, index: int | None, vision: VisionCount, count: bool, is_system: bool, add_vision_id: Any
+) -> str:
+    """The template's ``render_content`` macro (untrimmed); ``index`` names the message in errors."""
+    if isinstance(content, str):
+        return printed(content)
+    if content is None:
+        return ""
+    if not isinstance(content, (list, tuple)):
+        # A mapping or a scalar: the macro's final ``else`` branch.
+        raise TemplateError("Unexpected content type.")
+    pieces = []
+    for j, item in enumerate(content):
+        if not isinstance(item, Mapping):
+            raise InvalidInputError(
+                f"messages[{index}].content[{j}]", f"expected a content part object, got {type_name(item)}"
+            )
+        kind = part_kind(item)
+        if kind == "image":
+            if is_system:
+                raise TemplateError("System message cannot contain images.")
+            if count:
+                vision.images += 1
+            if add_vision_id:
+                pieces.append(f"Picture {vision.images}: ")
+            pieces.append(IMAGE)
+        elif kind == "video":
+            if is_system:
+                raise TemplateError("System message cannot contain videos.")
+            if count:
+                vision.videos += 1
+            if add_vision_id:
+                pieces.append(f"Video {vision.videos}: ")
+            pieces.append(VIDEO)
+        elif kind == "text":
+            text = item["text"]
+            if not isinstance(text, str):
+                raise InvalidInputError(
+                    f"messages[{index}].content[{j}].text", f"expected a string, got {type_name(text)}"
+                )
+            pieces.append(printed(text))
+        else:
+            raise TemplateError("Unexpected item type in content.")
+    return "".join(pieces)
+
+
+def trimmed_text(
+    message: Mapping[str, Any], index: int | None, vision: VisionCount, count: bool, is_system: bool,
+    add_vision_id: Any,
+) -> str:
+    """A message's content as the template renders it, trimmed (``render_content(...)|trim``)."""
+    content = message.get("content")
+    if type(content) is str:
+        return content.strip()
+    return content_text(content, index, vision, count, is_system, add_vision_id).strip()
+
+
+
+def system_text(message: Mapping[str, Any], index: int, add_vision_id: Any) -> str:
+    content = message.get("content")
+    if type(content) is not str:
+        # A system message never reaches the image counter: images in it raise first.
+        content = content_text(content, index, VisionCount(), False, True, add_vision_id)
+    return content.strip()

@@ -1,0 +1,390 @@
+"""The turn rules of the Qwen3.6 chat template: :func:`render_chatml`, shared by the ChatML formats.
+
+A transcription of the template's control flow: the same checks in the same order (so the same
+input raises the same message first), the same quirks. In template order:
+
+1. (multi-system only) every system message's content is rendered, trimmed, empty ones dropped,
+   the rest joined with a blank line into one leading system message (:func:`_merge_system`);
+2. ``No messages provided.`` if nothing is left;
+3. the prologue: the system turn, with the tools block when tools are offered (:func:`_write_prologue`);
+4. a backwards scan finds the last *real* user query (a user message whose trimmed text is wrapped
+   in ``<tool_response>…</tool_response>`` does not count); none raises (:func:`_last_query`);
+5. the turns, in order, one writer per role; assistant turns after that query keep their
+   ``<think>`` block;
+6. the generation prompt.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from math import isfinite
+from typing import Any
+
+from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojson
+from ...errors import InvalidInputError, TemplateError, type_name
+from ...format import Conversation, Tools
+from ...messages import message_dict
+from ...shape import call_body, is_list, reasoning_field, reasoning_of
+from ...tools import PreparedTools, rendered_tools
+from .content import VisionCount, content_text, system_text, trimmed_text
+from .tokens import (
+    ASSISTANT_THINKING,
+    ASSISTANT_TURN,
+    CALL_AFTER_CONTENT,
+    CALL_FIRST,
+    CALL_NEXT,
+    CALLS_END,
+    GENERATION_PROMPT,
+    GENERATION_PROMPT_NO_THINKING,
+    SYSTEM_TURN,
+    THINK_BLOCK_END,
+    THINK_CLOSE,
+    THINK_OPEN,
+    TOOL_RESPONSE_CLOSE,
+    TOOL_RESPONSE_FIRST,
+    TOOL_RESPONSE_LAST,
+    TOOL_RESPONSE_MORE,
+    TOOL_RESPONSE_NEXT,
+    TOOL_RESPONSE_OPEN,
+    TOOLS_FOOTER,
+    TOOLS_HEADER,
+    TURN_END,
+    USER_TURN,
+)
+
+__all__ = ["render_chatml", "tools_block"]
+
+# Type sets the C-speed checks of the usual input compare with.
+_DICT_ONLY = frozenset({dict})
+_STR_ONLY = frozenset({str})
+# An endless "role" (stateless: safe to share between threads), zipped by map() with the messages.
+_ROLE_KEY = itertools.repeat("role")
+
+_TOOLS_KEY = "chatml.tools_block"
+
+
+# --- The messages. -----------------------------------------------------------------------------------
+
+
+def _checked_role(message: Mapping[str, Any], index: int) -> str:
+    role = message.get("role")
+    if not isinstance(role, str):
+        raise InvalidInputError(f"messages[{index}].role", f"expected a string, got {type_name(role)}")
+    return role
+
+
+def _read_messages(
+    messages: Conversation, merge_system: bool, add_vision_id: Any
+) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
+    """The messages as mappings, their roles and their indexes in the caller's list (system merged)."""
+    # The usual input (a list of dicts, string roles) is checked by C-speed passes over the whole
+    # list; anything else message by message.
+    roles: list[Any] | None
+    if type(messages) is list and set(map(type, messages)) <= _DICT_ONLY:
+        msgs: Sequence[Mapping[str, Any]] = messages
+        roles = list(map(dict.get, messages, _ROLE_KEY))  # message.get("role") for each, at C speed
+    else:
+        if not is_list(messages):
+            raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
+        msgs = [message_dict(message, i) for i, message in enumerate(messages)]
+        roles = [message.get("role") for message in msgs]
+    if not set(map(type, roles)) <= _STR_ONLY:
+        roles = None
+    origins: Sequence[int | None] = range(len(msgs))
+    if merge_system and (roles is None or "system" in roles):
+        msgs, roles, origins = _merge_system(msgs, roles, add_vision_id)
+    if not msgs:
+        raise TemplateError("No messages provided.")
+    if roles is None:
+        roles = [_checked_role(message, i) for i, message in enumerate(msgs)]
+    return msgs, roles, origins
+
+
+def _merge_system(
+    msgs: Sequence[Mapping[str, Any]], roles: list[str] | None, add_vision_id: Any
+) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
+    """The multi-system block: (messages, their roles, their indexes in the caller's list).
+
+    Every system message's content is rendered and trimmed, in message order (so that errors come
+    in the order the template meets them); the non-empty ones, joined with a blank line, become the
+    one leading system message; the others keep their order.
+    """
+    if (roles is not None and roles[0] == "system" and type(msgs[0].get("content")) is str
+            and roles.count("system") == 1):
+        # Fast path for the "everyday" row of benchmarks/ab_chatml.py: one leading system message with
+        # text, the usual case, is the merged message itself (its turn trims it), or nothing if blank.
+        if msgs[0]["content"].strip():
+            return msgs, roles, range(len(msgs))
+        return msgs[1:], roles[1:], range(1, len(msgs))
+    system_texts: list[str] = []
+    kept: list[Mapping[str, Any]] = []
+    kept_roles: list[str] = []
+    origins: list[int | None] = []
+    for i, message in enumerate(msgs):
+        role = roles[i] if roles is not None else _checked_role(message, i)
+        if role == "system":
+            text = system_text(message, i, add_vision_id)
+            if text:
+                system_texts.append(text)
+        else:
+            kept.append(message)
+            kept_roles.append(role)
+            origins.append(i)
+    if system_texts:
+        kept.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
+        kept_roles.insert(0, "system")
+        origins.insert(0, None)
+    return kept, kept_roles, origins
+
+
+# --- The prologue and the last query. ----------------------------------------------------------------
+
+
+def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
+    pieces = [TOOLS_HEADER]
+    append = pieces.append
+    for i, tool in enumerate(tools):
+        if type(tool) is not dict and not isinstance(tool, Mapping):
+            raise InvalidInputError(f"tools[{i}]", f"expected a tool object, got {type_name(tool)}")
+        append("\n")
+        try:
+            append(tojson(tool))
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise not_serialisable(f"tools[{i}]", exc) from None
+    append(TOOLS_FOOTER)
+    return "".join(pieces)
+
+
+def tools_block(tools: Tools) -> str:
+    """The system turn's tools text (without the system prompt); empty when no tools are offered.
+
+    Rendered once per toolset (:func:`~prompt_formats.tools.rendered_tools`).
+    """
+    if not tools:
+        return ""
+    if type(tools) is not list and not isinstance(tools, PreparedTools) and not is_list(tools):
+        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
+    return rendered_tools(tools, _TOOLS_KEY, _tools_text)
+
+
+def _prologue(
+    msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any
+) -> list[str]:
+    """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
+    block = tools_block(tools)
+    has_system = roles[0] == "system"
+    if has_system:
+        # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
+        system_prompt = trimmed_text(msgs[0], 0, vision, False, True, add_vision_id)
+    if block:
+        if has_system and system_prompt:
+            return [block, "\n\n" + system_prompt, TURN_END]
+        return [block, TURN_END]
+    if has_system:
+        return [SYSTEM_TURN + system_prompt + TURN_END]
+    return []
+
+
+def _last_query(
+    msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], vision: VisionCount,
+    add_vision_id: Any,
+) -> int:
+    """The position of the last user message that is not a wrapped tool response; none raises."""
+    for pos in range(len(roles) - 1, -1, -1):
+        if roles[pos] == "user":
+            query = trimmed_text(msgs[pos], origins[pos], vision, False, False, add_vision_id)
+            if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
+                return pos
+    raise TemplateError("No user query found in messages.")
+
+
+# --- The assistant's turn. ---------------------------------------------------------------------------
+
+
+def _split_think(content: str) -> tuple[str, str]:
+    """A turn without a reasoning field whose content holds ``</think>``: the reasoning, the rest."""
+    reasoning = content.split(THINK_CLOSE)[0].rstrip("\n").split(THINK_OPEN)[-1].lstrip("\n")
+    return reasoning, content.split(THINK_CLOSE)[-1].lstrip("\n")
+
+
+def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInputError:
+    key = reasoning_field(message)
+    return InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(reasoning_of(message))}")
+
+
+def _not_an_object(path: str, value: Any) -> InvalidInputError:
+    return InvalidInputError(path, f"expected an object, got {type_name(value)}")
+
+
+def _call_path(index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    return f"messages[{index}].tool_calls[{k}]" + (".function" if "function" in calls[k] else "")
+
+
+def _call_name(name: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    """A tool call's name that is not an exact ``str``: its characters (the template concatenates it
+    with text, which copies characters), or the error."""
+    if not isinstance(name, str):
+        raise InvalidInputError(_call_path(index, calls, k) + ".name", f"expected a string, got {type_name(name)}")
+    return str.__str__(name)
+
+
+def _argument_name(key: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    """A tool-call argument's name that is not an exact ``str``: its characters, or the error."""
+    if not isinstance(key, str):
+        problem = f"expected string keys, got {type_name(key)} key {key!r}"
+        raise InvalidInputError(_call_path(index, calls, k) + ".arguments", problem)
+    return str.__str__(key)
+
+
+def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int, key: str) -> str:
+    """A tool-call argument value that is not an exact ``str``, as the template writes it, or the error."""
+    try:
+        kind = type(value)
+        # Fast path for the "everyday" row of benchmarks/ab_chatml.py: the usual kinds spelt here as
+        # tojson spells them (exact types only), saving text_or_json's and tojson's dispatch.
+        if kind is int:
+            return int.__repr__(value)
+        if kind is bool:
+            return "true" if value else "false"
+        if kind is dict or kind is list:
+            return "".join(json_chunks(value, 0))
+        if kind is float and isfinite(value):
+            return float.__repr__(value)
+        return text_or_json(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
+
+
+def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None) -> None:
+    """The turn's tool calls, and its end. Names and argument values are made exact strings first,
+    so that the f-strings copy characters and call nothing."""
+    if type(calls) is not list and not isinstance(calls, (list, tuple)):
+        raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
+    # The first call follows the content after a blank line (right away when there is none); each
+    # later one follows the previous call's end. (`content` is trimmed text, or what follows
+    # "</think>" in it: empty, or ending in a non-space, so the template's `content|trim` is empty
+    # just when it is.)
+    opening = CALL_AFTER_CONTENT if content else CALL_FIRST
+    for k, call in enumerate(calls):
+        if type(call) is not dict and not isinstance(call, Mapping):
+            raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
+        function = call_body(call)
+        if type(function) is not dict and function is not call and not isinstance(function, Mapping):
+            raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
+        name = function.get("name")
+        if type(name) is not str:
+            name = _call_name(name, index, calls, k)
+        arguments = function.get("arguments")  # absent and null both render nothing
+        if arguments is None:
+            out.append(f"{opening}{name}>\n")
+        elif type(arguments) is dict or isinstance(arguments, Mapping):
+            out.append(f"{opening}{name}>\n")
+            for key, value in arguments.items():
+                if type(key) is not str:
+                    key = _argument_name(key, index, calls, k)
+                if type(value) is not str:
+                    value = _argument_text(value, index, calls, k, key)
+                out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
+        elif isinstance(arguments, str):
+            out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
+        else:
+            raise InvalidInputError(
+                _call_path(index, calls, k) + ".arguments",
+                f"expected an object or a JSON string, got {type_name(arguments)}",
+            )
+        opening = CALL_NEXT
+    out.append(CALLS_END)
+
+
+def _write_assistant(
+    out: list[str], message: Mapping[str, Any], content: str, index: int | None, keeps_thinking: bool
+) -> None:
+    """An assistant turn: its reasoning resolved (a field, else the ``<think>`` block of its
+    content), kept or dropped, then its content and tool calls."""
+    reasoning = reasoning_of(message)
+    if reasoning is None:
+        reasoning = ""
+        if THINK_CLOSE in content:
+            reasoning, content = _split_think(content)
+    elif type(reasoning) is not str and not isinstance(reasoning, str):
+        raise _bad_reasoning(message, index)
+    if keeps_thinking:
+        out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
+    else:
+        out.extend((ASSISTANT_TURN, content))
+    calls = message.get("tool_calls")
+    if calls:
+        _write_tool_calls(out, calls, content, index)
+    else:
+        out.append(TURN_END)
+
+
+# --- The other roles, and the template's order. ------------------------------------------------------
+
+
+def _write_tool(out: list[str], content: str, opens_run: bool, closes_run: bool) -> None:
+    """A tool result: a run of them is one user turn."""
+    out.extend((TOOL_RESPONSE_FIRST if opens_run else TOOL_RESPONSE_NEXT, content,
+                TOOL_RESPONSE_LAST if closes_run else TOOL_RESPONSE_MORE))
+
+
+def _write_user(out: list[str], content: str) -> None:
+    """A user turn."""
+    out.extend((USER_TURN, content, TURN_END))
+
+
+def _write_turns(
+    out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
+    vision: VisionCount, add_vision_id: Any, thinking_after: int,
+) -> None:
+    """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning."""
+    last = len(roles) - 1
+    for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
+        content = message.get("content")
+        if type(content) is str:
+            content = content.strip()
+        else:
+            content = content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
+        # The template's branches, most frequent first (a role equals at most one of these names).
+        if role == "tool":
+            _write_tool(out, content, pos > 0 and roles[pos - 1] != "tool", pos == last or roles[pos + 1] != "tool")
+        elif role == "assistant":
+            _write_assistant(out, message, content, origins[pos], pos > thinking_after)
+        elif role == "user":
+            _write_user(out, content)
+        elif role == "system":
+            if pos:
+                raise TemplateError("System message must be at the beginning.")
+        else:
+            raise TemplateError("Unexpected message role.")
+
+
+def render_chatml(
+    messages: Conversation,
+    tools: Tools = None,
+    add_generation_prompt: Any = False,
+    merge_system: bool = False,
+    *,
+    enable_thinking: Any = None,
+    preserve_thinking: Any = None,
+    add_vision_id: Any = None,
+) -> str:
+    """Render ``messages`` exactly as the Qwen3.6 template does.
+
+    ``merge_system=True`` is the multi-system template (every system message merged into one leading
+    system turn); ``False`` the upstream one (a system message anywhere but first raises).
+    Options have the template's semantics: ``enable_thinking`` disables only when it ``is False``,
+    ``preserve_thinking`` enables only when it ``is True``, ``add_vision_id`` by truthiness.
+    Cost is linear in the size of the input: each message is visited a bounded number of times and
+    the prompt is joined once, at the end.
+    """
+    msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
+    # The template's image and video counters; only list content reads them.
+    vision = VisionCount()
+    out = _prologue(msgs, roles, tools, vision, add_vision_id)
+    last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
+    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query)
+    if add_generation_prompt:
+        out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
+    return "".join(out)

@@ -1,0 +1,72 @@
+"""The markers and fixed texts of the Qwen3.6 ChatML family, and its control-token set: spelt here once.
+
+A leaf module: it imports nothing of the package, so the guard may import it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CONTROL_TOKENS"]  # and the fixed texts below, imported by name
+
+#: The special and added tokens of the Qwen3 ChatML vocabulary.
+CONTROL_TOKENS: tuple[str, ...] = (
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>",
+    "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>", "<|box_end|>",
+    "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>",
+    "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
+    "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>",
+    "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
+)
+
+# --- What the renderer writes. --------------------------------------------------------------------
+
+IM_START = "<|im_start|>"
+IM_END = "<|im_end|>"
+END_OF_TEXT = "<|endoftext|>"
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+TOOL_CALL_OPEN = "<tool_call>"
+TOOL_CALL_CLOSE = "</tool_call>"
+TOOL_RESPONSE_OPEN = "<tool_response>"
+TOOL_RESPONSE_CLOSE = "</tool_response>"
+FUNCTION_OPEN = "<function="
+FUNCTION_CLOSE = "</function>"
+PARAMETER_OPEN = "<parameter="
+PARAMETER_CLOSE = "</parameter>"
+
+IMAGE = "<|vision_start|><|image_pad|><|vision_end|>"
+VIDEO = "<|vision_start|><|video_pad|><|vision_end|>"
+
+SYSTEM_TURN = IM_START + "system\n"
+USER_TURN = IM_START + "user\n"
+ASSISTANT_TURN = IM_START + "assistant\n"
+TURN_END = IM_END + "\n"
+#: An assistant turn that keeps its reasoning: this, the reasoning, THINK_BLOCK_END, the content.
+ASSISTANT_THINKING = ASSISTANT_TURN + THINK_OPEN + "\n"
+THINK_BLOCK_END = "\n" + THINK_CLOSE + "\n\n"
+#: A run of tool results is one user turn: the first opens it, the last closes it.
+TOOL_RESPONSE_FIRST = USER_TURN + TOOL_RESPONSE_OPEN + "\n"
+TOOL_RESPONSE_NEXT = "\n" + TOOL_RESPONSE_OPEN + "\n"
+TOOL_RESPONSE_LAST = "\n" + TOOL_RESPONSE_CLOSE + TURN_END
+TOOL_RESPONSE_MORE = "\n" + TOOL_RESPONSE_CLOSE
+#: Before a tool call's name: after content (a blank line), at the turn's start, after another call.
+CALL_AFTER_CONTENT = "\n\n" + TOOL_CALL_OPEN + "\n" + FUNCTION_OPEN
+CALL_FIRST = TOOL_CALL_OPEN + "\n" + FUNCTION_OPEN
+CALL_NEXT = FUNCTION_CLOSE + "\n" + TOOL_CALL_CLOSE + "\n" + TOOL_CALL_OPEN + "\n" + FUNCTION_OPEN
+CALLS_END = FUNCTION_CLOSE + "\n" + TOOL_CALL_CLOSE + TURN_END
+#: The generation prompt, with thinking on (the model writes its reasoning) and off (an empty block).
+GENERATION_PROMPT = ASSISTANT_THINKING
+GENERATION_PROMPT_NO_THINKING = ASSISTANT_THINKING + "\n" + THINK_CLOSE + "\n\n"
+
+TOOLS_HEADER = SYSTEM_TURN + "# Tools\n\nYou have access to the following functions:\n\n<tools>"
+TOOLS_FOOTER = (
+    "\n</tools>"
+    "\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n"
+    "<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n"
+    "</parameter>\n<parameter=example_parameter_2>\nThis is the value for the second parameter\n"
+    "that can span\nmultiple lines\n</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n"
+    "- Function calls MUST follow the specified format: an inner <function=...></function> block must be "
+    "nested within <tool_call></tool_call> XML tags\n- Required parameters MUST be specified\n"
+    "- You may provide optional reasoning for your function call in natural language BEFORE the function "
+    "call, but NOT after\n- If there is no function call available, answer the question like normal with "
+    "your current knowledge and do not tell the user about function calls\n</IMPORTANT>"
+)
