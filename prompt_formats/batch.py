@@ -18,7 +18,6 @@ entry point with ``if __name__ == "__main__":``.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import multiprocessing
 import os
@@ -382,8 +381,8 @@ def iter_parse(
     fmt.check_options(context, fmt.parse_options)
     shared = _shared_tools(tools)
     # Fail here, not inside a worker, when the format cannot parse at all.
-    with contextlib.suppress(FormatError):
-        fmt.parse("", shared, **context)
+    if not fmt.parses:
+        raise NotImplementedError(f"format {fmt.name!r} has no reply parser")
     job = ParseJob(fmt, shared, context, id_factory)
     return _raise_or_collect(ordered_map(job, completions, workers=workers, chunk_size=chunk_size), errors)
 

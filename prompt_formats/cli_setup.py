@@ -94,10 +94,10 @@ def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | Reco
         _check_render_settings(fmt, options, generation, _settings(options, args.option, generation))
         return RecordRenderer(fmt, generation, options, strict_keys=args.strict_keys)
     options = _options(fmt, args.option, fmt.parse_option_specs)
+    if not fmt.parses:
+        raise UsageError(f"format {fmt.name!r} has no reply parser")
     try:
-        fmt.parse("", **options)  # parsing never fails on text: what fails here is an option
-    except NotImplementedError as exc:
-        raise UsageError(str(exc)) from None
+        fmt.stream_parser(**options)  # a parser is made with the options: a bad one fails here
     except FormatError as exc:
         raise UsageError(f"{_settings(options, args.option, None)}: {exc}") from None
     return RecordParser(fmt, options, strict_keys=args.strict_keys)

@@ -8,6 +8,7 @@ parsing that spans several calls lives in the separate per-stream object ``strea
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -20,7 +21,10 @@ from .tools import PreparedTools
 if TYPE_CHECKING:
     from .guard import ControlTokenGuard
 
-__all__ = ["ChatFormat", "Conversation", "Tools", "checked_guard"]
+__all__ = ["GUARD_CONFIG", "ChatFormat", "Conversation", "Tools", "checked_guard"]
+
+#: The ``guard`` configuration a format with an optional control-token guard declares.
+GUARD_CONFIG = Option("guard", frozenset({"null"}), "a ControlTokenGuard applied to untrusted text, or null")
 
 #: A conversation: OpenAI-style message dicts or :class:`~prompt_formats.messages.Message` objects.
 Conversation = Sequence[Any]
@@ -36,12 +40,31 @@ class ChatFormat(abc.ABC):
     ``add_generation_prompt``: its name, the JSON kinds of value it takes, a one-line description;
     see :mod:`prompt_formats.options`), ``parse_option_specs`` (the same for ``parse``), and
     ``options`` / ``parse_options``, their ``{name: description}`` mappings.
+
+    Every public entry (``render``, ``render_batch``, ``parse``, ``parse_batch``, ``stream_parser``)
+    of every subclass refuses a stack too deep to finish on: a :class:`RecursionError` inside it
+    becomes an :class:`~prompt_formats.errors.InvalidInputError` at ``messages`` (render) or
+    ``completion`` (parse), "the input or the call stack is too deep".
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for method, field in _ENTRY_FIELDS.items():
+            function = cls.__dict__.get(method)
+            if callable(function) and not getattr(function, "_refuses_deep_stacks", False):
+                setattr(cls, method, _refusing_deep_stacks(function, field))
+        if "parses" not in cls.__dict__:
+            cls.parses = cls.parse is not ChatFormat.parse or cls.stream_parser is not ChatFormat.stream_parser
 
     name: ClassVar[str]
     summary: ClassVar[str] = ""
+    #: Whether the format has a reply parser (``parse``, ``stream_parser``). A subclass that does
+    #: not say is taken to parse when it defines ``parse`` or ``stream_parser`` itself.
+    parses: ClassVar[bool] = False
     option_specs: ClassVar[tuple[Option, ...]] = ()
     parse_option_specs: ClassVar[tuple[Option, ...]] = ()
+    #: The keyword arguments the constructor takes (``get_format(name, **config)``), in order.
+    config_specs: ClassVar[tuple[Option, ...]] = ()
     options: ClassVar[Mapping[str, str]] = {}
     parse_options: ClassVar[Mapping[str, str]] = {}
 
@@ -154,6 +177,42 @@ class ChatFormat(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+_TOO_DEEP = "the input or the call stack is too deep"
+
+# The public entries, and the field a too-deep stack is reported at.
+_ENTRY_FIELDS = {
+    "render": "messages", "render_batch": "messages",
+    "parse": "completion", "parse_batch": "completion", "stream_parser": "completion",
+}
+
+
+def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..., Any]:
+    """``method``, with a :class:`RecursionError` raised inside it turned into an :class:`InvalidInputError`.
+
+    No stdlib exception leaks from the interface: a caller already deep in its own stack, or input
+    deep enough to exhaust it, gets a :class:`FormatError` (nothing has been returned yet).
+    """
+
+    message = f"{field}: {_TOO_DEEP}"
+
+    @functools.wraps(method)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except RecursionError:
+            # Built without a Python-level call: the stack may have room for no further frame.
+            error = InvalidInputError.__new__(InvalidInputError, message)
+            error.path, error.problem = field, _TOO_DEEP
+            raise error from None
+
+    entry._refuses_deep_stacks = True  # type: ignore[attr-defined]
+    return entry
+
+
+for _method in ("render_batch", "parse", "parse_batch", "stream_parser"):  # render is abstract
+    setattr(ChatFormat, _method, _refusing_deep_stacks(getattr(ChatFormat, _method), _ENTRY_FIELDS[_method]))
 
 
 def checked_guard(guard: object) -> ControlTokenGuard | None:

@@ -35,7 +35,6 @@ A record that cannot be rendered or parsed gives an *error record* instead:
 from __future__ import annotations
 
 import hashlib
-import inspect
 import itertools
 import json
 from collections import OrderedDict
@@ -417,7 +416,6 @@ class RecordParser(_RecordJob):
         self.strict_keys = strict_keys
         self._passthrough = self._PASSTHROUGH if strict_keys else self._PASSTHROUGH | IGNORED_REQUEST_KEYS
         self._tools = _ToolsCache(tools_cache_size)
-        self._takes_id_factory = "id_factory" in inspect.signature(fmt.parse).parameters
 
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.fmt, self.context, self.tools_cache_size, self.strict_keys)
@@ -468,9 +466,7 @@ class RecordParser(_RecordJob):
         if record_id is None:
             record_id = line
         try:
-            if self._takes_id_factory:
-                return record_id, self.fmt.parse(completion, tools, id_factory=call_ids(record_id), **context)
-            return record_id, self.fmt.parse(completion, tools, **context)
+            return record_id, self.fmt.parse(completion, tools, id_factory=call_ids(record_id), **context)
         except (InvalidInputError, InjectionError) as error:
             raise _within(prefix, error) from None
 

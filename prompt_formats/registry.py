@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 import threading
 from typing import Any
 
@@ -50,15 +49,12 @@ def get_format(name: str, **config: Any) -> ChatFormat:
     """
     if config:
         cls = format_class(name)
-        accepted = inspect.signature(cls).parameters
-        try:
-            # Checked before the call, so that a TypeError raised inside the constructor is not taken for this.
-            inspect.signature(cls).bind(**config)
-        except TypeError:
-            unknown = sorted(set(config) - set(accepted)) or sorted(config)
+        accepted = [spec.name for spec in cls.config_specs]
+        unknown = sorted(set(config) - set(accepted))
+        if unknown:
             raise FormatError(
                 f"unknown configuration key {', '.join(map(repr, unknown))} (configuration: {', '.join(accepted)})"
-            ) from None
+            )
         return cls(**config)
     instance = _DEFAULT_INSTANCES.get(name)
     if instance is None:

@@ -21,7 +21,6 @@ Requires ``ray[data]`` (the ``ray`` extra: ``pip install 'prompt-formats[ray]'``
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 from collections.abc import Mapping
@@ -30,7 +29,7 @@ from typing import Any
 import orjson
 
 from .._json import compact_json
-from ..errors import FormatError, InvalidInputError
+from ..errors import InvalidInputError
 from ..records import RecordParser, RecordRenderer, decode_record
 from ..registry import get_format
 
@@ -173,8 +172,8 @@ def parse_dataset(
     """
     fmt = get_format(format, **dict(config or {}))
     RecordParser(fmt, context)
-    with contextlib.suppress(FormatError):  # only asks whether the format has a parser at all
-        fmt.parse("")
+    if not fmt.parses:
+        raise NotImplementedError(f"format {fmt.name!r} has no reply parser")
     return dataset.map_batches(
         _parse_batch,
         batch_format="pyarrow",

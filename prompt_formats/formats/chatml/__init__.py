@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...errors import FormatError, InvalidInputError, type_name
-from ...format import ChatFormat, Conversation, Tools, checked_guard
+from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
 from ...options import BOOLEAN, Option, describe
 from .parse import ChatMLReplyParser
 from .render import render_chatml, tools_block
@@ -50,6 +50,8 @@ class ChatMLFormat(ChatFormat):
     """
 
     merge_system: bool = False
+    parses = True
+    config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
     option_specs = _OPTION_SPECS
     options = _OPTIONS
     parse_option_specs = (
@@ -139,6 +141,12 @@ class ChatMLSafetyFormat(ChatMLFormat):
     summary = ("Qwen3.6 ChatML as the strict upstream template renders it, with a guard against control tokens "
                "in untrusted text (--config policy=escape|reject|allow)")
     merge_system = False
+    config_specs = (
+        Option("policy", frozenset({"string"}), "escape, reject or allow a control token found in untrusted text"),
+        Option("tokens", frozenset({"array"}), "the control tokens (default: the Qwen3 ChatML set)"),
+        Option("trust_assistant", BOOLEAN, "leave assistant content and reasoning unchecked (default true)"),
+        GUARD_CONFIG,
+    )
     guard: ControlTokenGuard
 
     def __init__(

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from ...errors import InvalidInputError, type_name
-from ...format import ChatFormat, Conversation, Tools
-from ...options import describe
+from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
+from ...options import Option, describe
 from ...spans import RenderedPrompt, check_generated_policy
 from ..harmony import HarmonyReplyParser
 from .arguments import decode_conversation
@@ -41,6 +41,8 @@ class GptOssFormat(ChatFormat):
 
     name = "gpt-oss"
     summary = "OpenAI gpt-oss Harmony as OpenAI's published chat template renders it (function tools included)"
+    parses = True
+    config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
     option_specs = OPTION_SPECS
     options: ClassVar[Mapping[str, str]] = OPTIONS
     parse_option_specs = tuple(
@@ -50,7 +52,7 @@ class GptOssFormat(ChatFormat):
     parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
     def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        self.guard = guard
+        self.guard = checked_guard(guard)
 
     def render(
         self,

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...errors import InvalidInputError
-from ...format import ChatFormat, Conversation, Tools, checked_guard
+from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
 from ...options import Option
 from .options import (
     OPTION_NAMES,
@@ -72,6 +72,8 @@ class HarmonyFormat(ChatFormat):
 
     name = "harmony"
     summary = "OpenAI gpt-oss Harmony as Ollama's Go template renders it"
+    parses = True
+    config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
     option_specs: ClassVar[tuple[Option, ...]] = OPTION_SPECS
     options: ClassVar[Mapping[str, str]] = OPTIONS
     parse_option_specs: ClassVar[tuple[Option, ...]] = PARSE_OPTION_SPECS

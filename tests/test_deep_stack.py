@@ -1,0 +1,68 @@
+"""A caller deep in its own stack gets a FormatError from every public entry, never a RecursionError."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import prompt_formats as pf
+
+USER = {"role": "user", "content": "hi"}
+
+
+def _at_depth(headroom: int, call: Callable[[], Any]) -> Any:
+    """``call()`` run with only about ``headroom`` frames left before the recursion limit."""
+
+    def descend(left: int) -> Any:
+        if left <= 0:
+            return call()
+        return descend(left - 1)
+
+    def room(levels: int = 0) -> int:
+        try:
+            return room(levels + 1)
+        except RecursionError:
+            return levels
+
+    return descend(room() - headroom)
+
+
+ENTRIES: dict[str, Callable[[pf.ChatFormat], Any]] = {
+    "render": lambda fmt: fmt.render([USER], None, True),
+    "render_batch": lambda fmt: fmt.render_batch([[USER]]),
+    "parse": lambda fmt: fmt.parse("hello"),
+    "parse_batch": lambda fmt: fmt.parse_batch(["hello"]),
+}
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+@pytest.mark.parametrize("headroom", [4, 8, 15, 30])
+def test_a_deep_caller_gets_a_format_error(name: str, entry: str, headroom: int) -> None:
+    fmt = pf.get_format(name)
+    if entry.startswith("parse") and not fmt.parses:
+        pytest.skip(f"{name} does not parse")
+    field = "messages" if entry.startswith("render") else "completion"
+
+    def call() -> Any:
+        try:
+            return ENTRIES[entry](fmt)
+        except pf.InvalidInputError as error:
+            return error
+
+    outcome = _at_depth(headroom, call)
+    if isinstance(outcome, pf.InvalidInputError):
+        assert str(outcome) == f"{field}: the input or the call stack is too deep"
+    else:  # enough room left after all: the ordinary result
+        assert outcome == ENTRIES[entry](fmt)
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_a_caller_at_the_limit_is_refused_not_crashed(name: str, entry: str) -> None:
+    fmt = pf.get_format(name)
+    field = "messages" if entry.startswith("render") else "completion"
+    with pytest.raises(pf.InvalidInputError, match=f"^{field}: the input or the call stack is too deep$"):
+        _at_depth(4, lambda: ENTRIES[entry](fmt))
