@@ -17,6 +17,7 @@ from .parse import ChatMLReplyParser
 from .render import render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
 from .tokens import CONTROL_TOKENS
+from .untrusted import CHATML_READING
 
 if TYPE_CHECKING:
     from ...guard import ControlTokenGuard, Policy
@@ -102,7 +103,7 @@ class ChatMLFormat(ChatFormat):
         guard = self.guard
         if guard is not None:
             tools = guard.guard_tools(tools)
-            messages = guard.guard_messages(messages)
+            messages = guard.guard_messages(messages, CHATML_READING)
         return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
 
     def __repr__(self) -> str:

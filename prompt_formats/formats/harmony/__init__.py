@@ -50,6 +50,7 @@ from .options import (
 )
 from .parse import HarmonyReplyParser, parse_header
 from .render import UnsupportedContentError, render_harmony
+from .untrusted import HARMONY_READING
 
 if TYPE_CHECKING:
     from ...guard import ControlTokenGuard
@@ -136,7 +137,6 @@ class HarmonyFormat(ChatFormat):
         date = date_text(options.get("current_date"))
         reasoning_line = reasoning_line_for(options.get("think"), options.get("reasoning_effort"))
         if self.guard is not None:
-            # Harmony joins text parts with a blank line and never renders tool calls.
-            messages = self.guard.guard_messages(messages, join_parts=False, tool_calls=False)
+            messages = self.guard.guard_messages(messages, HARMONY_READING)
         return render_harmony(messages, tools, date, reasoning_line)
 

@@ -1,0 +1,19 @@
+"""How the Harmony template puts untrusted text in the prompt: what the control-token guard reads.
+
+Text parts are rendered as separate texts (a token cannot be split across them); tool calls in
+history are not checked (the Harmony renderer writes their arguments as JSON it produces itself).
+See docs/safety.md.
+"""
+
+from __future__ import annotations
+
+from ...control_tokens import UntrustedReading
+from .tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
+from .tokens import TOKEN_FAMILIES as HARMONY_TOKEN_FAMILIES
+
+__all__ = ["HARMONY_READING"]
+
+#: The Harmony family's reading of untrusted fields (its named tokens and the reserved range).
+HARMONY_READING = UntrustedReading(
+    HARMONY_CONTROL_TOKENS, HARMONY_TOKEN_FAMILIES, join_parts=False, tool_calls=False, name_follower=""
+)

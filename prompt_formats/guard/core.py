@@ -1,0 +1,122 @@
+"""The control-token guard: untrusted text must not be able to forge a prompt's structure.
+
+:class:`ControlTokenGuard` applies a policy (``escape``, ``reject`` or ``allow``) to every piece of
+untrusted text *as the format puts it in the prompt* (its :class:`UntrustedReading`). It never
+mutates its input: it returns the very objects it was given when nothing was found, and copies of
+only what it changed otherwise; it does not validate shapes (the formatter rejects them with its
+usual error). The threat, the escape scheme and what each policy guarantees: docs/safety.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from ..control_tokens import TokenFamily, UntrustedReading
+from ..errors import FormatError
+from ..formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
+from ..formats.harmony.tokens import TOKEN_FAMILIES as HARMONY_TOKEN_FAMILIES
+from .policy import resolved
+from .scheme import Scanner, check_tokens
+from .toolset import ToolsetPolicy
+
+__all__ = ["ControlTokenGuard", "Policy"]
+
+Policy = Literal["escape", "reject", "allow"]
+
+_POLICIES = ("escape", "reject", "allow")
+
+
+def as_token_tuple(tokens: Any) -> tuple[str, ...]:
+    """``tokens`` as a tuple; one string (not a collection of them) is refused."""
+    if isinstance(tokens, str):
+        raise FormatError("tokens: expected a collection of token strings, got one string")
+    return tuple(tokens)
+
+
+
+def default_families(tokens: tuple[str, ...]) -> tuple[TokenFamily, ...]:
+    """The families a guard over ``tokens`` covers unless told otherwise: Harmony's for a set that
+    holds Harmony's ``<|channel|>`` token (the built-in set, or one extending it), none otherwise."""
+    return HARMONY_TOKEN_FAMILIES if "<|channel|>" in tokens else ()
+
+@attrs.frozen
+class ControlTokenGuard(ToolsetPolicy):
+    """Applies ``policy`` to control tokens found in untrusted text (see the module docstring).
+
+    ``tokens`` defaults to :data:`CHATML_CONTROL_TOKENS`; every token must be at least two characters
+    long, must not contain :data:`ESCAPE_MARKER`, and must not contain the first character of any
+    token after its own first position (true of the ChatML and Harmony sets). ``families``: ranges
+    of tokens covered by pattern (:class:`TokenFamily`, every ``prefix + digits + suffix``); by
+    default :data:`HARMONY_TOKEN_FAMILIES` (``<|reserved_N|>``) when ``tokens`` holds Harmony's
+    ``<|channel|>``, else none. Immutable, hashable, thread-safe and picklable.
+    """
+
+    tokens: tuple[str, ...] = attrs.field(default=CHATML_CONTROL_TOKENS, converter=as_token_tuple)
+    policy: Policy = "escape"
+    trust_assistant: bool = True
+    families: tuple[TokenFamily, ...] = attrs.field(
+        default=attrs.Factory(lambda self: default_families(self.tokens), takes_self=True), converter=tuple,
+        kw_only=True,
+    )
+    _scanner: Scanner = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _lead: str | None = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _lead_bytes: bytes = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _cache_key: str = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _blob_patterns: dict[str, re.Pattern[bytes] | None] = attrs.field(init=False, repr=False, eq=False, hash=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.policy not in _POLICIES:
+            raise FormatError(f"policy must be one of {', '.join(map(repr, _POLICIES))}, got {self.policy!r}")
+        check_tokens(self.tokens, self.families)
+        object.__setattr__(self, "_scanner", Scanner.build(self.tokens, self.families))
+        object.__setattr__(self, "_blob_patterns", {})
+        # One lead character (both default sets: "<"): a single substring test clears most strings.
+        leads = self._scanner.leads
+        lead = leads if len(leads) == 1 else None
+        object.__setattr__(self, "_lead", lead)
+        object.__setattr__(self, "_lead_bytes", leads[0].encode() if lead is not None else b"")
+        families = "".join(f"\x1e{family.prefix}\x1f{family.suffix}" for family in self.families)
+        object.__setattr__(self, "_cache_key", f"guard.tools:{self.policy}:" + "\x1f".join(self.tokens) + families)
+
+    def guard_messages(
+        self, messages: Any, reading: UntrustedReading | None = None, *,
+        join_parts: bool | None = None, tool_calls: bool | None = None,
+    ) -> Any:
+        """Apply the policy to the untrusted fields of every message, in order, as ``reading`` reads them.
+
+        ``reading``: the format's :class:`~prompt_formats.guard.UntrustedReading` (default ChatML's);
+        ``join_parts`` and ``tool_calls``, when given, override its fields. Untrusted: the content of
+        every message whose role is not ``assistant``; of an assistant message its tool calls (when
+        the reading renders them; names and argument names read as followed by its
+        ``name_follower``) and, unless ``trust_assistant``, its content and reasoning. Returns
+        ``messages`` itself when nothing changed, else a list holding the original objects of
+        unchanged messages and new dicts for changed ones; ``allow`` always returns ``messages``.
+        ``reject`` raises :class:`InjectionError` for the first token found, e.g. at
+        ``messages[2].tool_calls[0].function.arguments.city``.
+        """
+        if self.policy == "allow":
+            return messages
+        if type(messages) is not list and (  # the ABC checks only for other sequences
+            isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
+        ):
+            return messages
+        reading = resolved(reading, join_parts, tool_calls)
+        lead = self._lead
+        if lead is not None and self.trust_assistant and self._all_clean(messages, reading, lead):
+            return messages
+        suspects = self._suspects(messages, reading)
+        if not suspects:
+            return messages
+        out: list[Any] | None = None
+        for index in suspects:
+            message = messages[index]
+            new = self.guard_message(message, index, reading)
+            if new is not message:
+                if out is None:
+                    out = list(messages)
+                out[index] = new
+        return messages if out is None else out

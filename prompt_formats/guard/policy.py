@@ -1,0 +1,290 @@
+"""The policy over fields: which strings of a message, a tool call or a JSON value the guard checks.
+
+The walkers build no paths while they look: a token found under ``reject`` raises ``Hit``, and each
+level adds its step to the path as the exception passes through it, so clean input pays nothing for
+error reporting. What a format renders is its :class:`~prompt_formats.guard.UntrustedReading`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .._walk import Hit as _Hit
+from .._walk import walk_strings
+from ..control_tokens import UntrustedReading, is_text_part
+from ..messages import Message, message_dict
+from ..shape import call_body, reasoning_field
+from .prefilter import Prefilters
+from .scheme import insert_after
+
+__all__ = ["FieldPolicy", "resolved"]
+
+
+@functools.cache
+def _chatml_reading() -> UntrustedReading:
+    # The default reading of guard_messages, as before readings existed: the ChatML family's.
+    from ..formats.chatml.untrusted import CHATML_READING
+
+    return CHATML_READING
+
+
+def resolved(reading: UntrustedReading | None, join_parts: bool | None, tool_calls: bool | None) -> UntrustedReading:
+    """``reading`` (default ChatML's) with the fields given as keywords replaced."""
+    base = _chatml_reading() if reading is None else reading
+    if join_parts is None and tool_calls is None:
+        return base
+    return UntrustedReading(
+        base.tokens, base.families,
+        join_parts=base.join_parts if join_parts is None else join_parts,
+        tool_calls=base.tool_calls if tool_calls is None else tool_calls,
+        name_follower=base.name_follower, text_part=base.text_part,
+    )
+
+
+class FieldPolicy(Prefilters):
+    """The walkers of :class:`~prompt_formats.guard.ControlTokenGuard` (a mixin: it holds no state)."""
+
+    def guard_json(self, value: Any, path: str) -> Any:
+        """Apply the policy to every string (dict keys included) of a JSON-like value rendered with ``tojson``.
+
+        Only what a JSON encoder serialises is walked (``dict``, ``list``, ``tuple``, ``str``); a
+        changed container is rebuilt (a tuple as a list: the same JSON), anything else is returned
+        as is, so a value ``tojson`` rejects is still rejected. Returns ``value`` itself when unchanged.
+        Under every policy but ``allow``, a value holding more than :data:`MAX_NESTING` nested
+        containers raises :class:`~prompt_formats.errors.InvalidInputError` at ``path``: what the
+        guard has not read in full is never passed on.
+        """
+        try:
+            return self._json(value)
+        except _Hit as hit:
+            raise hit.error(path) from None
+
+    def _json(self, value: Any) -> Any:
+        if self.policy == "allow":
+            return value
+        # Iterative, to a fixed depth: a value too deep to read in full raises TooDeep (refused).
+        return walk_strings(value, self._text)
+
+    def guard_content(self, content: Any, path: str, *, join_parts: bool = True) -> Any:
+        """Apply the policy to a message's content: a string, or the text parts of a list of parts.
+
+        ``join_parts``: the format concatenates adjacent text parts with nothing between them (ChatML),
+        so they are checked as one text; ``False`` when the format separates them (Harmony). Image and
+        video parts are recognised as the ChatML template does and left alone. Returns ``content``
+        itself when unchanged.
+        """
+        try:
+            return self._content(content, join_parts, is_text_part)
+        except _Hit as hit:
+            raise hit.error(path) from None
+
+    def _content(self, content: Any, join_parts: bool, text_part: Callable[[Any], bool]) -> Any:
+        if isinstance(content, str):
+            return self._text(content)
+        if not isinstance(content, (list, tuple)):
+            return content
+        runs: list[list[int]] = []
+        run: list[int] = []
+        for j, part in enumerate(content):
+            if text_part(part):
+                run.append(j)
+                if not join_parts:
+                    runs.append(run)
+                    run = []
+            elif run:
+                runs.append(run)
+                run = []
+        if run:
+            runs.append(run)
+        new_texts: dict[int, str] = {}
+        for indices in runs:
+            texts = [content[j]["text"] for j in indices]
+            if not any(self._contains_lead(text) for text in texts):
+                continue
+            if len(indices) == 1:
+                j = indices[0]
+                try:
+                    new = self._text(texts[0])
+                except _Hit as hit:
+                    hit.trail.append(f"[{j}].text")
+                    raise
+                if new is not texts[0]:
+                    new_texts[j] = new
+            else:
+                self._run(indices, texts, new_texts)
+        if not new_texts:
+            return content
+        return [{**part, "text": new_texts[j]} if j in new_texts else part for j, part in enumerate(content)]
+
+    def _run(self, indices: list[int], texts: list[str], new_texts: dict[int, str]) -> None:
+        """Check text parts that the template concatenates as one text; record the changed parts."""
+        joined = "".join(texts)
+        offsets = []
+        offset = 0
+        for text in texts:
+            offsets.append(offset)
+            offset += len(text)
+
+        def part_of(position: int) -> int:
+            # The part holding the character at ``position`` (empty parts hold none).
+            k = len(offsets) - 1
+            while offsets[k] > position or (offsets[k] == position and not texts[k]):
+                k -= 1
+            return k
+
+        if self.policy == "reject":
+            found = self.find(joined)
+            if found is not None:
+                hit = _Hit(found[1])
+                hit.trail.append(f"[{indices[part_of(found[0])]}].text")
+                raise hit
+            return
+        if self.policy != "escape":
+            return
+        by_part: dict[int, list[int]] = {}
+        for m in self._scanner.needs_escape.finditer(joined):
+            k = part_of(m.start())
+            by_part.setdefault(k, []).append(m.start() - offsets[k])
+        for k, local in by_part.items():
+            new_texts[indices[k]] = insert_after(texts[k], local)
+
+    def guard_tool_calls(self, calls: Any, path: str, *, name_followed_by: str = ">") -> Any:
+        """Apply the policy to the names and arguments of an assistant message's tool calls.
+
+        Both shapes (``{"function": {...}}`` and flat) are read; string arguments are one text,
+        mapping arguments have their names checked with ``name_followed_by`` (ChatML renders
+        ``<function=NAME>`` and ``<parameter=NAME>``) and their values as JSON-like values. Returns
+        ``calls`` itself when unchanged.
+        """
+        try:
+            return self._calls(calls, name_followed_by)
+        except _Hit as hit:
+            raise hit.error(path) from None
+
+    def _calls(self, calls: Any, name_followed_by: str) -> Any:
+        if not isinstance(calls, (list, tuple)):
+            return calls
+        new_calls = []
+        changed = False
+        for k, call in enumerate(calls):
+            try:
+                new_call = self._call(call, name_followed_by)
+            except _Hit as hit:
+                hit.trail.append(f"[{k}]")
+                raise
+            changed = changed or new_call is not call
+            new_calls.append(new_call)
+        return new_calls if changed else calls
+
+    def _call(self, call: Any, name_followed_by: str) -> Any:
+        if not isinstance(call, Mapping):
+            return call
+        body = call_body(call)
+        wrapped = body is not call
+        if wrapped and not isinstance(body, Mapping):
+            return call
+        changes: dict[str, Any] = {}
+        try:
+            name = body.get("name")
+            if isinstance(name, str):
+                try:
+                    new_name = self._text(name, name_followed_by)
+                except _Hit as hit:
+                    hit.trail.append(".name")
+                    raise
+                if new_name is not name:
+                    changes["name"] = new_name
+            if "arguments" in body:
+                arguments = body["arguments"]
+                try:
+                    new_arguments = self._arguments(arguments, name_followed_by)
+                except _Hit as hit:
+                    hit.trail.append(".arguments")
+                    raise
+                if new_arguments is not arguments:
+                    changes["arguments"] = new_arguments
+        except _Hit as hit:
+            if wrapped:
+                hit.trail.append(".function")
+            raise
+        if not changes:
+            return call
+        new_body = {**body, **changes}
+        return {**call, "function": new_body} if wrapped else new_body
+
+    def _arguments(self, arguments: Any, name_followed_by: str) -> Any:
+        if isinstance(arguments, str):
+            return self._text(arguments)
+        if not isinstance(arguments, Mapping):
+            return arguments
+        changed = False
+        items = []
+        for key, value in arguments.items():
+            try:
+                new_key = self._text(key, name_followed_by) if isinstance(key, str) else key
+                new_value = self._json(value)
+            except _Hit as hit:
+                hit.trail.append(f".{key}")
+                raise
+            if new_key is not key or new_value is not value:
+                changed = True
+            items.append((new_key, new_value))
+        return dict(items) if changed else arguments
+
+    def guard_message(
+        self, message: Any, index: int, reading: UntrustedReading | None = None, *,
+        join_parts: bool | None = None, tool_calls: bool | None = None,
+    ) -> Any:
+        """Apply the policy to the untrusted fields of one message (see :meth:`guard_messages`)."""
+        try:
+            return self._message(message, index, resolved(reading, join_parts, tool_calls))
+        except _Hit as hit:
+            raise hit.error(f"messages[{index}]") from None
+
+    def _message(self, message: Any, index: int, reading: UntrustedReading) -> Any:
+        if isinstance(message, Mapping):
+            data = message
+        elif isinstance(message, Message):
+            data = message_dict(message, index)  # as the formats read it (a bad field is named here)
+        else:
+            return message
+        role = data.get("role")
+        if not isinstance(role, str):
+            return message
+        changes: dict[str, Any] = {}
+        if role != "assistant" or not self.trust_assistant:
+            content = data.get("content")
+            try:
+                new_content = self._content(content, reading.join_parts, reading.text_part)
+            except _Hit as hit:
+                hit.trail.append(".content")
+                raise
+            if new_content is not content:
+                changes["content"] = new_content
+        if role == "assistant":
+            if not self.trust_assistant:
+                key = reasoning_field(data) or ""
+                value = data.get(key)
+                if isinstance(value, str):
+                    try:
+                        new_value = self._text(value)
+                    except _Hit as hit:
+                        hit.trail.append(f".{key}")
+                        raise
+                    if new_value is not value:
+                        changes[key] = new_value
+            if reading.tool_calls:
+                calls = data.get("tool_calls")
+                if calls and not self._blob_clean(calls, reading.name_follower):
+                    try:
+                        new_calls = self._calls(calls, reading.name_follower)
+                    except _Hit as hit:
+                        hit.trail.append(".tool_calls")
+                        raise
+                    if new_calls is not calls:
+                        changes["tool_calls"] = new_calls
+        if not changes:
+            return message
+        return {**data, **changes}
