@@ -1,16 +1,23 @@
-"""Reading one line of JSONL exactly as the command and the Ray integration read it (see :func:`decode_record`)."""
+"""Reading one line of JSONL exactly as the command and the Ray integration read it (see :func:`decode_record`),
+and the envelope of a record (a request, or a Batch API line holding one in ``body``)."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 from .errors import InvalidInputError
+from .request_keys import refusal
 
-__all__ = ["decode_record", "has_long_digit_run"]
+__all__ = [
+    "decode_record", "has_long_digit_run", "json_type", "record_id_at", "refuse", "strictly_refused", "unwrap_record",
+]
+
+_BATCH_API_KEYS = frozenset({"custom_id", "method", "url", "body"})
 
 
 def decode_record(data: bytes | memoryview | str, long_digits: bool = True, line: int | None = None) -> Any:
@@ -81,3 +88,58 @@ _NINETEEN_ZEROS = b"0" * 19
 def has_long_digit_run(data: bytes) -> bool:
     """Whether ``data`` holds 19 or more ASCII digits in a row."""
     return data.translate(_DIGITS_AS_ZERO).find(_NINETEEN_ZEROS) >= 0
+
+
+def strictly_refused(path: str) -> InvalidInputError:
+    """The error for a request key that ``--strict-keys`` refuses."""
+    return InvalidInputError(path, "a request key that does not change the prompt, refused by --strict-keys")
+
+
+def refuse(strict: bool, key: str, value: Any, prefix: str) -> None:
+    """Raise for an ignored key under ``strict_keys``, or a refused key (unless its value changes nothing)."""
+    if strict:
+        raise strictly_refused(prefix + key)
+    refused = refusal(key, value, prefix + key)
+    if refused is not None:
+        raise refused
+
+
+def record_id_at(request: Mapping[str, Any], key: str, path: str) -> Any:
+    """The record id under ``key``: a string or an integer, else :class:`InvalidInputError`."""
+    value = request[key]
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InvalidInputError(path + key, f"expected a string or an integer, got {json_type(value)}")
+    return value
+
+
+def unwrap_record(record: Any) -> tuple[Mapping[str, Any], str, Any]:
+    """``(request, path prefix, id or None)``; reads the Batch API envelope."""
+    if not isinstance(record, Mapping):
+        raise InvalidInputError("record", f"expected a JSON object, got {json_type(record)}")
+    if "body" in record:
+        unknown = sorted(key for key in record if key not in _BATCH_API_KEYS)
+        if unknown:
+            raise InvalidInputError(
+                unknown[0], "unknown key beside 'body' (a Batch API line has custom_id, method, url, body)"
+            )
+        body = record["body"]
+        if not isinstance(body, Mapping):
+            raise InvalidInputError("body", f"expected a JSON object, got {json_type(body)}")
+        record_id = record_id_at(record, "custom_id", "") if "custom_id" in record else None
+        return body, "body.", record_id
+    return record, "", None
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type, with its article (``an object``), for error messages."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null"

@@ -37,16 +37,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from .errors import InjectionError, InvalidInputError
-from .jsonl import decode_record, has_long_digit_run
-from .request_keys import IGNORED_REQUEST_KEYS, REFUSED_REQUEST_KEYS, merge_extra_body, refusal
-from .tools import PreparedTools
+from .jsonl import decode_record, has_long_digit_run, json_type, record_id_at, refuse, unwrap_record
+from .request_keys import IGNORED_REQUEST_KEYS, REFUSED_REQUEST_KEYS, merge_extra_body
+from .tools import ToolsetCache
 
 if TYPE_CHECKING:
     from .format import ChatFormat
@@ -62,106 +61,12 @@ __all__ = [
     "error_record",
 ]
 
-_BATCH_API_KEYS = frozenset({"custom_id", "method", "url", "body"})
 _WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
 #: Toolsets kept prepared per worker: a corpus usually offers a handful of distinct toolsets.
 TOOLS_CACHE_SIZE = 64
 
 # How a render record's top-level key is read.
 _ID, _MESSAGES, _TOOLS, _GENERATION, _KWARGS, _IGNORED, _OPTION, _REFUSED, _STRICT = range(9)
-
-
-def _strictly_refused(path: str) -> InvalidInputError:
-    return InvalidInputError(path, "a request key that does not change the prompt, refused by --strict-keys")
-
-
-def _refuse(strict: bool, key: str, value: Any, prefix: str) -> None:
-    """Raise for an ignored key under ``strict_keys``, or a refused key (unless its value changes nothing)."""
-    if strict:
-        raise _strictly_refused(prefix + key)
-    refused = refusal(key, value, prefix + key)
-    if refused is not None:
-        raise refused
-
-
-def _record_id(request: Mapping[str, Any], key: str, path: str) -> Any:
-    value = request[key]
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise InvalidInputError(path + key, f"expected a string or an integer, got {_json_type(value)}")
-    return value
-
-
-def _unwrap(record: Any) -> tuple[Mapping[str, Any], str, Any]:
-    """``(request, path prefix, id or None)``; reads the Batch API envelope."""
-    if not isinstance(record, Mapping):
-        raise InvalidInputError("record", f"expected a JSON object, got {_json_type(record)}")
-    if "body" in record:
-        unknown = sorted(key for key in record if key not in _BATCH_API_KEYS)
-        if unknown:
-            raise InvalidInputError(
-                unknown[0], "unknown key beside 'body' (a Batch API line has custom_id, method, url, body)"
-            )
-        body = record["body"]
-        if not isinstance(body, Mapping):
-            raise InvalidInputError("body", f"expected a JSON object, got {_json_type(body)}")
-        record_id = _record_id(record, "custom_id", "") if "custom_id" in record else None
-        return body, "body.", record_id
-    return record, "", None
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "null"
-
-
-class _ToolsCache:
-    """A bounded LRU of prepared toolsets keyed by their JSON bytes: a toolset is prepared once per worker.
-
-    Records of one corpus often repeat a few toolsets; each is validated and rendered once, when it
-    is first seen, and its rendered form (the largest part of an agent prompt) is reused by every
-    later record with the same bytes. The lists come from the record's JSON, decoded by the caller
-    and never shared, so the toolset keeps them as they are (:meth:`PreparedTools.owning`).
-
-    A list that :class:`PreparedTools` refuses is kept and returned as it is: some templates render
-    what it refuses (ChatML writes each tool as JSON, so a tool without a name renders), and a
-    record must get what ``render`` gives with its tools, its prompt or its error.
-    """
-
-    __slots__ = ("_entries", "_size")
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: OrderedDict[bytes, PreparedTools | list[Any]] = OrderedDict()
-
-    def get(self, tools: list[Any]) -> PreparedTools | list[Any]:
-        try:
-            key = orjson.dumps(tools)
-        except TypeError:
-            # Beyond orjson (an integer over 64 bits): the standard library's text, marked so that it
-            # can never equal an orjson key.
-            key = b"\0" + json.dumps(tools, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        entries = self._entries
-        prepared = entries.get(key)
-        if prepared is None:
-            try:
-                prepared = PreparedTools.owning(tools)
-            except InvalidInputError:
-                prepared = tools
-            entries[key] = prepared
-            if len(entries) > self._size:
-                entries.popitem(last=False)
-        else:
-            entries.move_to_end(key)
-        return prepared
 
 
 def error_record(line: int, record_id: Any, error: BaseException) -> dict[str, Any]:
@@ -295,7 +200,7 @@ class RecordRenderer(_RecordJob):
         fmt.check_options(self.options)
         self.tools_cache_size = tools_cache_size
         self.strict_keys = strict_keys
-        self._tools = _ToolsCache(tools_cache_size)
+        self._tools = ToolsetCache(tools_cache_size)
         kinds = {"id": _ID, "custom_id": _ID, "messages": _MESSAGES, "tools": _TOOLS,
                  "add_generation_prompt": _GENERATION, "chat_template_kwargs": _KWARGS}
         kinds.update(dict.fromkeys(IGNORED_REQUEST_KEYS, _STRICT if strict_keys else _IGNORED))
@@ -312,7 +217,7 @@ class RecordRenderer(_RecordJob):
 
     def render_request(self, record: Any, line: int) -> tuple[Any, str]:
         """``(id, prompt)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
-        request, prefix, record_id = _unwrap(record)
+        request, prefix, record_id = unwrap_record(record)
         if "extra_body" in request:
             request = merge_extra_body(request, prefix)
         messages: Any = None
@@ -334,15 +239,15 @@ class RecordRenderer(_RecordJob):
                 own_options[key] = value
             elif kind == _ID:
                 if record_id is None:
-                    record_id = _record_id(request, key, prefix)
+                    record_id = record_id_at(request, key, prefix)
             elif kind == _GENERATION:
                 if value is not None and not isinstance(value, bool):
-                    raise InvalidInputError(prefix + key, f"expected a boolean, got {_json_type(value)}")
+                    raise InvalidInputError(prefix + key, f"expected a boolean, got {json_type(value)}")
                 add_generation_prompt = value
             elif kind == _KWARGS:
                 kwargs = value
             elif kind in (_REFUSED, _STRICT):
-                _refuse(kind == _STRICT, key, value, prefix)
+                refuse(kind == _STRICT, key, value, prefix)
             elif kind is None:
                 known = ", ".join(sorted(self.fmt.options)) or "none"
                 raise InvalidInputError(
@@ -360,7 +265,7 @@ class RecordRenderer(_RecordJob):
             options = {**options, **own_options}
         if tools is not None:
             if not isinstance(tools, list):
-                raise InvalidInputError(prefix + "tools", f"expected an array or null, got {_json_type(tools)}")
+                raise InvalidInputError(prefix + "tools", f"expected an array or null, got {json_type(tools)}")
             tools = self._tools.get(tools) if tools else None
         if record_id is None:
             record_id = line
@@ -415,7 +320,7 @@ class RecordParser(_RecordJob):
         self.tools_cache_size = tools_cache_size
         self.strict_keys = strict_keys
         self._passthrough = self._PASSTHROUGH if strict_keys else self._PASSTHROUGH | IGNORED_REQUEST_KEYS
-        self._tools = _ToolsCache(tools_cache_size)
+        self._tools = ToolsetCache(tools_cache_size)
 
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.fmt, self.context, self.tools_cache_size, self.strict_keys)
@@ -426,7 +331,7 @@ class RecordParser(_RecordJob):
 
     def parse_request(self, record: Any, line: int) -> tuple[Any, AssistantReply]:
         """``(id, AssistantReply)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
-        request, prefix, record_id = _unwrap(record)
+        request, prefix, record_id = unwrap_record(record)
         if "extra_body" in request:
             request = merge_extra_body(request, prefix)
         context = self.context
@@ -436,13 +341,13 @@ class RecordParser(_RecordJob):
         for key, value in request.items():
             if key in ("id", "custom_id"):
                 if record_id is None:
-                    record_id = _record_id(request, key, prefix)
+                    record_id = record_id_at(request, key, prefix)
             elif key in parse_options:
                 own[key] = value
             elif key == "chat_template_kwargs":
                 kwargs = value
             elif key in REFUSED_REQUEST_KEYS or (self.strict_keys and key in IGNORED_REQUEST_KEYS):
-                _refuse(key not in REFUSED_REQUEST_KEYS, key, value, prefix)
+                refuse(key not in REFUSED_REQUEST_KEYS, key, value, prefix)
             elif key not in ("completion", "tools") and key not in self._passthrough:
                 known = ", ".join(sorted(parse_options)) or "none"
                 raise InvalidInputError(
@@ -453,13 +358,13 @@ class RecordParser(_RecordJob):
             raise InvalidInputError(prefix + "completion", "missing")
         completion = request["completion"]
         if not isinstance(completion, str):
-            raise InvalidInputError(prefix + "completion", f"expected a string, got {_json_type(completion)}")
+            raise InvalidInputError(prefix + "completion", f"expected a string, got {json_type(completion)}")
         if kwargs is not None:
             _merge_kwargs(own, kwargs, prefix)
         tools = request.get("tools")
         if tools is not None:
             if not isinstance(tools, list):
-                raise InvalidInputError(prefix + "tools", f"expected an array or null, got {_json_type(tools)}")
+                raise InvalidInputError(prefix + "tools", f"expected an array or null, got {json_type(tools)}")
             tools = self._tools.get(tools) if tools else None
         if own:
             context = {**context, **own}
@@ -490,7 +395,7 @@ def _within(prefix: str, error: InvalidInputError | InjectionError) -> InvalidIn
 def _merge_kwargs(own: dict[str, Any], kwargs: Any, prefix: str) -> None:
     """Add ``chat_template_kwargs`` to the options given at the top level; an option may not be in both."""
     if not isinstance(kwargs, Mapping):
-        raise InvalidInputError(prefix + "chat_template_kwargs", f"expected an object, got {_json_type(kwargs)}")
+        raise InvalidInputError(prefix + "chat_template_kwargs", f"expected an object, got {json_type(kwargs)}")
     for key, value in kwargs.items():
         if key in own:
             raise InvalidInputError(

@@ -14,9 +14,11 @@ prepared toolset still skips even the dump.
 from __future__ import annotations
 
 import copy
+import json
 import marshal
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -26,7 +28,9 @@ from ._walk import MAX_NESTING, nesting_exceeds
 from .errors import InvalidInputError, type_name
 from .messages import ToolDefinition, tool_fields
 
-__all__ = ["PLAIN_TOOLS_CACHE", "PlainToolsCache", "PreparedTools", "prepare_tools", "rendered_tools"]
+__all__ = [
+    "PLAIN_TOOLS_CACHE", "PlainToolsCache", "PreparedTools", "ToolsetCache", "prepare_tools", "rendered_tools",
+]
 
 T = TypeVar("T")
 
@@ -269,3 +273,45 @@ def rendered_tools(tools: Sequence[Mapping[str, Any]] | PreparedTools, key: str,
     if isinstance(tools, PreparedTools):
         return tools.cached(key, build)
     return PLAIN_TOOLS_CACHE.get(key, tools, build)
+
+
+class ToolsetCache:
+    """A bounded LRU of prepared toolsets keyed by their JSON bytes: the record jobs prepare a toolset once per worker.
+
+    Records of one corpus often repeat a few toolsets; each is validated and rendered once, when it
+    is first seen, and its rendered form (the largest part of an agent prompt) is reused by every
+    later record with the same bytes. The lists come from the record's JSON, decoded by the caller
+    and never shared, so the toolset keeps them as they are (:meth:`PreparedTools.owning`).
+
+    A list that :class:`PreparedTools` refuses is kept and returned as it is: some templates render
+    what it refuses (ChatML writes each tool as JSON, so a tool without a name renders), and a
+    record must get what ``render`` gives with its tools, its prompt or its error.
+    """
+
+    __slots__ = ("_entries", "_size")
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[bytes, PreparedTools | list[Any]] = OrderedDict()
+
+    def get(self, tools: list[Any]) -> PreparedTools | list[Any]:
+        """The toolset of a decoded tool list: a :class:`PreparedTools` of it, or the list if refused."""
+        try:
+            key = orjson.dumps(tools)
+        except TypeError:
+            # Beyond orjson (an integer over 64 bits): the standard library's text, marked so that it
+            # can never equal an orjson key.
+            key = b"\0" + json.dumps(tools, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        entries = self._entries
+        prepared = entries.get(key)
+        if prepared is None:
+            try:
+                prepared = PreparedTools.owning(tools)
+            except InvalidInputError:
+                prepared = tools
+            entries[key] = prepared
+            if len(entries) > self._size:
+                entries.popitem(last=False)
+        else:
+            entries.move_to_end(key)
+        return prepared

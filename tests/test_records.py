@@ -9,7 +9,8 @@ import pytest
 from oracles import render_jinja
 
 import prompt_formats as pf
-from prompt_formats.records import RecordParser, RecordRenderer, _ToolsCache, call_ids, has_long_digit_run
+from prompt_formats.records import RecordParser, RecordRenderer, call_ids, has_long_digit_run
+from prompt_formats.tools import ToolsetCache as _ToolsCache
 
 MULTI = pf.get_format("chatml-multi-system")
 USER = {"role": "user", "content": "Hi"}
