@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import datetime
 import functools
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from ...errors import InvalidInputError, type_name
 from ...options import Option, describe
+from ..harmony.options import date_from_string
 from .tokens import END, SYSTEM
 
 __all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions", "decode_arguments_option", "system_message"]
@@ -38,7 +38,6 @@ OPTIONS: Mapping[str, str] = describe(OPTION_SPECS)
 _DEFAULT_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
 _EFFORTS = ("low", "medium", "high")
 _BUILTIN_TOOLS = ("browser", "python")
-_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 _BROWSER = (
     "## browser\n\n"
@@ -143,25 +142,13 @@ def _builtin_tools(value: Any) -> tuple[bool, bool]:
     return ("browser" in value, "python" in value)
 
 
-@functools.lru_cache(maxsize=256)
-def _date_from_string(value: str) -> str:
-    if _DATE_RE.fullmatch(value):
-        try:
-            datetime.date.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            return value
-    raise InvalidInputError("current_date", f"expected a 'YYYY-MM-DD' date, got {value!r}")
-
-
 def date_text(value: Any) -> str:
     """The ``Current date:`` text: a ``'YYYY-MM-DD'`` string as given, a date as ``strftime("%Y-%m-%d")``
     writes it, and for ``None`` today's local date as transformers' ``strftime_now`` writes it."""
     if value is None:
         return datetime.datetime.now().strftime("%Y-%m-%d")
     if isinstance(value, str):
-        return _date_from_string(value)
+        return date_from_string(value)
     if isinstance(value, datetime.date):  # a datetime is a date too: its calendar date is used
         return value.strftime("%Y-%m-%d")
     raise InvalidInputError(

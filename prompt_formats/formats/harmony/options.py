@@ -23,6 +23,7 @@ __all__ = [
     "PREFILLS",
     "REASONING_LINE",
     "ThinkValue",
+    "date_from_string",
     "date_text",
     "reasoning_line_for",
     "refuse_generation_prompt",
@@ -121,7 +122,8 @@ _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 # Cached: the same date string comes on every render (bench_harmony.py, "everyday, ≤ 6 messages").
 @functools.lru_cache(maxsize=256)
-def _date_from_string(value: str) -> str:
+def date_from_string(value: str) -> str:
+    """``value`` if it is a real ``YYYY-MM-DD`` date; else an :class:`InvalidInputError` at ``current_date``."""
     if _DATE_RE.fullmatch(value):
         try:
             datetime.date.fromisoformat(value)
@@ -154,7 +156,7 @@ def date_text(value: Any) -> str:
     if value is None:
         return today_text()
     if isinstance(value, str):
-        return _date_from_string(value)
+        return date_from_string(value)
     if isinstance(value, datetime.date):  # a datetime is a date too: its calendar date is used
         return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
     raise InvalidInputError(
