@@ -8,7 +8,7 @@ renders every request with ``add_generation_prompt=True``:
   transformers configures it and MiniJinja, both with the template compiled once;
 - ``chatml-safety`` (reminders inline, since its template allows one leading system message only;
   no control tokens in the corpus, so the guard changes nothing) against the same two engines;
-- ``harmony`` against Go's ``text/template`` (``tests/oracle/harmony`` in ``-bench`` mode: it
+- ``harmony`` against Go's ``text/template`` (``tests/support/oracle/harmony`` in ``-bench`` mode: it
   collates, builds the data and executes the template per render, timed inside Go).
 
 Ours runs three ways: with the plain tool dicts (what a stateless server passes) and a *repeated
@@ -77,9 +77,9 @@ class _Harmony:
     """The Go reference for Harmony: built once, timed inside Go."""
 
     def __init__(self, tmp: Path) -> None:
-        for where in (engines.ROOT / "tests" / "support", engines.ROOT / "tests"):
-            if (where / "harmony_oracle.py").exists() and str(where) not in sys.path:
-                sys.path.insert(0, str(where))
+        where = str(engines.ROOT / "tests" / "support")
+        if where not in sys.path:
+            sys.path.insert(0, where)
         from harmony_oracle import HarmonyOracle, build_oracle, to_case
 
         self.oracle = HarmonyOracle(build_oracle(tmp))

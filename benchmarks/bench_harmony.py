@@ -4,7 +4,7 @@ The corpus is ``benchmarks/corpus.py``: ``realistic_requests(n)`` (everyday chat
 loops, several system messages) and one coding-agent request (257 messages, 40 tools). Both sides
 render the same requests, each timed inside its own process, so process start-up never counts:
 
-- Go: the oracle (``tests/oracle/harmony``) in ``-bench N`` mode renders each request N times after a
+- Go: the oracle (``tests/support/oracle/harmony``) in ``-bench N`` mode renders each request N times after a
   warm-up; each render does what Ollama does per request (collate a copy of the messages, build the
   data map, execute the parsed ``text/template`` into a buffer);
 - Python: ``get_format("harmony").render`` on the OpenAI-style request, N times after a warm-up.
@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "support"))  # where the restructured tests keep their oracles
+sys.path.insert(0, str(ROOT / "tests" / "support"))  # the tests' oracles
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 

@@ -13,7 +13,7 @@
   ``.split``/``.startswith`` in the template), the template compiled once and cached by the
   environment.
 
-- Go ``text/template`` for Harmony: the oracle program in ``tests/oracle/harmony`` (built once), which
+- Go ``text/template`` for Harmony: the oracle program in ``tests/support/oracle/harmony`` (built once), which
   does per render what Ollama does per request (collate, build the data, execute the template) and
   times itself.
 
@@ -136,9 +136,9 @@ class GoHarmony:
     RENDERS = 5
 
     def __init__(self, build_dir: Path) -> None:
-        for where in (ROOT / "tests" / "support", ROOT / "tests"):
-            if (where / "harmony_oracle.py").exists() and str(where) not in sys.path:
-                sys.path.insert(0, str(where))
+        where = str(ROOT / "tests" / "support")
+        if where not in sys.path:
+            sys.path.insert(0, where)
         from harmony_oracle import HarmonyOracle, build_oracle, to_case
 
         self.oracle = HarmonyOracle(build_oracle(build_dir))

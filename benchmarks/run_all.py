@@ -7,7 +7,7 @@ as a server receives it: ``heldout.rendered_as_received``): no warm-up pass, the
 counted, the figure the median over rounds of CPU time per request. Every timed output of ours is
 compared with the reference's, byte for byte (the run stops on a difference). References: Jinja2
 configured as transformers configures it, MiniJinja where installed (``pip install .[bench]``),
-Go's ``text/template`` for ``harmony`` (``tests/oracle/harmony``, timed inside Go). ``--warm`` adds
+Go's ``text/template`` for ``harmony`` (``tests/support/oracle/harmony``, timed inside Go). ``--warm`` adds
 the warm figure of the everyday ChatML rows beside the headline (each block rendered twice untimed
 first), labelled.
 

@@ -340,10 +340,15 @@ def tool_fields(data: Any, index: int = 0) -> tuple[str, str | None, Mapping[str
         if (type(name) is str and (description is None or type(description) is str)
                 and (parameters is None or type(parameters) is dict)):
             return name, description, parameters
-    return _checked_tool_fields(data, index)
+    return checked_tool_fields(data, index)
 
 
-def _checked_tool_fields(data: Any, index: int) -> tuple[str, str | None, Mapping[str, Any] | None]:
+def checked_tool_fields(data: Any, index: int) -> tuple[str, str | None, Mapping[str, Any] | None]:
+    """:func:`tool_fields` without its fast path: the one checked reading, for any tool value.
+
+    Returns what :func:`tool_fields` returns and raises what it raises for the same ``data``; the
+    tests hold the fast path to it.
+    """
     path = f"tools[{index}]"
     if not isinstance(data, Mapping):
         raise InvalidInputError(path, f"expected a tool object, got {type_name(data)}")

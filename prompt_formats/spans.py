@@ -84,13 +84,13 @@ class RenderedPrompt:
         _check_ranges(self.generated, size, "generated")
 
     @classmethod
-    def _unchecked(
+    def unchecked(
         cls, text: str, messages: tuple[tuple[Range, ...], ...], generated: tuple[Range, ...]
     ) -> RenderedPrompt:
         """The same object as ``RenderedPrompt(text, messages, generated)``, without the checks.
 
         For the package's renderers only: their output holds the guarantees by construction, which
-        the differential tests check on every case (tests/test_spans.py), and checking them again on
+        the differential tests check on every case (tests/spans/), and checking them again on
         every call would spend much of render_spans' budget (1.2 times render) on long sessions.
         """
         prompt = cls.__new__(cls)

@@ -294,6 +294,10 @@ class ToolsetCache:
         self._size = size
         self._entries: OrderedDict[bytes, PreparedTools | list[Any]] = OrderedDict()
 
+    def __len__(self) -> int:
+        """How many toolsets the cache holds (never more than its ``size``)."""
+        return len(self._entries)
+
     def get(self, tools: list[Any]) -> PreparedTools | list[Any]:
         """The toolset of a decoded tool list: a :class:`PreparedTools` of it, or the list if refused."""
         try:

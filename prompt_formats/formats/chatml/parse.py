@@ -53,15 +53,16 @@ from ..reply_values import TOO_MANY_DIGITS, digits_note
 from . import tokens as t
 from .schema import typed_value
 
-__all__ = ["ChatMLReplyParser"]
+__all__ = ["WHITESPACE", "ChatMLReplyParser"]
 
-#: Every character ``str.isspace`` accepts (``\\s`` of ``re`` misses some).
-_WS = r"[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+#: A regex character class of every character ``str.isspace`` accepts (``\\s`` of ``re`` misses some).
+WHITESPACE = r"[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 #: Possessive quantifiers (3.11+) make a failed call-start match give up at once instead of backtracking.
 _PLUS = "+" if sys.version_info >= (3, 11) else ""
 _NAME = "[^<>]{1,256}"
 _CALL_START_PATTERN = (
-    re.escape(t.TOOL_CALL_OPEN) + _WS + "{0,32}" + _PLUS + re.escape(t.FUNCTION_OPEN) + "(" + _NAME + _PLUS + ")>"
+    re.escape(t.TOOL_CALL_OPEN) + WHITESPACE + "{0,32}" + _PLUS
+    + re.escape(t.FUNCTION_OPEN) + "(" + _NAME + _PLUS + ")>"
 )
 _CALL_START = Terminator.regex(
     t.TOOL_CALL_OPEN, _CALL_START_PATTERN, len(t.TOOL_CALL_OPEN) + 32 + len(t.FUNCTION_OPEN) + 256 + 1
@@ -76,7 +77,7 @@ _CONTENT_ENDS = (_CALL_START, _IM_END, _END_OF_TEXT)
 _CONTENT_ENDS_THINK_OPEN = (_THINK_END, _CALL_START, _IM_END, _END_OF_TEXT)
 _VALUE_ENDS = (_PARAMETER_END, _IM_END, _END_OF_TEXT)
 
-_WS_RUN = re.compile(_WS + "*")
+_WS_RUN = re.compile(WHITESPACE + "*")
 _THINK_OPEN = regex.compile(re.escape(t.THINK_OPEN))
 # What may follow inside a function block, after whitespace.
 _FUNCTION_ITEM = regex.compile(
@@ -85,7 +86,7 @@ _FUNCTION_ITEM = regex.compile(
 )
 # What may follow a function's end: the block's end, or another function in the same block.
 _AFTER_FUNCTION = regex.compile(
-    _WS + "{0,32}(?:(" + re.escape(t.TOOL_CALL_CLOSE) + ")|" + re.escape(t.FUNCTION_OPEN) + "(" + _NAME + ")>)"
+    WHITESPACE + "{0,32}(?:(" + re.escape(t.TOOL_CALL_CLOSE) + ")|" + re.escape(t.FUNCTION_OPEN) + "(" + _NAME + ")>)"
 )
 
 _JUNK_CALL_NOTE = "'<tool_call>' not followed by '<function=NAME>': kept as text"

@@ -71,7 +71,7 @@ def json_text(value: Any, index: int, field: str) -> str:
 
     Raises InvalidInputError naming the field for a value JSON cannot encode. Fast path for an exact
     ``str`` (tool results, string arguments): orjson escapes every code point as ``json.dumps`` does
-    (``tests/test_gpt_oss.py`` checks them all) at a tenth of the cost; it refuses a lone surrogate,
+    (``tests/render/test_gpt_oss_examples.py`` checks them all) at a tenth of the cost; it refuses a lone surrogate,
     which then takes the checked path. Wins the agent rows of ``benchmarks/bench_gpt_oss.py``.
     """
     kind = type(value)

@@ -94,7 +94,7 @@ def rendered_prompt(prompt: PromptPieces, message_count: int, policy: GeneratedP
             else:
                 ranges.append(((begin, split), (split + _ASSISTANT_AUTHOR, pos)))
     generated = _generated(ranges, _selected(assistants, last_user, policy))
-    return RenderedPrompt._unchecked("".join(pieces), tuple(ranges), generated)
+    return RenderedPrompt.unchecked("".join(pieces), tuple(ranges), generated)
 
 
 def _selected(assistants: list[int], last_user: int, policy: GeneratedPolicy) -> list[int]:

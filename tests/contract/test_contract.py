@@ -1,0 +1,355 @@
+"""The shared contract every registered format keeps, run over ``pf.available_formats()``.
+
+A newly registered format is covered here with no edit, except one: its family's reply markers in
+``FAMILY_MARKERS`` (the test fails loudly until they are given, so nobody forgets).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import prompt_formats as pf
+from tests.support.parser_cases import CHATML_MARKERS, HARMONY_MARKERS, completions, counting_ids, splits, stream
+from tests.support.strategies import differential_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+FORMAT_NAMES = pf.available_formats()
+
+#: The reply markers of each format family (the package under ``prompt_formats.formats``).
+FAMILY_MARKERS: dict[str, list[str]] = {
+    "chatml": CHATML_MARKERS,
+    "harmony": HARMONY_MARKERS,
+    "gpt_oss": HARMONY_MARKERS,
+}
+
+TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "The weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                       "required": ["city"]},
+    }},
+    {"type": "function", "function": {
+        "name": "f", "description": "Do f.", "parameters": {"type": "object", "properties": {}},
+    }},
+]
+
+CONVERSATIONS: list[list[dict[str, Any]]] = [
+    [{"role": "user", "content": "Hi"}],
+    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 2+2?"},
+     {"role": "assistant", "content": "4"}, {"role": "user", "content": "And 3+3?"}],
+    [{"role": "user", "content": "Weather in Paris?"},
+     {"role": "assistant", "content": "", "tool_calls": [
+         {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+     {"role": "tool", "content": "sunny"}],
+    [{"role": "user", "content": [{"type": "text", "text": "Describe é 日本 🙂"}]}],
+]
+
+REPLIES = [
+    "Hello there.",
+    "<think>\nhmm\n</think>\n\nThe answer.<|im_end|>",
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+    "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>done<|return|>",
+    '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+    "<|", "<think>", "",
+]
+
+
+def family(fmt: pf.ChatFormat) -> str:
+    """The format family: the package under ``prompt_formats.formats`` defining the format's class."""
+    parts = type(fmt).__module__.split(".")
+    assert parts[:2] == ["prompt_formats", "formats"] and len(parts) >= 3, type(fmt).__module__
+    return parts[2]
+
+
+def markers_of(fmt: pf.ChatFormat) -> list[str]:
+    name = family(fmt)
+    if name not in FAMILY_MARKERS:
+        pytest.fail(f"format {fmt.name!r} (family {name!r}) has no entry in FAMILY_MARKERS: add its markers")
+    return FAMILY_MARKERS[name]
+
+
+def renders(fmt: pf.ChatFormat, tools: Any = TOOLS) -> list[str | type]:
+    """Each case's prompt with and without a generation prompt (the error's class when it raises)."""
+    results: list[str | type] = []
+    for messages in CONVERSATIONS:
+        for generation in (False, True):
+            try:
+                results.append(fmt.render(messages, tools, add_generation_prompt=generation))
+            except pf.FormatError as error:
+                results.append(type(error))
+    return results
+
+
+def parses(fmt: pf.ChatFormat) -> list[pf.AssistantReply]:
+    return [fmt.parse(text, TOOLS, id_factory=counting_ids()) for text in REPLIES]
+
+
+@pytest.fixture(params=FORMAT_NAMES)
+def fmt(request: pytest.FixtureRequest) -> pf.ChatFormat:
+    return pf.get_format(request.param)
+
+
+def test_every_format_family_has_markers(fmt: pf.ChatFormat) -> None:
+    assert markers_of(fmt)
+
+
+def test_cases_render(fmt: pf.ChatFormat) -> None:
+    # The other checks compare renders; they must compare prompts, not only errors.
+    assert any(isinstance(result, str) and result for result in renders(fmt))
+
+
+def test_pickles(fmt: pf.ChatFormat) -> None:
+    copy = pickle.loads(pickle.dumps(fmt))
+    assert type(copy) is type(fmt)
+    assert renders(copy) == renders(fmt)
+    if fmt.parses:
+        assert parses(copy) == parses(fmt)
+
+
+def run_in_threads(work: Callable[[], Any], count: int = 4) -> list[Any]:
+    """``work()`` in ``count`` threads started together; their results in thread order."""
+    barrier = threading.Barrier(count)
+    results: list[Any] = [None] * count
+    failures: list[BaseException] = []
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait()
+            for _ in range(3):
+                results[index] = work()
+        except BaseException as error:  # reported below, in the main thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    return results
+
+
+def test_shareable_across_threads(fmt: pf.ChatFormat) -> None:
+    def work() -> tuple[list[str | type], list[pf.AssistantReply]]:
+        return renders(fmt), parses(fmt) if fmt.parses else []
+
+    serial = work()
+    assert run_in_threads(work) == [serial] * 4
+
+
+def test_unknown_render_option_refused(fmt: pf.ChatFormat) -> None:
+    with pytest.raises(pf.UnknownOptionError):
+        fmt.render(CONVERSATIONS[0], no_such_option=True)
+
+
+def test_unknown_parse_option_refused(fmt: pf.ChatFormat) -> None:
+    if not fmt.parses:
+        pytest.skip(f"{fmt.name} has no reply parser")
+    with pytest.raises(pf.UnknownOptionError):
+        fmt.parse("Hello", no_such_option=True)
+    with pytest.raises(pf.UnknownOptionError):
+        fmt.stream_parser(no_such_option=True)
+
+
+def test_prepared_tools_render_like_the_plain_list(fmt: pf.ChatFormat) -> None:
+    assert renders(fmt, pf.prepare_tools(TOOLS)) == renders(fmt, TOOLS)
+
+
+def outcome(result: str | BaseException) -> str | tuple[type, str]:
+    """A prompt as is, an error as its class and message (error objects do not compare equal)."""
+    return (type(result), str(result)) if isinstance(result, BaseException) else result
+
+
+def test_render_batch_equals_render(fmt: pf.ChatFormat) -> None:
+    for tools in (None, TOOLS):
+        for generation in (False, True):
+            expected = []
+            for messages in CONVERSATIONS:
+                try:
+                    expected.append(outcome(fmt.render(messages, tools, add_generation_prompt=generation)))
+                except pf.FormatError as error:
+                    expected.append(outcome(error))
+            batch = fmt.render_batch(CONVERSATIONS, tools, add_generation_prompt=generation, errors="collect")
+            assert [outcome(result) for result in batch] == expected
+
+
+@pytest.mark.parametrize("name", FORMAT_NAMES)
+@pytest.mark.parametrize("with_tools", [False, True], ids=["no-tools", "tools"])
+@differential_settings
+@given(data=st.data())
+def test_stream_equals_parse(name: str, with_tools: bool, data: st.DataObject) -> None:
+    fmt = pf.get_format(name)
+    if not fmt.parses:
+        return
+    tools = TOOLS if with_tools else None
+    text = data.draw(completions(markers_of(fmt)), label="completion")
+    deltas = data.draw(splits(text), label="deltas")
+    whole = fmt.parse(text, tools, id_factory=counting_ids())
+    _, streamed = stream(lambda: fmt.stream_parser(tools, id_factory=counting_ids()), deltas)
+    assert streamed == whole
+
+
+# Bad input of every kind the interface takes: what is raised for it must be a FormatError.
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=4), st.binary(max_size=4))
+BAD_CONTENT = st.one_of(
+    JUNK,
+    st.lists(JUNK, max_size=3),
+    st.lists(st.dictionaries(st.sampled_from(["type", "text", "image", "video"]), JUNK, max_size=3), max_size=3),
+    st.dictionaries(st.text(max_size=3), JUNK, max_size=2),
+)
+BAD_MESSAGE = st.one_of(
+    JUNK,
+    st.lists(JUNK, max_size=2),
+    st.fixed_dictionaries({"role": st.one_of(JUNK, st.sampled_from(["user", "system", "assistant", "tool"])),
+                           "content": BAD_CONTENT}),
+    st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool", "system"])},
+                          optional={"content": BAD_CONTENT, "tool_calls": st.one_of(JUNK, st.lists(JUNK, max_size=2)),
+                                    "reasoning_content": JUNK, "name": JUNK}),
+)
+BAD_MESSAGES = st.one_of(
+    JUNK, st.dictionaries(st.text(max_size=3), JUNK, max_size=2), st.lists(BAD_MESSAGE, max_size=4),
+)
+BAD_TOOLS = st.one_of(
+    st.integers(), st.text(max_size=3), st.lists(JUNK, min_size=1, max_size=2),
+    st.lists(st.fixed_dictionaries({"type": st.one_of(JUNK, st.just("function"))},
+                                   optional={"function": st.one_of(JUNK, st.dictionaries(
+                                       st.sampled_from(["name", "parameters", "description"]), JUNK, max_size=3))}),
+             min_size=1, max_size=2),
+)
+
+
+def raises_only_format_errors(call: Callable[..., Any], *arguments: Any) -> None:
+    """Call ``call(*arguments)``: it may return or raise a FormatError; any other exception fails the test."""
+    with contextlib.suppress(pf.FormatError):
+        call(*arguments)
+
+
+@pytest.mark.parametrize("name", FORMAT_NAMES)
+@differential_settings
+@given(messages=BAD_MESSAGES, generation=st.booleans())
+def test_bad_messages_raise_format_error(name: str, messages: Any, generation: bool) -> None:
+    fmt = pf.get_format(name)
+    raises_only_format_errors(lambda: fmt.render(messages, add_generation_prompt=generation))
+    raises_only_format_errors(lambda: fmt.render_batch([messages], add_generation_prompt=generation))
+
+
+@pytest.mark.parametrize("name", FORMAT_NAMES)
+@differential_settings
+@given(tools=BAD_TOOLS)
+def test_bad_tools_raise_format_error(name: str, tools: Any) -> None:
+    fmt = pf.get_format(name)
+    raises_only_format_errors(lambda: fmt.render(CONVERSATIONS[0], tools))
+    raises_only_format_errors(lambda: pf.prepare_tools(tools))
+    if fmt.parses:
+        raises_only_format_errors(lambda: fmt.parse("Hello", tools))
+        raises_only_format_errors(lambda: fmt.stream_parser(tools))
+
+
+def test_bad_known_junk_is_refused(fmt: pf.ChatFormat) -> None:
+    # The generated cases above may all render; these certainly cannot.
+    for messages in ("not a list", [3], [{"role": 7, "content": "x"}], [{"role": "user", "content": 3.5}]):
+        with pytest.raises(pf.FormatError):
+            fmt.render(messages)
+    if fmt.parses:
+        with pytest.raises(pf.FormatError):
+            fmt.parse(3)  # type: ignore[arg-type]
+
+
+def deeply_nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = {"a": [value]}
+    return value
+
+
+def test_recursion_deep_input_is_a_format_error(fmt: pf.ChatFormat) -> None:
+    # Input nested far deeper than the stack: refused as a FormatError where the format reads it (a
+    # format may drop a field, as harmony drops past tool calls), never a RecursionError.
+    deep = deeply_nested(100_000)
+    cases = [
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "get_weather", "arguments": deep}}]}],
+        [{"role": "user", "content": [deep]}],
+        [{"role": "user", "content": deep}],
+    ]
+    for messages in cases:
+        raises_only_format_errors(fmt.render, messages)
+        raises_only_format_errors(fmt.render_batch, [messages])
+    raises_only_format_errors(
+        lambda: fmt.render(CONVERSATIONS[0], [{"type": "function", "function": {"name": "f", "parameters": deep}}])
+    )
+
+
+def stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def raised_inside_the_package(error: BaseException) -> bool:
+    """Whether ``error`` came out of ``prompt_formats`` code (not from the test's own call into it)."""
+    package = str(Path(pf.__file__).parent)
+    trace = error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_code.co_filename.startswith(package):
+            return True
+        trace = trace.tb_next
+    return False
+
+
+def test_call_too_deep_in_the_stack_is_a_format_error(fmt: pf.ChatFormat) -> None:
+    # Called with fewer and fewer frames left, a public entry returns what it returns at the top of
+    # the stack or raises a FormatError; a RecursionError leaks from none of them.
+    def descend(levels: int, entry: Callable[[], Any]) -> Any:
+        return entry() if levels <= 0 else descend(levels - 1, entry)
+
+    entries: dict[str, Callable[[], Any]] = {
+        "render": lambda: fmt.render(CONVERSATIONS[2], TOOLS, add_generation_prompt=True),
+        "render_batch": lambda: fmt.render_batch([CONVERSATIONS[2]], TOOLS),
+    }
+    if fmt.parses:
+        entries["parse"] = lambda: fmt.parse(REPLIES[2], TOOLS, id_factory=lambda: "call_0")
+        entries["stream_parser"] = lambda: fmt.stream_parser(TOOLS) is not None
+    refused = set()
+    for name, entry in entries.items():
+        expected = entry()
+        for margin in range(0, 120, 3):
+            try:
+                assert descend(sys.getrecursionlimit() - stack_depth() - margin, entry) == expected, (name, margin)
+            except pf.FormatError:
+                refused.add(name)
+            except RecursionError as error:
+                assert not raised_inside_the_package(error), f"{name} leaked a RecursionError ({margin} frames left)"
+    # Rendering cannot finish with almost no stack: the interface's conversion did run.
+    assert {"render", "render_batch"} <= refused
+
+
+def docs_page(fmt: pf.ChatFormat) -> Path:
+    return ROOT / "docs" / f"{family(fmt).replace('_', '-')}.md"
+
+
+def test_docs_name_the_format(fmt: pf.ChatFormat) -> None:
+    assert fmt.summary.strip()
+    table_rows = [line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("|")]
+    assert any(line.split("|")[1].strip() == f"`{fmt.name}`" for line in table_rows), "not in README's table"
+    page = docs_page(fmt)
+    assert page.is_file(), f"no docs page {page.name} for the {family(fmt)} family"
+    assert fmt.name in page.read_text()
+
+
+def test_docs_page_names_every_option(fmt: pf.ChatFormat) -> None:
+    text = docs_page(fmt).read_text()
+    declared = {option.name for option in (*fmt.option_specs, *fmt.parse_option_specs)}
+    missing = sorted(name for name in declared if name not in text)
+    assert not missing, f"{docs_page(fmt).name} does not mention {missing}"

@@ -1,0 +1,269 @@
+"""The content-keyed cache of plain tool lists (``prompt_formats.tools.PLAIN_TOOLS_CACHE``) never changes output.
+
+Expected texts come from the Jinja2 oracle (or ``json.dumps`` for the key property); every render
+goes through the cache, and pairs of tool lists that differ in ways a content key could confuse are
+rendered one after the other, each way round, so that a wrong key would serve one the other's text.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import marshal
+import math
+import struct
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import prompt_formats as pf
+from prompt_formats.tools import PLAIN_TOOLS_CACHE, PlainToolsCache
+from tests.support.oracles import render_jinja, render_ours
+from tests.support.strategies import differential_settings, json_values
+
+FORMATS = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja"}
+
+MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are a helper."},
+    {"role": "user", "content": "Go."},
+]
+
+
+def tools_with(value: Any, key: str = "default") -> list[dict[str, Any]]:
+    """One tool whose schema holds ``value`` under ``key``."""
+    return [{"type": "function", "function": {
+        "name": "f", "description": "d",
+        "parameters": {"type": "object", "properties": {"x": {"type": "number", key: value}}},
+    }}]
+
+
+def oracle(format_name: str, tools: Any) -> tuple[str, str]:
+    return render_jinja(FORMATS[format_name], MESSAGES, tools, True)
+
+
+@pytest.fixture(autouse=True)
+def empty_cache() -> None:
+    PLAIN_TOOLS_CACHE.clear()
+
+
+class LoudStr(str):
+    pass
+
+
+# Pairs a content key must tell apart (or, for the subclass, refuse to key at all).
+PAIRS: dict[str, tuple[Any, Any]] = {
+    "int vs float": (tools_with(1), tools_with(1.0)),
+    "int vs bool": (tools_with(1), tools_with(True)),
+    "float vs bool": (tools_with(0.0), tools_with(False)),
+    "0.0 vs -0.0": (tools_with(0.0), tools_with(-0.0)),
+    "None vs NaN": (tools_with(None), tools_with(math.nan)),
+    "inf vs -inf": (tools_with(math.inf), tools_with(-math.inf)),
+    "1e16 vs 10**16": (tools_with(1e16), tools_with(10**16)),
+    "key order": (
+        [{"type": "function", "function": {"name": "f", "description": "d"}}],
+        [{"function": {"description": "d", "name": "f"}, "type": "function"}],
+    ),
+    "str vs str subclass": (tools_with("abc"), tools_with(LoudStr("abc"))),
+    "list vs tuple": (tools_with([1, 2]), tools_with((1, 2))),
+    "outer list vs tuple": (tools_with(1), tuple(tools_with(1))),
+    "surrogate": (tools_with("\ud800"), tools_with("\ufffd")),
+    "int keys": (tools_with({1: "a"}), tools_with({"1": "a"})),
+    "big int": (tools_with(2**70), tools_with(float(2**70))),
+}
+
+
+@pytest.mark.parametrize("format_name", sorted(FORMATS))
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+def test_lookalike_tool_lists_render_their_own_text(format_name: str, pair: str) -> None:
+    fmt = pf.get_format(format_name)
+    first, second = PAIRS[pair]
+    want_first, want_second = oracle(format_name, first), oracle(format_name, second)
+    assert want_first[0] == want_second[0] == "ok"
+    for a, want_a, b, want_b in ((first, want_first, second, want_second), (second, want_second, first, want_first)):
+        PLAIN_TOOLS_CACHE.clear()
+        for _ in range(2):  # the second time round, whatever could be cached is
+            assert render_ours(fmt.render, MESSAGES, a, True) == want_a
+            assert render_ours(fmt.render, MESSAGES, b, True) == want_b
+
+
+def test_repeated_tool_lists_are_served_from_the_cache() -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    tools = tools_with([1, "a", None])
+    want = oracle("chatml-multi-system", tools)
+    assert render_ours(fmt.render, MESSAGES, tools, True) == want
+    assert len(PLAIN_TOOLS_CACHE) == 1
+    assert render_ours(fmt.render, MESSAGES, copy.deepcopy(tools), True) == want  # equal content, new objects
+    assert len(PLAIN_TOOLS_CACHE) == 1
+
+
+@pytest.mark.parametrize("value", [LoudStr("x"), "\ud800", 2**70, {1: "a"}, np.float64(0.5)], ids=repr)
+def test_lists_not_made_of_exact_json_types_are_built_every_time(value: Any) -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    tools = tools_with(value)
+    want = oracle("chatml-multi-system", tools)
+    for _ in range(3):
+        assert render_ours(fmt.render, MESSAGES, tools, True) == want
+    cache = PlainToolsCache()
+    built: list[int] = []
+
+    def build(tool_list: Any) -> int:
+        built.append(1)
+        return len(built)
+
+    assert [cache.get("k", tools, build) for _ in range(3)] == [1, 2, 3]
+
+
+def test_a_value_is_served_from_the_second_sighting_once_the_list_is_checked() -> None:
+    cache = PlainToolsCache()
+    built: list[int] = []
+
+    def build(tool_list: Any) -> int:
+        built.append(1)
+        return len(built)
+
+    tools = tools_with("x")
+    assert [cache.get("k", copy.deepcopy(tools), build) for _ in range(4)] == [1, 1, 1, 1]
+
+
+# numpy's float64 and str_ are a float and a str to json.dumps, but marshal writes them as the bytes
+# of their buffer: the same dump as a bytes object, which json.dumps rejects.
+BUFFER_LOOKALIKES = [
+    (np.float64(1.5), struct.pack("<d", 1.5)),
+    (np.str_("ab"), "ab".encode("utf-32-le")),
+]
+
+
+@pytest.mark.parametrize(("number_like", "raw"), BUFFER_LOOKALIKES, ids=["float64", "str_"])
+def test_buffer_objects_do_not_let_a_bytes_lookalike_through(number_like: Any, raw: bytes) -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    good, bad = tools_with(number_like), tools_with(raw)
+    assert marshal.dumps(good) == marshal.dumps(bad)  # the trap is real
+    want = oracle("chatml-multi-system", good)
+    assert want[0] == "ok"
+    for _ in range(2):
+        assert render_ours(fmt.render, MESSAGES, good, True) == want
+        with pytest.raises(pf.InvalidInputError, match=r"^tools\[0\]: not serialisable as JSON"):
+            fmt.render(MESSAGES, bad, True)
+
+
+def test_a_mutated_list_renders_its_new_content() -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    tools = tools_with([1, 100])
+    assert render_ours(fmt.render, MESSAGES, tools, True) == oracle("chatml-multi-system", tools)
+    tools[0]["function"]["parameters"]["properties"]["x"]["default"].append(7)
+    assert render_ours(fmt.render, MESSAGES, tools, True) == oracle("chatml-multi-system", tools)
+    tools[0]["function"]["description"] = "changed"
+    tools.append({"type": "function", "function": {"name": "g"}})
+    assert render_ours(fmt.render, MESSAGES, tools, True) == oracle("chatml-multi-system", tools)
+
+
+def test_errors_are_raised_every_time_and_not_cached() -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    for _ in range(2):
+        with pytest.raises(pf.InvalidInputError, match=r"^tools\[0\]: not serialisable"):
+            fmt.render(MESSAGES, tools_with({1, 2}), True)
+    assert len(PLAIN_TOOLS_CACHE) == 0
+
+
+def shape(value: Any) -> Any:
+    """``value`` with every object's exact type, and floats by their bits."""
+    if type(value) is float:
+        return (float, struct.pack("<d", value))
+    if type(value) is dict:
+        return (dict, [(shape(k), shape(v)) for k, v in value.items()])
+    if type(value) in (list, tuple):
+        return (type(value), [shape(v) for v in value])
+    return (type(value), value)
+
+
+json_with_tuples = st.recursive(
+    json_values, lambda children: st.one_of(st.tuples(children), st.tuples(children, children)), max_leaves=6
+)
+
+
+@differential_settings
+@given(json_with_tuples)
+def test_marshal_gives_json_values_back_exactly(value: Any) -> None:
+    # The cache's argument: a dump determines the exact types, values, order and float bits of
+    # what was dumped, hence its JSON text.
+    loaded = marshal.loads(marshal.dumps(value))
+    assert shape(loaded) == shape(value)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return
+    assert json.dumps(loaded, ensure_ascii=False) == text
+
+
+def test_bounds_by_count_oldest_first_out() -> None:
+    cache = PlainToolsCache(max_entries=3)
+    built: list[int] = []
+
+    def build(tools: list[int]) -> str:
+        built.append(tools[0])
+        return f"text {tools[0]}"
+
+    for n in (1, 2, 3):
+        assert cache.get("k", [n], build) == f"text {n}"
+    assert cache.get("k", [1], build) == "text 1"  # a hit
+    assert built == [1, 2, 3]
+    assert cache.get("k", [4], build) == "text 4"  # evicts 1, the oldest
+    assert len(cache) == 3
+    for n in (2, 3, 4):
+        cache.get("k", [n], build)
+    assert built == [1, 2, 3, 4]
+    assert cache.get("k", [1], build) == "text 1"
+    assert built == [1, 2, 3, 4, 1]
+    assert cache.get("other key", [3], build) == "text 3"  # keys are per format
+    assert built == [1, 2, 3, 4, 1, 3]
+
+
+def test_bounds_by_bytes() -> None:
+    cache = PlainToolsCache(max_entries=100, max_bytes=20_000)
+    for n in range(10):
+        cache.get("k", [n], lambda tools: "x" * 5_000)
+        assert cache.nbytes <= 20_000
+    assert 1 <= len(cache) <= 4
+    cache.get("k", ["big"], lambda tools: "x" * 30_000)  # larger than the bound: not kept
+    assert cache.nbytes <= 20_000
+    cache.resize(max_entries=1, max_bytes=20_000)
+    assert len(cache) == 1
+    cache.resize(max_entries=0, max_bytes=20_000)
+    assert len(cache) == 0
+    assert cache.get("k", [1], lambda tools: "y") == "y"
+    assert len(cache) == 0
+
+
+def test_threads_share_the_cache() -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    toolsets = [tools_with(n) for n in range(8)] + [tools_with(float(n)) for n in range(8)]
+    wants = [oracle("chatml-multi-system", tools) for tools in toolsets]
+    bounds = PLAIN_TOOLS_CACHE.max_entries, PLAIN_TOOLS_CACHE.max_bytes
+    PLAIN_TOOLS_CACHE.resize(5, bounds[1])  # so that the threads also evict
+    errors: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def work(offset: int) -> None:
+        try:
+            start.wait()
+            for k in range(200):
+                i = (offset + k * 3) % len(toolsets)
+                assert render_ours(fmt.render, MESSAGES, copy.deepcopy(toolsets[i]), True) == wants[i]
+        except BaseException as exc:  # a thread's exception would otherwise be lost
+            errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        PLAIN_TOOLS_CACHE.resize(*bounds)
+    if errors:
+        raise errors[0]
+    assert len(PLAIN_TOOLS_CACHE) <= 5

@@ -1,0 +1,42 @@
+"""The gpt-oss template rendered by Jinja2 with what transformers' ``apply_chat_template`` feeds it.
+
+transformers drops each message's keys whose value is ``None`` (``_normalize_chat_messages``), then
+aliases the reasoning fields (``alias_reasoning``), and the template takes the date from
+``strftime_now``; here that is patched to the ``current_date`` option's day, so a rendering is
+reproducible. Options left at ``None`` are not passed (the template's own defaults apply).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+from tests.support.oracles import Outcome, render_jinja
+
+TEMPLATE = "gpt_oss.jinja"
+
+
+def without_nones(messages: list[Any]) -> list[Any]:
+    """Each message without its ``None``-valued keys, as transformers hands messages to a template."""
+    return [
+        {key: value for key, value in message.items() if value is not None} if isinstance(message, Mapping) else message
+        for message in messages
+    ]
+
+
+def fixed_strftime_now(day: datetime.date | str) -> Any:
+    """A ``strftime_now`` that writes ``day`` (a 'YYYY-MM-DD' string is the date text itself)."""
+    if isinstance(day, str):
+        return lambda fmt: day
+    return lambda fmt: day.strftime(fmt)
+
+
+def render_gpt_oss_jinja(
+    messages: list[Any], tools: Any = None, add_generation_prompt: bool = False, **options: Any
+) -> Outcome:
+    """The oracle's outcome for the format's arguments (``current_date`` becomes ``strftime_now``)."""
+    kwargs = {key: value for key, value in options.items() if value is not None and key != "current_date"}
+    if options.get("current_date") is not None:
+        kwargs["strftime_now"] = fixed_strftime_now(options["current_date"])
+    return render_jinja(TEMPLATE, without_nones(messages), tools, add_generation_prompt, **kwargs)

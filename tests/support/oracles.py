@@ -1,0 +1,104 @@
+"""Reference engines the tests compare against: the templates rendered by the real engines.
+
+Nothing here is imported by the package. The Jinja2 oracle is configured as transformers configures
+it for ``apply_chat_template`` (``tests/spans/test_transformers_oracle.py`` proves the two agree).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+Outcome = tuple[str, str]
+"""``("ok", rendered_text)`` or ``("error", message)`` where the template raised."""
+
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+
+def fixture_text(name: str) -> str:
+    """A template fixture's exact text (no newline translation)."""
+    return (FIXTURES / name).read_bytes().decode("utf-8")
+
+
+@cache
+def jinja_template(name: str) -> Any:
+    """The fixture compiled once in a Jinja2 environment configured like transformers' one."""
+    import jinja2
+    import jinja2.ext
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(
+        x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
+    ) -> str:
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    def strftime_now(fmt: str) -> str:
+        return datetime.now().strftime(fmt)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = strftime_now
+    return env.from_string(fixture_text(name))
+
+
+def alias_reasoning(messages: list[Any]) -> list[Any]:
+    """transformers 5.22+: the first non-None of the reasoning fields is also passed as
+    ``reasoning_content`` (and ``thinking``)."""
+    out = []
+    for message in messages:
+        if isinstance(message, dict):
+            reasoning = next((message[k] for k in REASONING_FIELDS if message.get(k) is not None), None)
+            if reasoning is not None:
+                message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        out.append(message)
+    return out
+
+
+def render_jinja(
+    template_name: str,
+    messages: list[Any],
+    tools: list[Mapping[str, Any]] | None = None,
+    add_generation_prompt: bool = False,
+    **options: Any,
+) -> Outcome:
+    """Render with the Jinja2 oracle; a ``raise_exception`` of the template becomes ``("error", msg)``.
+
+    Any other exception (a type error inside the template) propagates: the tests only feed the
+    oracle inputs within the documented input space.
+    """
+    import jinja2
+
+    template = jinja_template(template_name)
+    try:
+        text = template.render(
+            messages=alias_reasoning(messages),
+            tools=tools,
+            documents=None,
+            add_generation_prompt=add_generation_prompt,
+            **options,
+        )
+    except jinja2.exceptions.TemplateError as exc:
+        if type(exc) is not jinja2.exceptions.TemplateError:
+            raise
+        return ("error", str(exc))
+    return ("ok", text)
+
+
+def render_ours(render: Callable[..., str], *args: Any, **kwargs: Any) -> Outcome:
+    """Call one of our ``render`` methods, mapping a ``TemplateError`` to ``("error", message)``."""
+    from prompt_formats import TemplateError
+
+    try:
+        return ("ok", render(*args, **kwargs))
+    except TemplateError as exc:
+        return ("error", str(exc))
