@@ -148,7 +148,10 @@ def test_event_kinds_of_a_chatml_stream() -> None:
         ReasoningDelta("Plan."),
         ContentDelta("Sure."),
         ToolCallStart(0, "call_fixed", "f"),
-        ToolCallArgumentsDelta(0, '{"x":"1"}'),
+        ToolCallArgumentsDelta(0, '{"x":"'),
+        ToolCallArgumentsDelta(0, "1"),
+        ToolCallArgumentsDelta(0, '"'),
+        ToolCallArgumentsDelta(0, "}"),
         ToolCallEnd(0, pf.ToolCall("f", {"x": "1"}, "call_fixed")),
     ]
 
