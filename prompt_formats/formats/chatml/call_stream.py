@@ -22,6 +22,8 @@ import attrs
 from ..._json import compact_json
 from ..._json_unbounded import unbounded_compact_json
 from ...streaming import Event, ToolCallArgumentsDelta, json_string_body
+from ..reply_values import TOO_MANY_DIGITS, digits_note
+from .schema import typed_value
 
 __all__ = ["CallInProgress", "value_json"]
 
@@ -55,6 +57,31 @@ class CallInProgress:
     # still comes, else the value ended there. Held, not sent, until that is known.
     held: list[str] = attrs.Factory(list)
     gap: list[str] = attrs.Factory(list)  # whitespace read since the last tag (content if text follows)
+
+    def label(self) -> str:
+        """How notes name the call."""
+        return f"tool call {self.index} ({self.name})"
+
+    def keep_value(self, out: list[Event], value: str, schema: Any, closed: bool, raw: str) -> None:
+        """Store and send the parameter just read, typed by ``schema`` (``None``: kept as text).
+
+        ``raw`` is its block as written: a repeated parameter keeps its first value (it has been
+        streamed); the repeat, with the whitespace written before it, joins the content, noted.
+        """
+        name = self.param_name
+        if name in self.params:
+            before = self.raw[-2] if len(self.raw) > 1 and self.raw[-2].isspace() else ""
+            self.duplicates.append(before + raw)
+            self.notes.append(f"{self.label()}: parameter {name!r} repeated: the first value kept, "
+                              "the repeat kept as text")
+            return
+        kept: Any = value
+        if schema is not None:
+            kept, problem = typed_value(value, schema)
+            if problem == TOO_MANY_DIGITS:
+                self.notes.append(f"{self.label()}: parameter {name!r} has {digits_note()}: kept as text")
+        self.params[name] = kept
+        self.close_value(out, closed, kept)
 
     def _send(self, out: list[Event], text: str) -> None:
         self.sent.append(text)

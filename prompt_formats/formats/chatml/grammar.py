@@ -59,3 +59,16 @@ AFTER_FUNCTION = regex.compile(
 )
 
 JUNK_CALL_NOTE = "'<tool_call>' not followed by '<function=NAME>': kept as text"
+
+
+def value_end_past(buf: str, pos: int, read: tuple[str, ...]) -> int:
+    """Where a value's next terminator is, at or after ``pos``, other than a tag of a ``read``
+    parameter (``-1`` if none). One search, so that a value repeating such tags costs no step per tag.
+    """
+    names = "|".join(re.escape(name) for name in read)
+    ends = re.compile(
+        "|".join(re.escape(m) for m in (t.PARAMETER_CLOSE, t.FUNCTION_CLOSE, t.IM_END, t.END_OF_TEXT))
+        + "|" + re.escape(t.PARAMETER_OPEN) + "(?!(?:" + names + ")>)" + NAME + ">"
+    )
+    found = ends.search(buf, pos)
+    return -1 if found is None else found.start()

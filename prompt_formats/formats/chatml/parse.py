@@ -1,36 +1,16 @@
 """The reply parser of the ChatML family: a completion into reasoning, content and typed tool calls.
 
-The rules it follows are written in ``docs/parsing.md`` (the ChatML section) and summed up here:
-
-- Reasoning. With thinking on (``enable_thinking`` not exactly False, as in ``render``) the prompt
-  ended in ``<think>\\n``, so the completion starts inside the reasoning: it runs up to ``</think>``
-  (all of the completion when there is none); a ``<think>`` the model repeats at its start (after
-  whitespace) is dropped. With thinking off, there is reasoning only if the completion opens with
-  ``<think>`` (after whitespace). A tool call that opens inside the reasoning ends it; the next
-  ``</think>`` (after the calls) is then the reasoning's own marker, taken out of the content.
-- Reasoning and content are ``str.strip``-ped as wholes, as the template strips both when it
-  renders them. Content is all text outside reasoning and tool-call blocks.
-- ``<tool_call>`` opens a call only when followed (after at most 32 whitespace characters) by
-  ``<function=NAME>``, NAME being 1 to 256 characters without ``<`` or ``>``; elsewhere it is text,
-  counted in a note. Inside: ``<parameter=P>VALUE</parameter>`` blocks separated by whitespace, then
-  ``</function>``, then optionally ``</tool_call>`` (after which another ``<function=…>`` may follow
-  in the same block). A value loses one leading and one trailing ``\\n`` and is typed by the tool's
-  schema (:mod:`.schema`). A repeated parameter keeps its first value; the repeat goes to the content.
-- A call is announced (``ToolCallStart``) when its ``<function=NAME>`` is read, and its arguments
-  stream as they come (:mod:`.call_stream`). Once announced it cannot be taken back: cut off by the
-  end of the reply, it stays a call with the parameters written so far (the unfinished value
-  untyped) and a note; an unfinished tag joins the content. Text inside the block outside its
-  parameters ends the call there (a note), and that text is content. A call to a tool not offered
-  is content, raw from ``<tool_call>``, with a note.
-- Tolerated, each with a note: ``<function=NAME>`` in the content without ``<tool_call>`` opens a
-  call; a value not closed by ``</parameter>`` ends at the next ``<parameter=NAME>`` or ``</function>``.
-- ``<|im_end|>`` and ``<|endoftext|>`` end the reply; text after them is ignored (noted if not blank).
+The rules it follows are written in ``docs/chatml.md`` ("Parsing replies"): reasoning up to
+``</think>``; content stripped as a whole; ``<tool_call>`` + ``<function=NAME>`` opens a call, which
+is announced at once and whose arguments stream as they arrive (:mod:`.call_stream`); values typed
+by the tools' schemas (:mod:`.schema`); a call cut off or ended by stray text stays a call, with a
+note; tolerated, with a note: a function block without ``<tool_call>``, a value whose
+``</parameter>`` is missing (it ends at the next tag); ``<|im_end|>`` / ``<|endoftext|>`` end the reply.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -48,7 +28,6 @@ from ...streaming import (
     hold_point,
     new_call_id,
 )
-from ..reply_values import TOO_MANY_DIGITS, digits_note
 from . import tokens as t
 from .call_stream import CallInProgress
 from .grammar import (
@@ -69,8 +48,9 @@ from .grammar import (
     VALUE_ENDS,
     WS,
     WS_RUN,
+    value_end_past,
 )
-from .schema import schema_types, typed_value
+from .schema import schema_types
 
 __all__ = ["ChatMLReplyParser"]
 
@@ -162,11 +142,10 @@ class ChatMLReplyParser(StreamParser):
     # The call in progress. ------------------------------------------------------------------------
 
     def _value_text(self, text: str) -> None:
-        call = self._call
-        if call.held:
-            call.held.append(text)
+        if self._call.held:
+            self._call.held.append(text)
         else:
-            call.value_text(self._out, text)
+            self._call.value_text(self._out, text)
 
     def _not_a_call(self, note: str) -> None:
         """The block opened is not a call (not announced): its raw text becomes content."""
@@ -187,11 +166,8 @@ class ChatMLReplyParser(StreamParser):
         call.call_id = self._id_factory()
         self._out.append(ToolCallStart(call.index, call.call_id, name))
         if bare:
-            call.notes.append(f"{self._call_label()} written without '<tool_call>': read as a call")
+            call.notes.append(f"{self._call.label()} written without '<tool_call>': read as a call")
         self._set_state(State.FUNCTION)
-
-    def _call_label(self) -> str:
-        return f"tool call {self._call.index} ({self._call.name})"
 
     def _open_value(self, name: str) -> None:
         """``<parameter=NAME>`` was read: a value typed as a string (or untyped) is streamed as it comes."""
@@ -204,29 +180,6 @@ class ChatMLReplyParser(StreamParser):
                 call.open_string_value(self._out)
         self._set_state(State.VALUE)
 
-    def _keep_value(self, value: str, typed: bool, raw: str) -> None:
-        """Store and send the parameter just read (``raw``: its block as written); a repeat is noted, kept as text."""
-        call = self._call
-        name = call.param_name
-        if name in call.params:
-            # The first value stays (it has been streamed); the repeat joins the content,
-            # with the whitespace before it, as written.
-            before = call.raw[-2] if len(call.raw) > 1 and call.raw[-2].isspace() else ""
-            call.duplicates.append(before + raw)
-            call.notes.append(f"{self._call_label()}: parameter {name!r} repeated: the first value kept, "
-                              "the repeat kept as text")
-            return
-        schema = None
-        if typed and self._schemas is not None:
-            schema = self._schemas[call.name].get(name)
-        kept: Any = value
-        if schema is not None:
-            kept, problem = typed_value(value, schema)
-            if problem == TOO_MANY_DIGITS:
-                call.notes.append(f"{self._call_label()}: parameter {name!r} has {digits_note()}: kept as text")
-        call.params[name] = kept
-        call.close_value(self._out, typed, kept)
-
     def _close_value(self, closed: bool = True, marker: str = t.PARAMETER_CLOSE) -> None:
         """The value read ends: at ``marker`` (typed by the schema), or cut off (kept as written).
 
@@ -238,14 +191,16 @@ class ChatMLReplyParser(StreamParser):
         raw = f"{t.PARAMETER_OPEN}{call.param_name}>{value}" + (marker if closed else "")
         call.raw.append(raw)
         if closed and not marker:
-            call.notes.append(f"{self._call_label()}: parameter {call.param_name!r} not closed by "
+            call.notes.append(f"{self._call.label()}: parameter {call.param_name!r} not closed by "
                               "'</parameter>': its value ends where the next tag begins")
         # One leading and one trailing newline belong to the format, not to the value.
         if value.startswith("\n"):
             value = value[1:]
         if closed and value.endswith("\n"):
             value = value[:-1]
-        self._keep_value(value, closed, raw)
+        schemas = self._schemas
+        schema = schemas[call.name].get(call.param_name) if closed and schemas is not None else None
+        call.keep_value(self._out, value, schema, closed, raw)
 
     def _close_call(self, cut_off: str | None = None) -> None:
         """The call ends: complete, cut off by the end of the reply (``cut_off``: its note), or malformed."""
@@ -263,15 +218,14 @@ class ChatMLReplyParser(StreamParser):
 
     def _cut_off(self, unfinished: str = "") -> None:
         """The reply ended inside the call: it stays a call, with the arguments written so far."""
-        note = f"{self._call_label()} cut off by the end of the completion: kept with the arguments written so far"
+        note = f"{self._call.label()} cut off by the end of the completion: kept with the arguments written so far"
         if unfinished:
             note += f" (the unfinished {unfinished!r} kept as text)"
             self._content.add(unfinished)
         self._close_call(note)
 
-    # The machine: one step per state. Each consumes from ``pos`` and returns ``(position, more)``:
-    # ``more`` is False when it stopped for want of text (the position is then what ``_advance``
-    # returns). ---------------------------------------------------------------------------------
+    # The machine: one step per state, consuming from ``pos``; returns ``(position, more)``, ``more``
+    # False when it stopped for want of text (the position is then what ``_advance`` returns). -----
 
     def _advance(self, buf: str, final: bool) -> int:
         pos = 0
@@ -355,7 +309,7 @@ class ChatMLReplyParser(StreamParser):
             return len(buf), False
         if item is None:
             # The call was announced and cannot be taken back: it ends here; the text is content.
-            self._call.notes.append(f"{self._call_label()} has text outside its parameters: the call ends "
+            self._call.notes.append(f"{self._call.label()} has text outside its parameters: the call ends "
                                     "there with the arguments read so far, the text kept as content")
             gap = "".join(self._call.gap)
             self._close_call()
@@ -404,11 +358,14 @@ class ChatMLReplyParser(StreamParser):
             return at + len(t.PARAMETER_CLOSE), True
         if term is NEXT_PARAMETER and self._names_a_read_parameter(match):
             # A model that lost a "</parameter>" goes on to another parameter: this tag is the value's text.
-            skip = self._past_read_parameter_tags(buf, match.end(), final)
+            call = self._call
+            found = value_end_past(buf, match.end(), (call.param_name, *call.params))
+            skip = found if found >= 0 else len(buf) if final else hold_point(buf, match.end(), VALUE_ENDS)
             value_text(buf[at:skip])
             return skip, True
         if term is NEXT_PARAMETER or term is FUNCTION_END:
-            if self._unclosed:
+            if self._unclosed or (match is not None and self._is_tool_parameter(match.group())):
+                # A parameter of the tool opening (as vLLM and SGLang read it), or no "</parameter>" ahead.
                 return self._end_unclosed(buf, at), True
             # Text of the value, or its end where "</parameter>" is missing: held until that is known.
             end = match.end() if match is not None else at + len(t.FUNCTION_CLOSE)
@@ -426,19 +383,8 @@ class ChatMLReplyParser(StreamParser):
         name = match.group()[len(t.PARAMETER_OPEN):-1]
         return name == call.param_name or name in call.params
 
-    def _past_read_parameter_tags(self, buf: str, pos: int, final: bool) -> int:
-        """Where the value's next terminator other than a read parameter's tag is (or may begin).
-
-        One search, so that a value repeating such tags costs no step per tag.
-        """
-        call = self._call
-        names = "|".join(re.escape(name) for name in (call.param_name, *call.params))
-        ends = re.compile("|".join(re.escape(m) for m in (t.PARAMETER_CLOSE, t.FUNCTION_CLOSE, t.IM_END, t.END_OF_TEXT))
-                          + "|" + re.escape(t.PARAMETER_OPEN) + "(?!(?:" + names + ")>)[^<>]{1,256}>")
-        found = ends.search(buf, pos)
-        if found is not None:
-            return found.start()
-        return len(buf) if final else hold_point(buf, pos, VALUE_ENDS)
+    def _is_tool_parameter(self, tag: str) -> bool:
+        return self._schemas is None or tag[len(t.PARAMETER_OPEN):-1] in self._schemas[self._call.name]
 
     def _end_unclosed(self, buf: str, at: int) -> int:
         """The value ends, unclosed, at the tag at ``buf[at]`` (the next parameter's or the function's end)."""
@@ -452,8 +398,7 @@ class ChatMLReplyParser(StreamParser):
         return at
 
     def _reread_unclosed(self, buf: str, at: int, final: bool) -> tuple[int, bool]:
-        """The reply ends (at ``at``) with no ``</parameter>`` after a tag held in a value: the value
-        ended at that tag; the held text, and the rest of ``buf``, are read again from there."""
+        """No ``</parameter>`` after a tag held in a value (``at``: the reply's end): the value ended there."""
         call = self._call
         text = "".join(call.held)
         call.held = []
