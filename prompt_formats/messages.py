@@ -119,11 +119,15 @@ class ToolCall:
 
     ``arguments`` is a mapping, a string (as given by a client that sends JSON text), or ``None``.
     Parsers always produce a mapping unless the model wrote arguments that are not valid JSON.
+    ``arguments_text`` is set by parsers: the arguments' JSON text exactly as the stream sent it in
+    its argument deltas (Harmony: as the model wrote it); :meth:`arguments_json` returns it, so a
+    client's accumulated deltas equal ``to_openai()``. It takes no part in equality or ``repr``.
     """
 
     name: str
     arguments: Mapping[str, Any] | str | None = None
     id: str | None = None
+    arguments_text: str | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
     @classmethod
     def from_openai(cls, data: Any, path: str = "tool_call") -> ToolCall:
@@ -146,7 +150,10 @@ class ToolCall:
 
         Integers of any size and nesting of any depth are written exactly (not limited by
         ``sys.get_int_max_str_digits()`` or the stack); a value JSON cannot hold raises as ``json.dumps`` does.
+        A parsed call returns its :attr:`arguments_text`, the text its stream sent.
         """
+        if self.arguments_text is not None:
+            return self.arguments_text
         if self.arguments is None:
             return "{}"
         if isinstance(self.arguments, str):

@@ -140,7 +140,6 @@ def test_value_may_hold_other_markers() -> None:
 
 @pytest.mark.parametrize(("text", "note"), [
     # (A call cut off by the end of the reply stays a call: tests/parse/test_parse_defects.py.)
-    ("<tool_call>\n<function=f>\nstray\n</function>", "tool call with text outside its parameters: kept as text"),
     ("<tool_call>\nno function", "'<tool_call>' not followed by '<function=NAME>': kept as text"),
     ("<tool_call><function=f", "'<tool_call>' not followed by '<function=NAME>': kept as text"),
 ])
@@ -164,8 +163,9 @@ def test_unknown_tool_is_malformed_when_tools_are_given() -> None:
 def test_malformed_call_then_good_call() -> None:
     text = "</think><tool_call>\n<function=f>\njunk<tool_call>\n<function=g>\n</function>\n</tool_call>"
     reply = parse(text)
-    assert reply.content == "<tool_call>\n<function=f>\njunk"
-    assert reply.tool_calls == (call("g", {}),)
+    # f was announced at its "<function=f>": the stray text ends it, and is content.
+    assert reply.content == "junk"
+    assert reply.tool_calls == (call("f", {}), call("g", {}, 1))
 
 
 def test_junk_call_markers_are_counted_once() -> None:

@@ -115,7 +115,6 @@ def test_render_options_are_accepted() -> None:
     ("<|channel|>final<|end|>", "<|channel|>final", "message header not followed by '<|message|>': kept as text"),
     ("<|channel|>bogus<|message|>b<|end|>", "<|channel|>bogus<|message|>b",
      "message on unknown channel 'bogus': kept as text"),
-    ("<|message|>b", "<|message|>b", "message without a channel: kept as text"),
     ("<|start|>user<|message|>hi", "<|start|>user<|message|>hi",
      "message from role 'user', not 'assistant': kept as text"),
     ("<|channel|>final<|channel|>final<|message|>b", "<|channel|>final<|channel|>final<|message|>b",

@@ -203,9 +203,14 @@ def test_repeats_keep_the_whitespace_between_them() -> None:
 def test_repeated_parameter_in_a_malformed_call_stays_in_place() -> None:
     text = "<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n<parameter=a>\n2\n</parameter>\njunk"
     reply = parse_both(CHATML, text, enable_thinking=False)
-    assert reply.content == text.strip()
-    assert reply.tool_calls == ()
-    assert reply.malformed == ("tool call with text outside its parameters: kept as text",)
+    # The call was announced at "<function=w>": the stray text ends it; the repeat and the text are content.
+    assert reply.content == "<parameter=a>\n2\n</parameter>\njunk"
+    assert reply.tool_calls == (ToolCall("w", {"a": "1"}, "call_0"),)
+    assert reply.malformed == (
+        "tool call 0 (w): parameter 'a' repeated: the first value kept, the repeat kept as text",
+        "tool call 0 (w) has text outside its parameters: the call ends there with the arguments read so far, "
+        "the text kept as content",
+    )
 
 
 # --- Item 17: calls cut off by the end of the completion: one rule for both formats. ----------------

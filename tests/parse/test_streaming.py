@@ -148,7 +148,10 @@ def test_event_kinds_of_a_chatml_stream() -> None:
         ReasoningDelta("Plan."),
         ContentDelta("Sure."),
         ToolCallStart(0, "call_fixed", "f"),
-        ToolCallArgumentsDelta(0, '{"x":"1"}'),
+        ToolCallArgumentsDelta(0, '{"x":"'),
+        ToolCallArgumentsDelta(0, "1"),
+        ToolCallArgumentsDelta(0, '"'),
+        ToolCallArgumentsDelta(0, "}"),
         ToolCallEnd(0, pf.ToolCall("f", {"x": "1"}, "call_fixed")),
     ]
 
@@ -164,7 +167,7 @@ def test_stripped_text_is_strip_of_the_whole(pieces: list[str]) -> None:
 
 
 def test_whitespace_class_is_str_isspace() -> None:
-    from prompt_formats.formats.chatml.parse import WHITESPACE
+    from prompt_formats.formats.chatml.grammar import WS as WHITESPACE
 
     pattern = re.compile(WHITESPACE)
     for code in range(0x110000):

@@ -1,38 +1,18 @@
 """The reply parser of the ChatML family: a completion into reasoning, content and typed tool calls.
 
-The rules it follows are written in ``docs/parsing.md`` (the ChatML section) and summed up here:
-
-- Reasoning. With thinking on (``enable_thinking`` not exactly False, as in ``render``) the prompt
-  ended in ``<think>\\n``, so the completion starts inside the reasoning: it runs up to ``</think>``
-  (all of the completion when there is none); a ``<think>`` the model repeats at its start (after
-  whitespace) is dropped. With thinking off, there is reasoning only if the completion opens with
-  ``<think>`` (after whitespace). A tool call that opens inside the reasoning ends it; the next
-  ``</think>`` (after the calls) is then the reasoning's own marker, taken out of the content.
-- Reasoning and content are ``str.strip``-ped as wholes, as the template strips both when it
-  renders them. Content is all text outside reasoning and tool-call blocks.
-- ``<tool_call>`` opens a call only when followed (after at most 32 whitespace characters) by
-  ``<function=NAME>``, NAME being 1 to 256 characters without ``<`` or ``>``; elsewhere it is text,
-  counted in a note. Inside: ``<parameter=P>VALUE</parameter>`` blocks separated by whitespace, then
-  ``</function>``, then optionally ``</tool_call>`` (after which another ``<function=…>`` may follow
-  in the same block). A value loses one leading and one trailing ``\\n`` and is typed by the tool's
-  schema (:mod:`.schema`). A repeated parameter keeps its first value; the repeat goes to the content.
-- A call cut off by the end of the reply after its ``<function=NAME>`` stays a call with the
-  parameters written so far (the unfinished value untyped) and a note; an unfinished tag joins the
-  content. Malformed calls (other text inside the block, an unknown tool) are content, raw from
-  ``<tool_call>`` to the offending point, with a note; parsing goes on from there as content.
-- ``<|im_end|>`` and ``<|endoftext|>`` end the reply; text after them is ignored (noted if not blank).
+The rules it follows are written in ``docs/chatml.md`` ("Parsing replies"): reasoning up to
+``</think>``; content stripped as a whole; ``<tool_call>`` + ``<function=NAME>`` opens a call, which
+is announced at once and whose arguments stream as they arrive (:mod:`.call_stream`); values typed
+by the tools' schemas (:mod:`.schema`); a call cut off or ended by stray text stays a call, with a
+note; tolerated, with a note: a function block without ``<tool_call>``, a value whose
+``</parameter>`` is missing (it ends at the next tag); ``<|im_end|>`` / ``<|endoftext|>`` end the reply.
 """
 
 from __future__ import annotations
 
 import enum
-import re
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
-
-import attrs
-import regex
 
 from ...messages import ToolCall
 from ...streaming import (
@@ -43,54 +23,38 @@ from ...streaming import (
     StrippedText,
     Terminator,
     TerminatorScan,
-    ToolCallArgumentsDelta,
     ToolCallEnd,
     ToolCallStart,
     hold_point,
     new_call_id,
 )
-from ..reply_values import TOO_MANY_DIGITS, digits_note
 from . import tokens as t
-from .schema import typed_value
-
-__all__ = ["WHITESPACE", "ChatMLReplyParser"]
-
-#: A regex character class of every character ``str.isspace`` accepts (``\\s`` of ``re`` misses some).
-WHITESPACE = r"[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-#: Possessive quantifiers (3.11+) make a failed call-start match give up at once instead of backtracking.
-_PLUS = "+" if sys.version_info >= (3, 11) else ""
-_NAME = "[^<>]{1,256}"
-_CALL_START_PATTERN = (
-    re.escape(t.TOOL_CALL_OPEN) + WHITESPACE + "{0,32}" + _PLUS
-    + re.escape(t.FUNCTION_OPEN) + "(" + _NAME + _PLUS + ")>"
+from .call_stream import CallInProgress
+from .grammar import (
+    AFTER_FUNCTION,
+    BARE_CALL_START,
+    CALL_START,
+    CLOSE_ENDS,
+    CONTENT_ENDS,
+    CONTENT_ENDS_THINK_OPEN,
+    FUNCTION_END,
+    FUNCTION_ITEM,
+    JUNK_CALL_NOTE,
+    NEXT_PARAMETER,
+    PARAMETER_END,
+    REASONING_ENDS,
+    THINK_END,
+    THINK_OPEN,
+    VALUE_ENDS,
+    WS,
+    WS_RUN,
+    value_end_past,
 )
-_CALL_START = Terminator.regex(
-    t.TOOL_CALL_OPEN, _CALL_START_PATTERN, len(t.TOOL_CALL_OPEN) + 32 + len(t.FUNCTION_OPEN) + 256 + 1
-)
-_THINK_END = Terminator.marker(t.THINK_CLOSE)
-_IM_END = Terminator.marker(t.IM_END)
-_END_OF_TEXT = Terminator.marker(t.END_OF_TEXT)
-_PARAMETER_END = Terminator.marker(t.PARAMETER_CLOSE)
-_REASONING_ENDS = (_THINK_END, _CALL_START, _IM_END, _END_OF_TEXT)
-_CONTENT_ENDS = (_CALL_START, _IM_END, _END_OF_TEXT)
-# Content after a tool call that ended the reasoning: the reasoning's own "</think>" may still come.
-_CONTENT_ENDS_THINK_OPEN = (_THINK_END, _CALL_START, _IM_END, _END_OF_TEXT)
-_VALUE_ENDS = (_PARAMETER_END, _IM_END, _END_OF_TEXT)
+from .schema import schema_types
 
-_WS_RUN = re.compile(WHITESPACE + "*")
-_THINK_OPEN = regex.compile(re.escape(t.THINK_OPEN))
-# What may follow inside a function block, after whitespace.
-_FUNCTION_ITEM = regex.compile(
-    re.escape(t.PARAMETER_OPEN) + "(" + _NAME + ")>|(" + re.escape(t.FUNCTION_CLOSE) + ")|("
-    + re.escape(t.IM_END) + "|" + re.escape(t.END_OF_TEXT) + ")"
-)
-# What may follow a function's end: the block's end, or another function in the same block.
-_AFTER_FUNCTION = regex.compile(
-    WHITESPACE + "{0,32}(?:(" + re.escape(t.TOOL_CALL_CLOSE) + ")|" + re.escape(t.FUNCTION_OPEN) + "(" + _NAME + ")>)"
-)
+__all__ = ["ChatMLReplyParser"]
 
-_JUNK_CALL_NOTE = "'<tool_call>' not followed by '<function=NAME>': kept as text"
-
+_WS = WS  # the whitespace class (tests check it is exactly str.isspace)
 
 class State(enum.IntEnum):
     """Where the parser is in the reply."""
@@ -103,19 +67,6 @@ class State(enum.IntEnum):
     VALUE = 5  # inside a parameter's value
     AFTER = 6  # after </function>: </tool_call> or another <function=…>
     DONE = 7  # after <|im_end|>/<|endoftext|>: the reply has ended
-
-
-@attrs.define(slots=True)
-class _CallInProgress:
-    """The tool call being read: its raw text so far (content if it proves malformed), its values."""
-
-    name: str
-    raw: list[str]
-    params: dict[str, Any] = attrs.Factory(dict)
-    param_name: str = ""
-    value: list[str] = attrs.Factory(list)  # the value being read, in pieces
-    notes: list[str] = attrs.Factory(list)  # notes about the call, sent if it completes
-    duplicates: list[str] = attrs.Factory(list)  # raw repeated parameter blocks (to the content)
 
 
 class ChatMLReplyParser(StreamParser):
@@ -136,6 +87,7 @@ class ChatMLReplyParser(StreamParser):
         "_schemas",
         "_state",
         "_text_after_stop",
+        "_unclosed",
     )
 
     def __init__(
@@ -155,7 +107,9 @@ class ChatMLReplyParser(StreamParser):
         # A tool call ended the reasoning before its "</think>": the next "</think>" is that marker.
         self._late_think_end = False
         self._text_after_stop = False
-        self._call = _CallInProgress("", [])
+        # No "</parameter>" comes in the rest of the reply: a value ends at the next tag at once.
+        self._unclosed = False
+        self._call = CallInProgress("", [])
 
     # Event emission. ------------------------------------------------------------------------------
 
@@ -181,95 +135,97 @@ class ChatMLReplyParser(StreamParser):
         elif state == State.CONTENT:
             self._text = self._content.add
         elif state == State.VALUE:
-            self._text = self._call.value.append
+            self._text = self._value_text
         else:
             self._text = None
 
     # The call in progress. ------------------------------------------------------------------------
 
-    def _malformed(self, note: str) -> None:
-        """The call being read is not one: its raw text becomes content, parsing goes on as content."""
+    def _value_text(self, text: str) -> None:
+        if self._call.held:
+            self._call.held.append(text)
+        else:
+            self._call.value_text(self._out, text)
+
+    def _not_a_call(self, note: str) -> None:
+        """The block opened is not a call (not announced): its raw text becomes content."""
         self._content.add("".join(self._call.raw))
-        self._call = _CallInProgress("", [])
+        self._call = CallInProgress("", [])
         self._out.append(Malformed(note))
         self._set_state(State.CONTENT)
 
-    def _open_call(self, raw: str, name: str) -> None:
-        self._call = _CallInProgress(name, [raw])
+    def _open_call(self, raw: str, name: str, bare: bool = False) -> None:
+        """``<function=NAME>`` was read (``bare``: without ``<tool_call>``): announce the call, if offered."""
+        self._call = call = CallInProgress(name, [raw])
         schemas = self._schemas
         if schemas is not None and name not in schemas:
-            self._malformed(f"tool call to unknown tool {name!r}: kept as text")
-        else:
-            self._set_state(State.FUNCTION)
+            self._not_a_call(f"tool call to unknown tool {name!r}: kept as text")
+            return
+        call.index = self._calls
+        self._calls += 1
+        call.call_id = self._id_factory()
+        self._out.append(ToolCallStart(call.index, call.call_id, name))
+        if bare:
+            call.notes.append(f"{self._call.label()} written without '<tool_call>': read as a call")
+        self._set_state(State.FUNCTION)
 
-    def _call_label(self) -> str:
-        return f"tool call {self._calls} ({self._call.name})"
-
-    def _keep_value(self, value: str, typed: bool, raw: str) -> None:
-        """Store the parameter just read (``raw``: its block as written); a repeat is noted, kept as text."""
+    def _open_value(self, name: str) -> None:
+        """``<parameter=NAME>`` was read: a value typed as a string (or untyped) is streamed as it comes."""
         call = self._call
-        name = call.param_name
-        if name in call.params:
-            # The first value stays (a streamed value cannot be taken back); the repeat joins the content,
-            # with the whitespace before it, as written.
-            before = call.raw[-2] if len(call.raw) > 1 and call.raw[-2].isspace() else ""
-            call.duplicates.append(before + raw)
-            call.notes.append(f"{self._call_label()}: parameter {name!r} repeated: the first value kept, "
-                              "the repeat kept as text")
-            return
-        schema = None
-        if typed and self._schemas is not None:
-            schema = self._schemas[call.name].get(name)
-        if schema is None:
-            call.params[name] = value
-            return
-        typed_text, problem = typed_value(value, schema)
-        if problem == TOO_MANY_DIGITS:
-            call.notes.append(f"{self._call_label()}: parameter {name!r} has {digits_note()}: kept as text")
-        call.params[name] = typed_text
+        call.param_name = name
+        if name not in call.params:
+            schemas = self._schemas
+            kinds = schema_types(schemas[call.name].get(name)) if schemas is not None else set()
+            if kinds <= {"string"}:
+                call.open_string_value(self._out)
+        self._set_state(State.VALUE)
 
-    def _close_value(self, closed: bool = True) -> None:
-        """The value read ends: at ``</parameter>`` (typed by the schema), or cut off (kept as written)."""
+    def _close_value(self, closed: bool = True, marker: str = t.PARAMETER_CLOSE) -> None:
+        """The value read ends: at ``marker`` (typed by the schema), or cut off (kept as written).
+
+        ``marker`` is ``""`` for a value ended by the next parameter or the function's end.
+        """
         call = self._call
         value = "".join(call.value)
         call.value.clear()  # cleared, not replaced: the VALUE state appends to this list
-        raw = f"{t.PARAMETER_OPEN}{call.param_name}>{value}" + (t.PARAMETER_CLOSE if closed else "")
+        raw = f"{t.PARAMETER_OPEN}{call.param_name}>{value}" + (marker if closed else "")
         call.raw.append(raw)
+        if closed and not marker:
+            call.notes.append(f"{self._call.label()}: parameter {call.param_name!r} not closed by "
+                              "'</parameter>': its value ends where the next tag begins")
         # One leading and one trailing newline belong to the format, not to the value.
         if value.startswith("\n"):
             value = value[1:]
         if closed and value.endswith("\n"):
             value = value[:-1]
-        self._keep_value(value, closed, raw)
+        schemas = self._schemas
+        schema = schemas[call.name].get(call.param_name) if closed and schemas is not None else None
+        call.keep_value(self._out, value, schema, closed, raw)
 
     def _close_call(self, cut_off: str | None = None) -> None:
-        """The call is complete, or was cut off by the end of the reply (``cut_off``: its note)."""
-        index = self._calls
-        self._calls += 1
+        """The call ends: complete, cut off by the end of the reply (``cut_off``: its note), or malformed."""
         record = self._call
-        call = ToolCall(name=record.name, arguments=record.params, id=self._id_factory())
         out = self._out
-        out.append(ToolCallStart(index, call.id or "", call.name))
-        out.append(ToolCallArgumentsDelta(index, call.arguments_json()))
-        out.append(ToolCallEnd(index, call))
+        text = record.finish(out)
+        call = ToolCall(name=record.name, arguments=record.params, id=record.call_id, arguments_text=text)
+        out.append(ToolCallEnd(record.index, call))
         if record.duplicates:
             self._content.add("".join(record.duplicates))
         out.extend(Malformed(note) for note in record.notes)
         if cut_off is not None:
             out.append(Malformed(cut_off))
-        self._call = _CallInProgress(record.name, [])
+        self._call = CallInProgress(record.name, [])
 
     def _cut_off(self, unfinished: str = "") -> None:
         """The reply ended inside the call: it stays a call, with the arguments written so far."""
-        note = f"{self._call_label()} cut off by the end of the completion: kept with the arguments written so far"
+        note = f"{self._call.label()} cut off by the end of the completion: kept with the arguments written so far"
         if unfinished:
             note += f" (the unfinished {unfinished!r} kept as text)"
             self._content.add(unfinished)
         self._close_call(note)
 
-    # The machine: one step per state. Each consumes from ``pos`` and returns ``(position, more)``:
-    # ``more`` is False when it stopped for want of text (the position is then what ``_advance``
-    # returns). ---------------------------------------------------------------------------------
+    # The machine: one step per state, consuming from ``pos``; returns ``(position, more)``, ``more``
+    # False when it stopped for want of text (the position is then what ``_advance`` returns). -----
 
     def _advance(self, buf: str, final: bool) -> int:
         pos = 0
@@ -282,10 +238,10 @@ class ChatMLReplyParser(StreamParser):
 
     def _start_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
         """REASONING_START, CONTENT_START: whitespace, then perhaps ``<think>``."""
-        pos = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+        pos = WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
         if pos == len(buf) and not final:
             return pos, False
-        opened = _THINK_OPEN.match(buf, pos, partial=not final)
+        opened = THINK_OPEN.match(buf, pos, partial=not final)
         if opened is not None and opened.partial:
             return pos, False
         if opened is not None:
@@ -299,9 +255,9 @@ class ChatMLReplyParser(StreamParser):
         state = self._state
         terms: tuple[Terminator, ...]
         if state == State.REASONING:
-            terms = _REASONING_ENDS
+            terms = REASONING_ENDS
         else:
-            terms = _CONTENT_ENDS_THINK_OPEN if self._late_think_end else _CONTENT_ENDS
+            terms = CONTENT_ENDS_THINK_OPEN if self._late_think_end else CONTENT_ENDS
         at, term, match = scan.next(pos, terms)
         if at < 0:
             stop = len(buf) if final else hold_point(buf, pos, terms)
@@ -310,12 +266,19 @@ class ChatMLReplyParser(StreamParser):
             return stop, False
         if at > pos:
             self._scanned_text(buf[pos:at], state)
-        if term is _CALL_START:
+        if term is CALL_START:
             if state == State.REASONING:
                 self._late_think_end = True
             self._open_call(match.group(), match.group(1))
             return match.end(), True
-        if term is _THINK_END:
+        if term is BARE_CALL_START:
+            tag_end = match.end(1) + 1
+            if self._schemas is not None and match.group(1) not in self._schemas:
+                self._scanned_text(buf[at:tag_end], state)  # not a tool offered: prose, not a call
+            else:
+                self._open_call(buf[at:tag_end], match.group(1), bare=True)
+            return tag_end, True
+        if term is THINK_END:
             # The reasoning's end marker, in its place or after the tool calls that ended the reasoning.
             self._late_think_end = False
             self._set_state(State.CONTENT)
@@ -325,9 +288,10 @@ class ChatMLReplyParser(StreamParser):
 
     def _function_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
         """FUNCTION: whitespace, then a parameter, the function's end, or a stop marker."""
-        skip = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+        skip = WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
         if skip > pos:
             self._call.raw.append(buf[pos:skip])
+            self._call.gap.append(buf[pos:skip])
             pos = skip
         if pos == len(buf):
             if not final:
@@ -335,7 +299,7 @@ class ChatMLReplyParser(StreamParser):
             self._cut_off()
             self._set_state(State.CONTENT)
             return pos, True
-        item = _FUNCTION_ITEM.match(buf, pos, partial=True)
+        item = FUNCTION_ITEM.match(buf, pos, partial=True)
         if item is not None and item.partial:
             if not final:
                 return pos, False
@@ -344,11 +308,17 @@ class ChatMLReplyParser(StreamParser):
             self._set_state(State.CONTENT)
             return len(buf), False
         if item is None:
-            self._malformed("tool call with text outside its parameters: kept as text")
+            # The call was announced and cannot be taken back: it ends here; the text is content.
+            self._call.notes.append(f"{self._call.label()} has text outside its parameters: the call ends "
+                                    "there with the arguments read so far, the text kept as content")
+            gap = "".join(self._call.gap)
+            self._close_call()
+            self._content.add(gap)  # the whitespace before the text is content too
+            self._set_state(State.CONTENT)
             return pos, True
+        self._call.gap.clear()
         if item.group(1) is not None:
-            self._call.param_name = item.group(1)
-            self._set_state(State.VALUE)
+            self._open_value(item.group(1))
         elif item.group(2) is not None:
             self._call.raw.append(t.FUNCTION_CLOSE)
             self._close_call()
@@ -359,34 +329,87 @@ class ChatMLReplyParser(StreamParser):
         return item.end(), True
 
     def _value_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
-        """VALUE: a parameter's text up to ``</parameter>`` or a stop marker."""
-        at, term, _ = scan.next(pos, _VALUE_ENDS)
-        value = self._call.value
+        """VALUE: a value up to ``</parameter>`` (or, tolerated, the next tag) or a stop marker."""
+        held = self._call.held
+        terms = CLOSE_ENDS if held else VALUE_ENDS
+        at, term, match = scan.next(pos, terms)
+        value_text = self._value_text
         if at < 0:
             if not final:
-                stop = hold_point(buf, pos, _VALUE_ENDS)
+                stop = hold_point(buf, pos, terms)
                 if stop > pos:
-                    value.append(buf[pos:stop])
+                    value_text(buf[pos:stop])
                 return stop, False
-            value.append(buf[pos:])
+            value_text(buf[pos:])
+            if held:
+                return self._reread_unclosed(buf, len(buf), final)
             self._close_value(closed=False)
             self._cut_off()
             self._set_state(State.CONTENT)
             return len(buf), False
         if at > pos:
-            value.append(buf[pos:at])
-        if term is _PARAMETER_END:
+            value_text(buf[pos:at])
+        if term is PARAMETER_END:
+            if held:  # the tags held were the value's own text
+                self._call.held = []
+                value_text("".join(held))
             self._close_value()
             self._set_state(State.FUNCTION)
             return at + len(t.PARAMETER_CLOSE), True
+        if term is NEXT_PARAMETER and self._names_a_read_parameter(match):
+            # A model that lost a "</parameter>" goes on to another parameter: this tag is the value's text.
+            call = self._call
+            found = value_end_past(buf, match.end(), (call.param_name, *call.params))
+            skip = found if found >= 0 else len(buf) if final else hold_point(buf, match.end(), VALUE_ENDS)
+            value_text(buf[at:skip])
+            return skip, True
+        if term is NEXT_PARAMETER or term is FUNCTION_END:
+            if self._unclosed or (match is not None and self._is_tool_parameter(match.group())):
+                # A parameter of the tool opening (as vLLM and SGLang read it), or no "</parameter>" ahead.
+                return self._end_unclosed(buf, at), True
+            # Text of the value, or its end where "</parameter>" is missing: held until that is known.
+            end = match.end() if match is not None else at + len(t.FUNCTION_CLOSE)
+            self._call.held.append(buf[at:end])
+            return end, True
+        if held:
+            return self._reread_unclosed(buf, at, final)
         self._close_value(closed=False)  # a stop marker ended the reply inside the value
         self._cut_off()
         self._set_state(State.DONE)
         return at + len(term.literal), True  # type: ignore[union-attr]
 
+    def _names_a_read_parameter(self, match: Any) -> bool:
+        call = self._call
+        name = match.group()[len(t.PARAMETER_OPEN):-1]
+        return name == call.param_name or name in call.params
+
+    def _is_tool_parameter(self, tag: str) -> bool:
+        return self._schemas is None or tag[len(t.PARAMETER_OPEN):-1] in self._schemas[self._call.name]
+
+    def _end_unclosed(self, buf: str, at: int) -> int:
+        """The value ends, unclosed, at the tag at ``buf[at]`` (the next parameter's or the function's end)."""
+        self._close_value(marker="")
+        if buf.startswith(t.FUNCTION_CLOSE, at):
+            self._call.raw.append(t.FUNCTION_CLOSE)
+            self._close_call()
+            self._set_state(State.AFTER)
+            return at + len(t.FUNCTION_CLOSE)
+        self._set_state(State.FUNCTION)
+        return at
+
+    def _reread_unclosed(self, buf: str, at: int, final: bool) -> tuple[int, bool]:
+        """No ``</parameter>`` after a tag held in a value (``at``: the reply's end): the value ended there."""
+        call = self._call
+        text = "".join(call.held)
+        call.held = []
+        self._unclosed = True
+        skip = self._end_unclosed(text, 0)
+        self._advance(text[skip:] + buf[at:], final)  # once: from here on no value is held
+        return len(buf), False
+
     def _after_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
         """AFTER: ``</tool_call>``, another ``<function=…>`` in the same block, or content."""
-        item = _AFTER_FUNCTION.match(buf, pos, partial=not final)
+        item = AFTER_FUNCTION.match(buf, pos, partial=not final)
         if item is not None and item.partial:
             return pos, False
         if item is None:
@@ -408,7 +431,7 @@ class ChatMLReplyParser(StreamParser):
     def _finish(self) -> None:
         if self._junk_calls:
             count = self._junk_calls
-            self._out.append(Malformed(_JUNK_CALL_NOTE + (f" ({count} times)" if count > 1 else "")))
+            self._out.append(Malformed(JUNK_CALL_NOTE + (f" ({count} times)" if count > 1 else "")))
         if self._text_after_stop:
             self._out.append(Malformed("text after the end of the reply ('<|im_end|>'/'<|endoftext|>') ignored"))
 

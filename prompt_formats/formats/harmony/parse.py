@@ -66,14 +66,18 @@ _CHANNEL_KINDS = {"analysis": _Kind.REASONING, "final": _Kind.CONTENT, "commenta
 
 
 class MessageHeader:
-    """What a message header says: its kind and, for a tool call, the tool's name; or why it is malformed."""
+    """What a message header says: its kind and, for a tool call, the tool's name; or why it is malformed.
 
-    __slots__ = ("kind", "name", "problem")
+    ``note`` is set when the header was read tolerantly (it is not well formed, but its meaning is clear).
+    """
 
-    def __init__(self, kind: _Kind = _CONTENT, name: str = "", problem: str = "") -> None:
+    __slots__ = ("kind", "name", "note", "problem")
+
+    def __init__(self, kind: _Kind = _CONTENT, name: str = "", problem: str = "", note: str = "") -> None:
         self.kind = kind
         self.name = name
         self.problem = problem
+        self.note = note
 
 
 # Spaces optional before the markers: one is put there, so that splitting on spaces finds each field.
@@ -122,7 +126,8 @@ def parse_header(text: str, with_role: bool) -> MessageHeader:
     if recipient is not None:
         return _call_header(recipient)
     if channel is None:
-        return MessageHeader(problem="message without a channel")
+        # What gpt-oss sometimes writes, and openai-harmony's parser and Ollama read as the answer.
+        return MessageHeader(note=_NO_CHANNEL)
     kind = _CHANNEL_KINDS.get(channel)
     if kind is None:
         return MessageHeader(problem=f"message on unknown channel {channel!r}")
@@ -135,6 +140,7 @@ _HEADER_ENDS = (_MESSAGE, *_END_MARKERS)
 _MESSAGE_STARTS = (Terminator.marker(START), Terminator.marker(CHANNEL))
 
 _NO_MESSAGE = "message header not followed by '<|message|>': kept as text"
+_NO_CHANNEL = "message without a channel: read as final content"
 
 
 class _State(enum.Enum):
@@ -151,7 +157,7 @@ _HEADER, _BODY, _BETWEEN = _State.HEADER, _State.BODY, _State.BETWEEN
 class _Call:
     """The tool call in progress: its place, id and name, and the body text read so far."""
 
-    __slots__ = ("call_id", "index", "name", "parts", "python")
+    __slots__ = ("call_id", "index", "name", "parts", "python", "sent")
 
     def __init__(self, index: int, call_id: str, name: str, python: bool) -> None:
         self.index = index
@@ -159,6 +165,7 @@ class _Call:
         self.name = name
         self.python = python
         self.parts: list[str] = []
+        self.sent: list[str] = []  # the argument deltas sent, which become the call's arguments_text
 
 
 class HarmonyReplyParser(StreamParser):
@@ -218,12 +225,17 @@ class HarmonyReplyParser(StreamParser):
     def _json_call_text(self, text: str) -> None:
         call: _Call = self._call  # type: ignore[assignment]
         call.parts.append(text)
+        call.sent.append(text)
         self._out.append(ToolCallArgumentsDelta(call.index, text))
 
     def _python_call_text(self, text: str) -> None:
         call: _Call = self._call  # type: ignore[assignment]
         call.parts.append(text)
-        self._out.append(ToolCallArgumentsDelta(call.index, json_string_body(text)))
+        self._send_arguments(call, json_string_body(text))
+
+    def _send_arguments(self, call: _Call, text: str) -> None:
+        call.sent.append(text)
+        self._out.append(ToolCallArgumentsDelta(call.index, text))
 
     def _start_body(self, kind: _Kind, name: str = "") -> None:
         self._state = _BODY
@@ -238,7 +250,7 @@ class HarmonyReplyParser(StreamParser):
             self._calls += 1
             self._out.append(ToolCallStart(call.index, call.call_id, name))
             if python:
-                self._out.append(ToolCallArgumentsDelta(call.index, '{"code": "'))
+                self._send_arguments(call, '{"code":"')
                 self._text = self._python_call_text
             else:
                 self._text = self._json_call_text
@@ -251,7 +263,7 @@ class HarmonyReplyParser(StreamParser):
             body = "".join(call.parts)
             arguments: Mapping[str, Any] | str
             if call.python:
-                self._out.append(ToolCallArgumentsDelta(call.index, '"}'))
+                self._send_arguments(call, '"}')
                 arguments = {"code": body}
             else:
                 value, problem = read_json(body)
@@ -260,7 +272,10 @@ class HarmonyReplyParser(StreamParser):
                 else:
                     arguments = body
                     self._out.append(Malformed(_raw_arguments_note(call, problem, cut_off)))
-            self._out.append(ToolCallEnd(call.index, ToolCall(call.name, arguments, call.call_id)))
+            # The arguments' text is what was streamed (for a JSON call, the body as the model wrote it),
+            # so that the deltas a client accumulated equal the reply's to_openai().
+            done = ToolCall(call.name, arguments, call.call_id, arguments_text="".join(call.sent))
+            self._out.append(ToolCallEnd(call.index, done))
         self._state = _BETWEEN
         self._text = None
 
@@ -364,6 +379,8 @@ class HarmonyReplyParser(StreamParser):
             self._start_body(_CONTENT)
             self._segment_open = True
         else:
+            if header.note:
+                self._out.append(Malformed(header.note))
             self._start_body(header.kind, header.name)
 
     def _stray_text(self, text: str) -> None:

@@ -1,0 +1,74 @@
+"""The ChatML reply grammar's markers and patterns, as the parser's states look for them."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import regex
+
+from ...streaming import Terminator
+from . import tokens as t
+
+#: Every character ``str.isspace`` accepts (``\\s`` of ``re`` misses some).
+WS = r"[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+#: Possessive quantifiers (3.11+) make a failed call-start match give up at once instead of backtracking.
+PLUS = "+" if sys.version_info >= (3, 11) else ""
+NAME = "[^<>]{1,256}"
+CALL_START_PATTERN = (
+    re.escape(t.TOOL_CALL_OPEN) + WS + "{0,32}" + PLUS + re.escape(t.FUNCTION_OPEN) + "(" + NAME + PLUS + ")>"
+)
+CALL_START = Terminator.regex(
+    t.TOOL_CALL_OPEN, CALL_START_PATTERN, len(t.TOOL_CALL_OPEN) + 32 + len(t.FUNCTION_OPEN) + 256 + 1
+)
+THINK_END = Terminator.marker(t.THINK_CLOSE)
+IM_END = Terminator.marker(t.IM_END)
+END_OF_TEXT = Terminator.marker(t.END_OF_TEXT)
+PARAMETER_END = Terminator.marker(t.PARAMETER_CLOSE)
+# A function block the model wrote without "<tool_call>" (read in the content only, as vLLM and SGLang do):
+# "<function=NAME>" followed by a parameter or the function's end, so that prose naming a tag stays text.
+BARE_CALL_START = Terminator.regex(
+    t.FUNCTION_OPEN,
+    re.escape(t.FUNCTION_OPEN) + "(" + NAME + PLUS + ")>" + WS + "{0,32}" + PLUS
+    + "(?:" + re.escape(t.PARAMETER_OPEN) + "|" + re.escape(t.FUNCTION_CLOSE) + ")",
+    len(t.FUNCTION_OPEN) + 256 + 1 + 32 + len(t.FUNCTION_CLOSE),
+)
+# A value whose "</parameter>" is missing ends at the next parameter or at the function's end.
+NEXT_PARAMETER = Terminator.regex(
+    t.PARAMETER_OPEN, re.escape(t.PARAMETER_OPEN) + NAME + PLUS + ">", len(t.PARAMETER_OPEN) + 256 + 1
+)
+FUNCTION_END = Terminator.marker(t.FUNCTION_CLOSE)
+REASONING_ENDS = (THINK_END, CALL_START, IM_END, END_OF_TEXT)
+CONTENT_ENDS = (CALL_START, BARE_CALL_START, IM_END, END_OF_TEXT)
+# Content after a tool call that ended the reasoning: the reasoning's own "</think>" may still come.
+CONTENT_ENDS_THINK_OPEN = (THINK_END, CALL_START, BARE_CALL_START, IM_END, END_OF_TEXT)
+VALUE_ENDS = (PARAMETER_END, NEXT_PARAMETER, FUNCTION_END, IM_END, END_OF_TEXT)
+# After a next-parameter or function-end tag inside a value: does "</parameter>" still come?
+CLOSE_ENDS = (PARAMETER_END, IM_END, END_OF_TEXT)
+
+WS_RUN = re.compile(WS + "*")
+THINK_OPEN = regex.compile(re.escape(t.THINK_OPEN))
+# What may follow inside a function block, after whitespace.
+FUNCTION_ITEM = regex.compile(
+    re.escape(t.PARAMETER_OPEN) + "(" + NAME + ")>|(" + re.escape(t.FUNCTION_CLOSE) + ")|("
+    + re.escape(t.IM_END) + "|" + re.escape(t.END_OF_TEXT) + ")"
+)
+# What may follow a function's end: the block's end, or another function in the same block.
+AFTER_FUNCTION = regex.compile(
+    WS + "{0,32}(?:(" + re.escape(t.TOOL_CALL_CLOSE) + ")|" + re.escape(t.FUNCTION_OPEN) + "(" + NAME + ")>)"
+)
+
+JUNK_CALL_NOTE = "'<tool_call>' not followed by '<function=NAME>': kept as text"
+
+
+def value_end_past(buf: str, pos: int, read: tuple[str, ...]) -> int:
+    """Where a value's next terminator is, at or after ``pos``, other than a tag of a ``read``
+    parameter (``-1`` if none). One search, so that a value repeating such tags costs no step per tag.
+    """
+    names = "|".join(re.escape(name) for name in read)
+    ends = re.compile(
+        "|".join(re.escape(m) for m in (t.PARAMETER_CLOSE, t.FUNCTION_CLOSE, t.IM_END, t.END_OF_TEXT))
+        + "|" + re.escape(t.PARAMETER_OPEN) + "(?!(?:" + names + ")>)" + NAME + ">"
+    )
+    found = ends.search(buf, pos)
+    return -1 if found is None else found.start()
