@@ -54,6 +54,7 @@ class ChatMLFormat(ChatFormat):
 
     merge_system: bool = False
     parses = True
+    renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
     option_specs = _OPTION_SPECS
     options = _OPTIONS
