@@ -145,3 +145,31 @@ def test_render_spans_refuses_an_unknown_policy(policy: Any) -> None:
     fmt = pf.get_format("chatml-multi-system")
     with pytest.raises(pf.InvalidInputError, match=r"^generated: expected one of"):
         fmt.render_spans([{"role": "user", "content": "hi"}], generated=policy)
+
+
+def test_chatml_safety_spans_are_those_of_the_guarded_text() -> None:
+    """Under the default (escaping) guard the text is render's, the escaped one; each generated range
+    is an assistant turn's body: right after its header, up to and including its end marker."""
+    fmt = pf.get_format("chatml-safety")
+
+    @differential_settings
+    @given(conversation(), tools, st.booleans(), chatml_options)
+    def check(messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> None:
+        try:
+            text = fmt.render(messages, tool_list, gen, **options)
+        except pf.FormatError as exc:
+            with pytest.raises(type(exc), match=None) as raised:
+                fmt.render_spans(messages, tool_list, gen, **options)
+            assert str(raised.value) == str(exc)
+            return
+        rendered = fmt.render_spans(messages, tool_list, gen, **options)
+        assert rendered == pf.RenderedPrompt(rendered.text, rendered.messages, rendered.generated)
+        assert rendered.text == text
+        assistants = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
+        assert len(rendered.generated) == len(assistants)
+        for (start, end), index in zip(rendered.generated, assistants, strict=True):
+            assert text.endswith("<|im_start|>assistant\n", 0, start)
+            assert text.endswith("<|im_end|>", 0, end) and text[end] == "\n"
+            assert rendered.messages[index] == ((start, end),)
+
+    check()
