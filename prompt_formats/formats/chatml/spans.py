@@ -74,7 +74,8 @@ def _generated(turns: list[tuple[Range, ...]], roles: list[str], policy: Generat
     selects them by input message (positions keep the input order; a message without a turn is a
     system one, never a user's), already in canonical form: one range per assistant turn, in order,
     any two apart by at least the next turn's header. (So not ``select_generated`` itself, whose
-    sorting and merging would cost a large part of the budget; the tests compare the two.)"""
+    sorting and merging would cost a large part of the budget; tests/test_chatml_spans.py checks the
+    selection against the policies' definition on every case.)"""
     if policy == "all":
         return tuple([own[0] for own, role in zip(turns, roles, strict=True) if role == "assistant"])
     assistants = [pos for pos, role in enumerate(roles) if role == "assistant"]
