@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from .errors import FormatError, InvalidInputError, UnknownOptionError, type_name
 from .messages import AssistantReply
 from .options import Option
+from .spans import RenderedPrompt
 from .streaming import StreamParser
 from .tools import PreparedTools
 
@@ -55,12 +56,17 @@ class ChatFormat(abc.ABC):
                 setattr(cls, method, _refusing_deep_stacks(function, field))
         if "parses" not in cls.__dict__:
             cls.parses = cls.parse is not ChatFormat.parse or cls.stream_parser is not ChatFormat.stream_parser
+        if "renders_spans" not in cls.__dict__ and "render_spans" in cls.__dict__:
+            cls.renders_spans = True
 
     name: ClassVar[str]
     summary: ClassVar[str] = ""
     #: Whether the format has a reply parser (``parse``, ``stream_parser``). A subclass that does
     #: not say is taken to parse when it defines ``parse`` or ``stream_parser`` itself.
     parses: ClassVar[bool] = False
+    #: Whether the format has :meth:`render_spans` (the package's formats say so; a subclass that
+    #: does not say is taken to have it when it defines ``render_spans`` itself).
+    renders_spans: ClassVar[bool] = False
     option_specs: ClassVar[tuple[Option, ...]] = ()
     parse_option_specs: ClassVar[tuple[Option, ...]] = ()
     #: The keyword arguments the constructor takes (``get_format(name, **config)``), in order.
@@ -84,6 +90,23 @@ class ChatFormat(abc.ABC):
         Raises a :class:`~prompt_formats.errors.FormatError` subclass, and returns nothing, when the
         input is invalid or the reference template raises for it.
         """
+
+    def render_spans(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool = False,
+        generated: object = "all",
+        **options: Any,
+    ) -> RenderedPrompt:
+        """:meth:`render`'s text, with the ranges each input message produced and the ranges the
+        model generated under the ``generated=`` policy (``"all"``, ``"last"``, ``"after_last_user"``);
+        see :class:`~prompt_formats.spans.RenderedPrompt` and docs/training-data.md.
+
+        Takes :meth:`render`'s arguments and raises its errors. A format without it
+        (:attr:`renders_spans` false) raises :class:`~prompt_formats.errors.FormatError` naming the format.
+        """
+        raise FormatError(f"format {self.name!r} has no render_spans: its spans and assistant masks are not available")
 
     def render_batch(
         self,
@@ -183,7 +206,7 @@ _TOO_DEEP = "the input or the call stack is too deep"
 
 # The public entries, and the field a too-deep stack is reported at.
 _ENTRY_FIELDS = {
-    "render": "messages", "render_batch": "messages",
+    "render": "messages", "render_batch": "messages", "render_spans": "messages",
     "parse": "completion", "parse_batch": "completion", "stream_parser": "completion",
 }
 

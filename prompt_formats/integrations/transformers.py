@@ -254,11 +254,10 @@ def _render_one(
 def _render_spans(
     fmt: ChatFormat, chat: list[Any], tools: Any, gen: bool, options: Mapping[str, Any]
 ) -> RenderedPrompt:
-    """The format's spans of one conversation (render_spans is not part of every format yet)."""
-    render_spans = getattr(fmt, "render_spans", None)
-    if render_spans is None:
+    """The format's spans of one conversation (a format without render_spans raises naming itself)."""
+    if not fmt.renders_spans:
         raise FormatError(f"format {fmt.name!r} has no render_spans: assistant masks are not available for it")
-    rendered = render_spans(chat, tools=tools, add_generation_prompt=gen, **options)
+    rendered = fmt.render_spans(chat, tools=tools, add_generation_prompt=gen, **options)
     if not isinstance(rendered, RenderedPrompt):
         raise FormatError(f"format {fmt.name!r}: render_spans returned {type_name(rendered)}, not a RenderedPrompt")
     return rendered

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ...errors import FormatError, InvalidInputError, type_name
 from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
 from ...options import BOOLEAN, Option, describe
+from ...spans import RenderedPrompt, check_generated_policy
 from .parse import ChatMLReplyParser
-from .render import render_chatml, tools_block
+from .render import chatml_pieces, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
+from .spans import rendered_prompt
 from .tokens import CONTROL_TOKENS
 from .untrusted import CHATML_READING
 
@@ -52,6 +54,7 @@ class ChatMLFormat(ChatFormat):
 
     merge_system: bool = False
     parses = True
+    renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
     option_specs = _OPTION_SPECS
     options = _OPTIONS
@@ -105,6 +108,35 @@ class ChatMLFormat(ChatFormat):
             tools = guard.guard_tools(tools)
             messages = guard.guard_messages(messages, CHATML_READING)
         return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
+
+    def render_spans(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool = False,
+        generated: object = "all",
+        **options: Any,
+    ) -> RenderedPrompt:
+        """:meth:`render`'s text, with the ranges each message produced and the ranges the model generated.
+
+        Takes :meth:`render`'s arguments and raises its errors (and
+        :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for a policy other than
+        ``"all"``, ``"last"``, ``"after_last_user"``; see ``prompt_formats.spans.select_generated``).
+        A user, tool or system message's range is its printed content (several system messages
+        merged into one turn each keep their own part); an assistant message's range, and what it
+        generated, is its turn from right after ``<|im_start|>assistant\n`` up to and including its
+        ``<|im_end|>``. The generation prompt is not generated. With a guard, the ranges are those of
+        the guarded text.
+        """
+        policy = check_generated_policy(generated)
+        if options:
+            self.check_options(options)
+        guard = self.guard
+        if guard is not None:
+            tools = guard.guard_tools(tools)
+            messages = guard.guard_messages(messages, CHATML_READING)
+        prompt = chatml_pieces(messages, tools, add_generation_prompt, self.merge_system, **options)
+        return rendered_prompt(prompt, messages, options.get("add_vision_id"), policy)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"

@@ -53,7 +53,7 @@ from .tokens import (
     USER_TURN,
 )
 
-__all__ = ["render_chatml", "tools_block"]
+__all__ = ["ChatMLPieces", "chatml_pieces", "render_chatml", "tools_block"]
 
 # Type sets the C-speed checks of the usual input compare with.
 _DICT_ONLY = frozenset({dict})
@@ -336,11 +336,15 @@ def _write_user(out: list[str], content: str) -> None:
 
 def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
-    vision: VisionCount, add_vision_id: Any, thinking_after: int,
+    vision: VisionCount, add_vision_id: Any, thinking_after: int, starts: list[int] | None = None,
 ) -> None:
-    """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning."""
+    """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning.
+
+    ``starts`` (render_spans only): gets the index in ``out`` of each message's first piece."""
     last = len(roles) - 1
     for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
+        if starts is not None:
+            starts.append(len(out))
         content = message.get("content")
         if type(content) is str:
             content = content.strip()
@@ -388,3 +392,36 @@ def render_chatml(
     if add_generation_prompt:
         out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
     return "".join(out)
+
+
+#: One conversation's pieces, as ``chatml_pieces`` returns them: ``(pieces, roles, origins, starts)``.
+#: ``"".join(pieces)`` is the prompt; message ``pos`` (after merging system messages) has role
+#: ``roles[pos]``, came from input message ``origins[pos]`` (``None``: the merged system message) and
+#: wrote ``pieces[starts[pos]:starts[pos + 1]]`` (the system message at position 0 writes the
+#: prologue, before ``starts[0]``). A plain tuple: made on every render_spans call.
+ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], list[int]]
+
+
+def chatml_pieces(
+    messages: Conversation,
+    tools: Tools = None,
+    add_generation_prompt: Any = False,
+    merge_system: bool = False,
+    *,
+    enable_thinking: Any = None,
+    preserve_thinking: Any = None,
+    add_vision_id: Any = None,
+) -> ChatMLPieces:
+    """:func:`render_chatml`'s pieces before the join, and where each message's turn starts in them
+    (for ``render_spans``: the same steps, the same errors, ``"".join(pieces)`` the same text)."""
+    msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
+    vision = VisionCount()
+    out = _prologue(msgs, roles, tools, vision, add_vision_id)
+    last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
+    starts: list[int] = []
+    thinking_after = -1 if preserve_thinking is True else last_query
+    _write_turns(out, msgs, roles, origins, vision, add_vision_id, thinking_after, starts)
+    starts.append(len(out))
+    if add_generation_prompt:
+        out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
+    return out, roles, origins, starts

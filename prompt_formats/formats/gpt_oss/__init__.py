@@ -42,6 +42,7 @@ class GptOssFormat(ChatFormat):
     name = "gpt-oss"
     summary = "OpenAI gpt-oss Harmony as OpenAI's published chat template renders it (function tools included)"
     parses = True
+    renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
     option_specs = OPTION_SPECS
     options: ClassVar[Mapping[str, str]] = OPTIONS

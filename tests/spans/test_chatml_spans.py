@@ -1,0 +1,177 @@
+"""render_spans of the ChatML formats against transformers on the tagged templates (issue 16).
+
+For every generated case: ``.text`` is ``render``'s text and the tagged template's text; under each
+``generated=`` policy, ``.generated`` is transformers' generation indices of the assistant turns the
+policy selects (the k-th index is the k-th assistant message's: every ChatML assistant message
+renders one turn); and the message spans are checked by construction:
+
+- one entry per input message; each range of assistant message k holds its generated range;
+- the text outside every message's ranges is the template's own text: each gap is a concatenation of
+  the template's literal strings, the roles it writes and the tools' JSON lines;
+- each message's text content (trimmed, as the template prints it) appears in its ranges' text;
+- messages other than system ones land in input order.
+
+Expected values come only from transformers and the inputs, never from our renderer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import prompt_formats as pf
+from tests.support.oracles import fixture_text
+from tests.support.spans_oracle import TAGGED, outcome
+from tests.support.strategies import chatml_options, conversation, differential_settings, lax_tools, tools
+
+CASES = [
+    ("chatml-multi-system", {}, "chatml_multi_system.jinja"),
+    ("chatml-safety", {"policy": "allow"}, "chatml_upstream.jinja"),
+]
+POLICIES = ["all", "last", "after_last_user"]
+
+
+@cache
+def template_literals(template: str) -> frozenset[str]:
+    """Every literal string of the template (its raw text between tags and its string constants)."""
+    import jinja2.nodes
+    from transformers.utils.chat_template_utils import _compile_jinja_template
+
+    environment = _compile_jinja_template(fixture_text(template)).environment
+    ast = environment.parse(fixture_text(template))
+    literals = {node.data for node in ast.find_all(jinja2.nodes.TemplateData)}
+    literals |= {node.value for node in ast.find_all(jinja2.nodes.Const) if isinstance(node.value, str)}
+    return frozenset(literal for literal in literals if literal)
+
+
+def made_of(text: str, words: frozenset[str]) -> bool:
+    """Whether ``text`` is a concatenation of ``words`` (word break, by dynamic programming)."""
+    reachable = [True] + [False] * len(text)
+    for end in range(1, len(text) + 1):
+        reachable[end] = any(reachable[end - len(w)] and text.endswith(w, 0, end) for w in words if len(w) <= end)
+    return reachable[-1]
+
+
+def expected_generated(roles: list[str], per_assistant: list[tuple[int, int]], policy: str) -> tuple[Any, ...]:
+    """The policy, written out from its definition in docs/training-data.md."""
+    assistants = [i for i, role in enumerate(roles) if role == "assistant"]
+    assert len(assistants) == len(per_assistant)  # one generation block per assistant message
+    users = [i for i, role in enumerate(roles) if role == "user"]
+    chosen = {
+        "all": assistants,
+        "last": assistants[-1:],
+        "after_last_user": [i for i in assistants if not users or i > users[-1]],
+    }[policy]
+    return tuple(pair for i, pair in zip(assistants, per_assistant, strict=True) if i in chosen)
+
+
+def gaps(rendered: pf.RenderedPrompt) -> list[str]:
+    """The text outside every message's ranges, as maximal pieces."""
+    covered = sorted(pair for ranges in rendered.messages for pair in ranges)
+    pieces, at = [], 0
+    for start, end in covered:
+        if start > at:
+            pieces.append(rendered.text[at:start])
+        at = max(at, end)
+    if at < len(rendered.text):
+        pieces.append(rendered.text[at:])
+    return pieces
+
+
+def text_contents(message: Any) -> list[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content.strip()]
+    if isinstance(content, list):
+        return [part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)]
+    return []
+
+
+def check_message_spans(rendered: pf.RenderedPrompt, messages: list[Any], tool_list: Any, template: str) -> None:
+    assert len(rendered.messages) == len(messages)
+    words = template_literals(template) | {"user", "assistant", "system"}
+    if isinstance(tool_list, list):
+        words |= {json.dumps(tool, ensure_ascii=False) for tool in tool_list}
+    for piece in gaps(rendered):
+        assert made_of(piece, words), piece
+    for index, message in enumerate(messages):
+        own = "".join(rendered.text[a:b] for a, b in rendered.messages[index])
+        fragments = text_contents(message)
+        if message["role"] == "assistant" and "</think>" in "".join(fragments):
+            continue  # the template splits the joined content at "</think>" and may drop what is before
+        for fragment in fragments:
+            assert fragment.strip() in own, (index, fragment)
+    order = [
+        ranges
+        for message, ranges in zip(messages, rendered.messages, strict=True)
+        if message["role"] != "system" and ranges
+    ]
+    for before, after in itertools.pairwise(order):
+        assert before[-1][1] <= after[0][0]
+
+
+@pytest.mark.parametrize(("name", "config", "template"), CASES)
+def test_render_spans_equals_transformers(name: str, config: dict[str, Any], template: str) -> None:
+    fmt = pf.get_format(name, **config)
+
+    @differential_settings
+    @given(conversation(), st.one_of(tools, lax_tools), st.booleans(), chatml_options, st.sampled_from(POLICIES))
+    def check(messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any], policy: str) -> None:
+        expected = outcome(TAGGED[template], messages, tool_list, gen, **options)
+        try:
+            rendered = fmt.render_spans(messages, tool_list, gen, generated=policy, **options)
+        except pf.TemplateError as exc:
+            assert expected == ("error", f"TemplateError: {exc}")
+            return
+        assert expected[0] == "ok", expected
+        text, indices = expected[1]
+        assert rendered == pf.RenderedPrompt(rendered.text, rendered.messages, rendered.generated)  # its guarantees
+        assert rendered.text == text == fmt.render(messages, tool_list, gen, **options)
+        roles = [message["role"] for message in messages]
+        assert rendered.generated == expected_generated(roles, indices, policy)
+        check_message_spans(rendered, messages, tool_list, template)
+        for k, i in enumerate(i for i, role in enumerate(roles) if role == "assistant"):
+            assert any(a <= indices[k][0] and indices[k][1] <= b for a, b in rendered.messages[i])
+
+    check()
+
+
+@pytest.mark.parametrize("policy", ["first", None, 1])
+def test_render_spans_refuses_an_unknown_policy(policy: Any) -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    with pytest.raises(pf.InvalidInputError, match=r"^generated: expected one of"):
+        fmt.render_spans([{"role": "user", "content": "hi"}], generated=policy)
+
+
+def test_chatml_safety_spans_are_those_of_the_guarded_text() -> None:
+    """Under the default (escaping) guard the text is render's, the escaped one; each generated range
+    is an assistant turn's body: right after its header, up to and including its end marker."""
+    fmt = pf.get_format("chatml-safety")
+
+    @differential_settings
+    @given(conversation(), tools, st.booleans(), chatml_options)
+    def check(messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> None:
+        try:
+            text = fmt.render(messages, tool_list, gen, **options)
+        except pf.FormatError as exc:
+            with pytest.raises(type(exc), match=None) as raised:
+                fmt.render_spans(messages, tool_list, gen, **options)
+            assert str(raised.value) == str(exc)
+            return
+        rendered = fmt.render_spans(messages, tool_list, gen, **options)
+        assert rendered == pf.RenderedPrompt(rendered.text, rendered.messages, rendered.generated)
+        assert rendered.text == text
+        assistants = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
+        assert len(rendered.generated) == len(assistants)
+        for (start, end), index in zip(rendered.generated, assistants, strict=True):
+            assert text.endswith("<|im_start|>assistant\n", 0, start)
+            assert text.endswith("<|im_end|>", 0, end) and text[end] == "\n"
+            assert rendered.messages[index] == ((start, end),)
+
+    check()
