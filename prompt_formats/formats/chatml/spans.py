@@ -66,7 +66,7 @@ def rendered_prompt(
                 ranges[origin] = turns[pos]
         if origins[0] is None:
             _split_merged(turns[0], messages, origins, add_vision_id, ranges)
-    return RenderedPrompt._unchecked("".join(pieces), tuple(ranges), _generated(turns, roles, policy))
+    return RenderedPrompt.unchecked("".join(pieces), tuple(ranges), _generated(turns, roles, policy))
 
 
 def _generated(turns: list[tuple[Range, ...]], roles: list[str], policy: GeneratedPolicy) -> tuple[Range, ...]:
