@@ -28,8 +28,8 @@ token_settings = settings(max_examples=max(50, EXAMPLES // 4), deadline=None)
 
 @pytest.fixture(scope="module")
 def chatml_tokenizers() -> dict[str, Any]:
-    from tests.support.hf_tokenizers import CHATML_ADDED, CHATML_SPECIAL, build_tokenizer
     from tests.spans.test_transformers_integration import CHATML, KINDS, corpus
+    from tests.support.hf_tokenizers import CHATML_ADDED, CHATML_SPECIAL, build_tokenizer
 
     return {kind: build_tokenizer(corpus(CHATML), CHATML_SPECIAL, tuple(CHATML_ADDED), kind) for kind in KINDS}
 
