@@ -349,7 +349,10 @@ class StreamParser(abc.ABC):
         else:
             _require_text(delta, "delta")
             buf = self._buf + delta if self._buf else delta
-            self._buf = buf[self._advance(buf, False):]
+            try:
+                self._buf = buf[self._advance(buf, False):]
+            except RecursionError:
+                raise self._too_deep("delta") from None
         out = self._out
         if out:
             self._out = []
@@ -366,8 +369,11 @@ class StreamParser(abc.ABC):
         self._closed = True
         buf = self._buf
         self._buf = ""
-        self._advance(buf, True)
-        self._finish()
+        try:
+            self._advance(buf, True)
+            self._finish()
+        except RecursionError:
+            raise self._too_deep("completion") from None
         out = self._out
         self._out = []
         return out
@@ -376,11 +382,22 @@ class StreamParser(abc.ABC):
         """Feed ``completion`` whole, close, and assemble the reply (what one-shot ``parse`` does)."""
         _require_text(completion, "completion")
         self._closed = True
-        self._advance(completion, True)
-        self._finish()
-        out = self._out
-        self._out = []
-        return assemble(out)
+        try:
+            self._advance(completion, True)
+            self._finish()
+            out = self._out
+            self._out = []
+            return assemble(out)
+        except RecursionError:
+            raise self._too_deep("completion") from None
+
+    def _too_deep(self, field: str) -> InvalidInputError:
+        """The error for a stack too deep to parse on (the caller's, not the model's doing); the
+        parser is closed, since a step it could not finish leaves it unusable."""
+        self._closed = True
+        error = InvalidInputError.__new__(InvalidInputError, f"{field}: the input or the call stack is too deep")
+        error.path, error.problem = field, "the input or the call stack is too deep"
+        return error
 
     @abc.abstractmethod
     def _advance(self, buf: str, final: bool) -> int:

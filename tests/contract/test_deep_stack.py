@@ -66,3 +66,24 @@ def test_a_caller_at_the_limit_is_refused_not_crashed(name: str, entry: str) -> 
     field = "messages" if entry.startswith("render") else "completion"
     with pytest.raises(pf.InvalidInputError, match=f"^{field}: the input or the call stack is too deep$"):
         _at_depth(4, lambda: ENTRIES[entry](fmt))
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+@pytest.mark.parametrize("headroom", [4, 8, 15, 30])
+def test_a_stream_parser_fed_from_a_deep_caller_gives_a_format_error(name: str, headroom: int) -> None:
+    fmt = pf.get_format(name)
+    parser = fmt.stream_parser()
+
+    def call() -> Any:
+        try:
+            return parser.feed("<") + parser.feed("x> hello") + parser.close()
+        except pf.InvalidInputError as error:
+            return error
+
+    outcome = _at_depth(headroom, call)
+    if isinstance(outcome, pf.InvalidInputError):
+        assert str(outcome) in ("delta: the input or the call stack is too deep",
+                                "completion: the input or the call stack is too deep")
+    else:  # enough room left after all: the ordinary events
+        fresh = fmt.stream_parser()
+        assert outcome == fresh.feed("<") + fresh.feed("x> hello") + fresh.close()
