@@ -1,10 +1,11 @@
 """The command's run-wide settings, read and checked once before any input is read.
 
 ``--config KEY=VALUE`` configures the format object, ``--option KEY=VALUE`` sets an option for every
-record (``decode_tool_arguments`` is on unless ``--keep-tool-arguments``), ``--add-generation-prompt`` / ``--no-add-generation-prompt`` the generation prompt. Each
-value is read by :func:`prompt_formats.options.read_value`, with the option's declared kinds, and a
-value the format refuses stops the run at start with one line (exit status 2), instead of failing
-every record one by one.
+record (``decode_tool_arguments`` is on unless ``--keep-tool-arguments``),
+``--add-generation-prompt`` / ``--no-add-generation-prompt`` the generation prompt. Each value is
+read by :func:`prompt_formats.options.read_value`, with the option's declared kinds, and a value the
+format refuses stops the run at start with one line (exit status 2), instead of failing every record
+one by one.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def reference_decoded(arguments: Any) -> Any:
 def _decoded_call(call: Any) -> Any:
     if not isinstance(call, dict):
         return call
-    body = call["function"] if "function" in call else call
+    body = call.get("function", call)
     if not isinstance(body, dict) or "arguments" not in body:
         return call
     body = {**body, "arguments": reference_decoded(body["arguments"])}

@@ -59,7 +59,7 @@ def with_string_arguments(draw: st.DrawFn) -> list[Any]:
     for message in messages:
         for call in message.get("tool_calls") or ():
             if isinstance(call, dict) and draw(st.integers(0, 3)):
-                body = call["function"] if "function" in call else call
+                body = call.get("function", call)
                 body["arguments"] = draw(argument_texts)
     return messages
 

@@ -14,8 +14,8 @@ from ...arguments import decode_arguments_option, decode_every_call
 from ...errors import FormatError, InvalidInputError, type_name
 from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
 from ...options import BOOLEAN, Option, describe
-from .parse import ChatMLReplyParser
 from .continuation import continued_field, render_continued
+from .parse import ChatMLReplyParser
 from .render import render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
 from .tokens import CONTROL_TOKENS

@@ -6,8 +6,9 @@ decode such strings into objects before rendering; with the option on, so does t
 
 A string is decoded by the rule every format's option shares
 (:func:`prompt_formats.shape.decoded_json_object`): only when it holds exactly one JSON object that
-Python holds exactly, so that the template writes back the same value. Any other string, and every value that is not a string, is rendered as
-given. Only the first call of a message is read: it is the only one the template renders.
+Python holds exactly, so that the template writes back the same value. Any other string, and every
+value that is not a string, is rendered as given. Only the first call of a message is read: it is
+the only one the template renders.
 
 The decoding runs before the control-token guard, so that the guard checks the strings inside the
 decoded object (escaping inside the JSON text would make it invalid JSON).
