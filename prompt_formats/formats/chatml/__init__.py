@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...arguments import decode_arguments_option, decode_every_call
+from ...continuation import continued_field, render_continued
 from ...errors import FormatError, InvalidInputError, type_name
 from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
 from ...options import BOOLEAN, Option, describe
-from .continuation import continued_field, render_continued
 from .parse import ChatMLReplyParser
 from .render import render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
@@ -112,7 +112,7 @@ class ChatMLFormat(ChatFormat):
         ``decode_tool_arguments=True``: every call's string ``arguments`` holding a JSON object are
         decoded first (:mod:`prompt_formats.arguments`), as vLLM and SGLang do.
         ``continue_final_message``: the prompt is cut inside the final message as transformers cuts
-        it (:mod:`.continuation`), raising :class:`~prompt_formats.errors.FormatError` with
+        it (:mod:`prompt_formats.continuation`), raising :class:`~prompt_formats.errors.FormatError` with
         transformers' text where it raises. With a guard, its policy is applied (after the decoding)
         to every untrusted field (it may raise :class:`~prompt_formats.errors.InjectionError`).
         """

@@ -1,5 +1,6 @@
 """``continue_final_message``: the prompt ends inside the final message, so the model continues it.
 
+Shared by the ChatML formats' option and the transformers integration's ``apply_chat_template``.
 transformers' semantics (``render_jinja_template``), step for step, so the cut lands where it cuts:
 the field to continue (``content`` by default, or a reasoning field named by the option) gets a tag
 appended (in a list of parts, the last part with ``text``); the conversation is rendered; the
@@ -14,17 +15,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...errors import FormatError, InvalidInputError, type_name
-from ...messages import message_dict
-from ...shape import REASONING_FIELDS, is_list
+from .errors import FormatError, InvalidInputError, type_name
+from .messages import message_dict
+from .shape import REASONING_FIELDS, is_list
 
-__all__ = ["CONTINUABLE_FIELDS", "continued_field", "render_continued"]
+__all__ = ["CONTINUABLE_FIELDS", "NOT_WITH_GENERATION", "continued_field", "cut_at_tag", "render_continued",
+           "tag_final_message"]
 
 _TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 #: The fields ``continue_final_message`` may name (``True`` is ``"content"``).
 CONTINUABLE_FIELDS = ("content", *REASONING_FIELDS)
 
-_NOT_WITH_GENERATION = (
+NOT_WITH_GENERATION = (
     "continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you "
     "want the model to continue the final message, and add_generation_prompt when you want to add a header that "
     "will prompt it to start a new assistant message instead."
@@ -45,7 +47,7 @@ def continued_field(value: Any, add_generation_prompt: Any) -> str | None:
         expected = ", ".join(map(repr, CONTINUABLE_FIELDS))
         raise InvalidInputError("continue_final_message", f"expected a bool, null or one of {expected}, got {got}")
     if add_generation_prompt:  # apply_chat_template's check
-        raise FormatError(_NOT_WITH_GENERATION)
+        raise FormatError(NOT_WITH_GENERATION)
     return field
 
 
@@ -64,8 +66,10 @@ def _tagged_text(value: Any, path: str) -> str:
     return value + _TAG
 
 
-def _tagged(messages: Any, field: str) -> tuple[list[Any], str]:
-    """The messages with the tag appended to the final message's field, and that field's text."""
+def tag_final_message(messages: Any, field: str, template: str | None = None) -> tuple[list[Any], str]:
+    """The messages with transformers' tag appended to the final message's ``field`` (in a list of
+    parts, to the last part with text), and the text it was appended to; the caller's messages are
+    not changed. ``template``: the template's text, which must name the field (transformers' check)."""
     if not is_list(messages) or not messages:
         if is_list(messages):
             raise FormatError("continue_final_message is set but the conversation is empty!")
@@ -76,10 +80,14 @@ def _tagged(messages: Any, field: str) -> tuple[list[Any], str]:
     path = f"messages[{index}].{field}"
     if text is None:
         raise FormatError(f'continue_final_message is set but the final message has no "{field}" to continue!')
+    fields = [name for name in REASONING_FIELDS if final.get(name) == text] if field in REASONING_FIELDS else [field]
+    if template is not None and not any(name in template for name in fields):
+        raise FormatError(
+            f'continue_final_message is set to "{field}" but this is not an accepted field in the chat_template'
+        )
     if field in REASONING_FIELDS:
-        for name in REASONING_FIELDS:
-            if final.get(name) == text:
-                final[name] = _tagged_text(final[name], f"messages[{index}].{name}")
+        for name in fields:
+            final[name] = _tagged_text(final[name], f"messages[{index}].{name}")
     elif is_list(text):
         parts = list(text)
         for k in range(len(parts) - 1, -1, -1):
@@ -99,8 +107,13 @@ def _tagged(messages: Any, field: str) -> tuple[list[Any], str]:
 
 def render_continued(render: Callable[[Any], str], messages: Any, field: str) -> str:
     """``render(tagged messages)`` cut where transformers cuts it for ``continue_final_message``."""
-    tagged, text = _tagged(messages, field)
-    prompt = render(tagged)
+    tagged, text = tag_final_message(messages, field)
+    return cut_at_tag(render(tagged), text)
+
+
+def cut_at_tag(prompt: str, text: str) -> str:
+    """transformers' cut of a prompt rendered with the tag after ``text``: everything before the tag
+    (right-stripped where the template trimmed the tag's own space)."""
     tag = _TAG.strip()
     if text.strip() not in prompt or tag not in prompt:
         raise FormatError(
