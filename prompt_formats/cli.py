@@ -2,7 +2,8 @@
 
 ::
 
-    prompt-formats render --format NAME [--add-generation-prompt] [--option KEY=VALUE ...] IN.jsonl [-o OUT.jsonl]
+    prompt-formats render --format NAME [--add-generation-prompt] [--keep-tool-arguments] [--option KEY=VALUE ...]
+                          IN.jsonl [-o OUT.jsonl]
     prompt-formats parse  --format NAME [--option KEY=VALUE ...] IN.jsonl [-o OUT.jsonl]
     prompt-formats formats [--json]
 
@@ -348,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
                             const=True, default=None, help="end each prompt with the assistant turn's opening")
     generation.add_argument("--no-add-generation-prompt", dest="add_generation_prompt", action="store_const",
                             const=False, help="explicitly no generation prompt (default: the format's default)")
+    render.add_argument("--keep-tool-arguments", action="store_true",
+                        help="render a tool call's JSON-string arguments as the template's string branch "
+                        "(default: decoded first, as OpenAI-compatible servers do: decode_tool_arguments=true)")
 
     parse = commands.add_parser("parse", help="parse completions to OpenAI assistant messages",
                                 description="Parse completions ({'completion', 'tools'}) to OpenAI assistant "

@@ -1,10 +1,11 @@
 """The command's run-wide settings, read and checked once before any input is read.
 
 ``--config KEY=VALUE`` configures the format object, ``--option KEY=VALUE`` sets an option for every
-record, ``--add-generation-prompt`` / ``--no-add-generation-prompt`` the generation prompt. Each
-value is read by :func:`prompt_formats.options.read_value`, with the option's declared kinds, and a
-value the format refuses stops the run at start with one line (exit status 2), instead of failing
-every record one by one.
+record (``decode_tool_arguments`` is on unless ``--keep-tool-arguments``),
+``--add-generation-prompt`` / ``--no-add-generation-prompt`` the generation prompt. Each value is
+read by :func:`prompt_formats.options.read_value`, with the option's declared kinds, and a value the
+format refuses stops the run at start with one line (exit status 2), instead of failing every record
+one by one.
 """
 
 from __future__ import annotations
@@ -82,10 +83,25 @@ def _check_render_settings(fmt: ChatFormat, options: dict[str, Any], generation:
         raise UsageError(f"{written}: {exc}") from None
 
 
+def _serving_default(fmt: ChatFormat, options: dict[str, Any], keep_tool_arguments: bool) -> None:
+    """The command renders OpenAI requests, whose call arguments are JSON text: it decodes them as the
+    servers do (``decode_tool_arguments=true``) unless ``--keep-tool-arguments``; a record's own
+    ``decode_tool_arguments`` still overrides the run's."""
+    declared = "decode_tool_arguments" in fmt.options
+    if keep_tool_arguments:
+        if options.get("decode_tool_arguments"):
+            raise UsageError("--keep-tool-arguments and --option decode_tool_arguments=true contradict each other")
+        if declared:
+            options["decode_tool_arguments"] = False
+    elif declared and "decode_tool_arguments" not in options:
+        options["decode_tool_arguments"] = True
+
+
 def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | RecordParser:
     """The record renderer or parser of the run; :class:`UsageError` for a run-wide setting the format refuses."""
     if args.command == "render":
         options = _options(fmt, args.option, fmt.option_specs)
+        _serving_default(fmt, options, args.keep_tool_arguments)
         generation = args.add_generation_prompt
         try:
             fmt.check_options(options)

@@ -9,8 +9,10 @@ SGLang). Its keys fall in three groups besides ``messages``, ``tools``, the id, 
   it is. ``reasoning_effort`` and ``verbosity`` are among them for a format that has no such option
   (ChatML): the server renders the same prompt with or without them, since the template never reads
   them; a format that has the option (Harmony's ``reasoning_effort``) reads it as its option.
-- :data:`REFUSED_REQUEST_KEYS`: keys that would change the prompt and that no format here can
-  honour; each fails the record with the reason, rather than render a prompt without it.
+- :data:`REFUSED_REQUEST_KEYS`: keys that would change the prompt and that the format cannot
+  honour; each fails the record with the reason, rather than render a prompt without it. A format
+  that declares one of them as an option (the ChatML formats' ``continue_final_message``) reads it
+  as that option instead.
 - ``extra_body``: what the OpenAI SDK merges into the request; its keys are read as top-level keys
   (a key in both places fails the record).
 

@@ -11,12 +11,15 @@ The rules here are those of the reference templates and of transformers, spelt o
 - a tool call's body is its ``"function"`` object when it has that key (the OpenAI shape), else the
   call itself (the flat shape some clients send);
 - a *list* of messages, parts, calls or tools is any sequence but a string, bytes or a mapping;
-- JSON text from a client or a model is read strictly: ``NaN`` and ``Infinity`` are not JSON.
+- JSON text from a client or a model is read strictly: ``NaN`` and ``Infinity`` are not JSON;
+- a tool call's string ``arguments`` are decoded (the ``decode_tool_arguments`` render option) only
+  when they hold exactly one JSON object that Python holds exactly (:func:`decoded_json_object`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -25,6 +28,7 @@ __all__ = [
     "NonFiniteJSONError",
     "PartKind",
     "call_body",
+    "decoded_json_object",
     "is_list",
     "loads_strict",
     "part_kind",
@@ -102,3 +106,42 @@ def loads_strict(text: str) -> Any:
     decides what that means (a parser keeps the text, a reader reports the field).
     """
     return _strict_decoder.decode(text)
+
+
+class _NotExact(ValueError):
+    """The text is JSON, but not a value Python holds exactly (or not strict JSON)."""
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise _NotExact(text)
+    return number
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _NotExact("a key given twice")
+    return out
+
+
+_exact_decoder = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+)
+
+
+def decoded_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object ``text`` holds, decoded strictly and exactly; ``None`` when it holds none.
+
+    The rule of the ``decode_tool_arguments`` option of every format, so that a template writes back
+    the value the client meant: strict JSON (no ``NaN``/``Infinity``), no key given twice (decoding
+    would keep only the last), no number beyond a double's range (it would be written ``Infinity``),
+    no integer of more digits than the interpreter converts, no nesting deeper than the decoder's
+    stack, and an object (not another JSON value). Never raises.
+    """
+    try:
+        value = _exact_decoder.decode(text)
+    except (ValueError, RecursionError):  # JSONDecodeError, _NotExact, the constants, int()'s digit limit; the stack
+        return None
+    return value if type(value) is dict else None

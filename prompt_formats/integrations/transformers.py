@@ -24,6 +24,7 @@ from typing import Any
 
 import regex
 
+from ..continuation import NOT_WITH_GENERATION, cut_at_tag, tag_final_message
 from ..errors import FormatError, InvalidInputError, type_name
 from ..format import ChatFormat
 from ..registry import get_format
@@ -32,15 +33,9 @@ from ..spans import Range, RenderedPrompt
 __all__ = ["apply_chat_template", "assistant_token_mask", "encode"]
 
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
-# transformers' marker for continue_final_message, and its messages, word for word.
-_CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+# transformers' messages, word for word (continue_final_message's: prompt_formats.continuation).
 _MASK_NEEDS_DICT = "`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`"
 _EMPTY = "Cannot apply chat template to an empty conversation. Provide at least one message."
-_CONTINUE_AND_PROMPT = (
-    "continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want "
-    "the model to continue the final message, and add_generation_prompt when you want to add a header that will "
-    "prompt it to start a new assistant message instead."
-)
 _CONTINUE_AND_MASK = "continue_final_message is not compatible with return_assistant_tokens_mask."
 
 
@@ -177,77 +172,14 @@ def _normalized(conversation: Any, path: str) -> list[Any]:
     ]
 
 
-def _tag_final_message(chat: list[Any], continue_final_message: bool | str, template: str | None) -> str:
-    """Mark the text to continue as transformers does (its tag appended to the final message's field,
-    or to the last text part); return the text before the mark. ``chat[-1]`` is replaced by a copy."""
-    field = continue_final_message if isinstance(continue_final_message, str) else "content"
-    if not chat:
-        raise FormatError("continue_final_message is set but the conversation is empty!")
-    last = chat[-1]
-    if not isinstance(last, Mapping):
-        raise InvalidInputError(f"messages[{len(chat) - 1}]", "continue_final_message needs a message dict")
-    last = dict(last)
-    reasoning = next((last[key] for key in _REASONING_FIELDS if last.get(key) is not None), None)
-    if reasoning is not None:
-        last = {"thinking": reasoning, **last, "reasoning_content": reasoning}
-    final_message = last.get(field)
-    if final_message is None:
-        raise FormatError(f'continue_final_message is set but the final message has no "{field}" to continue!')
-    fields = [field]
-    if field in _REASONING_FIELDS:  # reasoning is passed under every alias: each copy is tagged
-        fields = [key for key in _REASONING_FIELDS if last.get(key) == final_message]
-    if template is not None and not any(key in template for key in fields):
-        raise FormatError(
-            f'continue_final_message is set to "{field}" but this is not an accepted field in the chat_template'
-        )
-    if isinstance(final_message, (list, tuple)):
-        parts = [dict(part) if isinstance(part, Mapping) else part for part in final_message]
-        for part in reversed(parts):
-            if isinstance(part, dict) and "text" in part:
-                final_message = part["text"]
-                part["text"] = part["text"] + _CONTINUE_TAG
-                break
-        else:
-            raise FormatError(
-                "continue_final_message is set but we could not find any text to continue in the final message!"
-            )
-        last[field] = parts
-    else:
-        for key in fields:
-            last[key] = last[key] + _CONTINUE_TAG
-    chat[-1] = last
-    if not isinstance(final_message, str):
-        raise InvalidInputError(f"messages[{len(chat) - 1}].{field}", f"expected text, got {type_name(final_message)}")
-    return final_message
-
-
-_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
-
-
-def _cut_at_tag(rendered: str, final_message: str) -> str:
-    """transformers' cut of a prompt rendered with the continue tag: everything before the tag (and
-    the whitespace before it where the template trimmed the tag's own space)."""
-    if final_message.strip() not in rendered or _CONTINUE_TAG.strip() not in rendered:
-        raise FormatError(
-            "continue_final_message is set but the final message does not appear in the chat after applying the "
-            "chat template! This can happen if the chat template deletes portions of the final message. Please "
-            "verify the chat template and final message in your chat to ensure they are compatible."
-            f"Final message to continue: {final_message.strip()}\nRendered chat:\n{rendered}"
-        )
-    at = rendered.rindex(_CONTINUE_TAG.strip())
-    if rendered[at : at + len(_CONTINUE_TAG)] == _CONTINUE_TAG:
-        return rendered[:at]
-    return rendered[:at].rstrip()
-
-
 def _render_one(
     fmt: ChatFormat, chat: list[Any], tools: Any, gen: bool, cont: bool | str, template: str | None,
     options: Mapping[str, Any],
 ) -> str:
     """One conversation's text, rendered by ``fmt`` as transformers renders it with the format's template."""
     if cont:
-        final_message = _tag_final_message(chat, cont, template)
-        return _cut_at_tag(fmt.render(chat, tools, gen, **options), final_message)
+        tagged, final_message = tag_final_message(chat, cont if isinstance(cont, str) else "content", template)
+        return cut_at_tag(fmt.render(tagged, tools, gen, **options), final_message)
     return fmt.render(chat, tools, gen, **options)
 
 
@@ -310,7 +242,7 @@ def apply_chat_template(
     conversations, batched = _split_batch(conversation)
     if continue_final_message:
         if add_generation_prompt:
-            raise FormatError(_CONTINUE_AND_PROMPT)
+            raise FormatError(NOT_WITH_GENERATION)
         if return_assistant_tokens_mask:
             raise FormatError(_CONTINUE_AND_MASK)
     texts, generated = _render_all(

@@ -22,10 +22,12 @@ import pytest
 from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
 from tests.support.oracles import render_jinja
 from tests.support.processes import SAFETY_NET, children, ignores_sigint, wait_for
+from tests.support.serving_reference import decode_every_call
 
 EXAMPLES = ROOT / "examples"
 CHATML_OPTIONS = ("enable_thinking", "preserve_thinking", "add_vision_id")
-HARMONY_OPTIONS = ("current_date", "think", "reasoning_effort")
+CHATML_SERVING_OPTIONS = ("decode_tool_arguments", "continue_final_message")
+HARMONY_OPTIONS = ("current_date", "think", "reasoning_effort", "decode_tool_arguments")
 
 
 def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -46,9 +48,11 @@ def record_options(record: dict[str, Any], names: tuple[str, ...]) -> dict[str, 
     return options
 
 
-def jinja_prompt(template: str, record: dict[str, Any], gen: bool) -> str:
+def jinja_prompt(template: str, record: dict[str, Any], gen: bool, decoded: bool = True) -> str:
+    """The template's prompt for a record; ``decoded``: on the messages a server decodes (the command's default)."""
+    messages = decode_every_call(record["messages"]) if decoded else record["messages"]
     status, text = render_jinja(
-        template, record["messages"], record.get("tools"), gen, **record_options(record, CHATML_OPTIONS)
+        template, messages, record.get("tools"), gen, **record_options(record, CHATML_OPTIONS)
     )
     assert status == "ok", text
     return text
@@ -74,6 +78,23 @@ def test_render_examples_match_the_jinja_template(tmp_path: Path, example: str, 
     for record, output in zip(inputs, outputs, strict=True):
         assert set(output) == {"id", "prompt"}
         assert output["prompt"] == jinja_prompt("chatml_multi_system.jinja", record, True)
+
+
+def test_keep_tool_arguments_renders_the_templates_string_branch(tmp_path: Path) -> None:
+    example = EXAMPLES / "agent_requests.jsonl"
+    out = tmp_path / "prompts.jsonl"
+    proc = run("render", "--format", "chatml-multi-system", "--add-generation-prompt", "--keep-tool-arguments",
+               str(example), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    for record, output in zip(records(example), records(out), strict=True):
+        assert output["prompt"] == jinja_prompt("chatml_multi_system.jinja", record, True, decoded=False)
+    # The example has a JSON-string call (agent-001), so the two readings differ on it.
+    assert any(jinja_prompt("chatml_multi_system.jinja", r, True) != jinja_prompt("chatml_multi_system.jinja", r, True,
+                                                                                   decoded=False)
+               for r in records(example))
+    both = run("render", "--format", "chatml-multi-system", "--keep-tool-arguments", "--option",
+               "decode_tool_arguments=true", str(example))
+    assert both.returncode == 2 and b"contradict" in both.stderr
 
 
 def test_render_harmony_example_matches_the_go_template(tmp_path: Path, harmony_oracle: HarmonyOracle) -> None:
@@ -328,7 +349,7 @@ def test_formats_lists_every_format_and_its_options() -> None:
     assert proc.returncode == 0
     listing = {entry["name"]: entry for entry in json.loads(proc.stdout)}
     assert {"chatml-multi-system", "harmony"} <= set(listing)
-    assert set(listing["chatml-multi-system"]["options"]) == set(CHATML_OPTIONS)
+    assert set(listing["chatml-multi-system"]["options"]) == {*CHATML_OPTIONS, *CHATML_SERVING_OPTIONS}
     assert set(listing["harmony"]["options"]) == set(HARMONY_OPTIONS)
     text = run("formats").stdout.decode()
     assert "    render options:\n      enable_thinking (boolean): " in text

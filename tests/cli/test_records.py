@@ -244,7 +244,6 @@ def test_extra_body_options_reach_the_template() -> None:
     ({"messages": [USER], "functions": [{"name": "f"}]}, "InvalidInputError: functions: legacy function definitions"),
     ({"messages": [USER], "chat_template": "{{ x }}"}, "InvalidInputError: chat_template: a request's own chat"),
     ({"messages": [USER], "documents": [{"text": "x"}]}, "InvalidInputError: documents: the format's template"),
-    ({"messages": [USER], "continue_final_message": True}, "InvalidInputError: continue_final_message: the format"),
     ({"messages": [USER], "extra_body": {"messages": []}},
      "InvalidInputError: extra_body.messages: also given at the top level of the request"),
 ])

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ...arguments import decode_arguments_option, decode_every_call
+from ...continuation import continued_field, render_continued
 from ...errors import FormatError, InvalidInputError, type_name
 from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
 from ...options import BOOLEAN, Option, describe
@@ -42,7 +44,17 @@ _OPTION_SPECS = (
     Option("preserve_thinking", BOOLEAN, "only exactly True keeps the <think> block of every assistant turn"),
     Option("add_vision_id", BOOLEAN, "truthy: number images and videos ('Picture 1: ', 'Video 1: ')"),
 )
-_OPTIONS = describe(_OPTION_SPECS)
+# Not the template's variables: what a server or transformers does around the template.
+_SERVING_SPECS = (
+    Option("decode_tool_arguments", frozenset({"boolean", "null"}),
+           "true: a tool call's string arguments holding a JSON object are decoded before rendering, as vLLM "
+           "does (default: false, rendered as the template's 'arguments' parameter)"),
+    Option("continue_final_message", frozenset({"boolean", "null", "string"}),
+           "true (or 'content', or a reasoning field's name): the prompt ends inside the final message's text, "
+           "so the model continues it, as transformers does (not with add_generation_prompt)"),
+)
+_SERVING_NAMES = frozenset(spec.name for spec in _SERVING_SPECS)
+_OPTIONS = describe((*_OPTION_SPECS, *_SERVING_SPECS))
 
 
 class ChatMLFormat(ChatFormat):
@@ -56,12 +68,14 @@ class ChatMLFormat(ChatFormat):
     parses = True
     renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
-    option_specs = _OPTION_SPECS
+    option_specs = (*_OPTION_SPECS, *_SERVING_SPECS)
     options = _OPTIONS
     parse_option_specs = (
         Option("enable_thinking", BOOLEAN, "as in render: only exactly False means the prompt closed the think block"),
         *(Option(name, BOOLEAN, "accepted so render's options can be passed as they are; no effect on parsing")
           for name in ("preserve_thinking", "add_vision_id")),
+        Option("decode_tool_arguments", frozenset({"boolean", "null"}),
+               "accepted so render's options can be passed as they are; no effect on parsing"),
     )
     parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
@@ -98,15 +112,29 @@ class ChatMLFormat(ChatFormat):
     ) -> str:
         """Render ``messages`` byte-identically to the reference template (see :func:`render_chatml`).
 
-        With a guard, its policy is applied first to every untrusted field (it may raise
-        :class:`~prompt_formats.errors.InjectionError`).
+        ``decode_tool_arguments=True``: every call's string ``arguments`` holding a JSON object are
+        decoded first (:mod:`prompt_formats.arguments`), as vLLM and SGLang do.
+        ``continue_final_message``: the prompt is cut inside the final message as transformers cuts
+        it (:mod:`prompt_formats.continuation`), raising :class:`~prompt_formats.errors.FormatError` with
+        transformers' text where it raises. With a guard, its policy is applied (after the decoding)
+        to every untrusted field (it may raise :class:`~prompt_formats.errors.InjectionError`).
         """
+        field = None
         if options:
             self.check_options(options)
+            if not _SERVING_NAMES.isdisjoint(options):
+                options = dict(options)
+                if decode_arguments_option(options.pop("decode_tool_arguments", None)):
+                    messages = decode_every_call(messages)
+                field = continued_field(options.pop("continue_final_message", None), add_generation_prompt)
         guard = self.guard
         if guard is not None:
             tools = guard.guard_tools(tools)
             messages = guard.guard_messages(messages, CHATML_READING)
+        if field is not None:
+            merge, template_options = self.merge_system, options
+            return render_continued(
+                lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
         return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
 
     def render_spans(

@@ -4,12 +4,11 @@ OpenAI's API carries a call's ``arguments`` as JSON text, and the template write
 as a JSON string (``"{\\"city\\": \\"Paris\\"}"``), a call the model never wrote. vLLM and SGLang
 decode such strings into objects before rendering; with the option on, so does this format.
 
-A string is decoded only when it holds exactly one JSON object that Python holds exactly, so that
-the template writes back the same value: strict JSON (no ``NaN``/``Infinity``), no key given twice
-(``json.loads`` would keep the last one silently), no number beyond a double's range (it would be
-written ``Infinity``), no integer of more digits than the interpreter converts, no nesting deeper
-than the decoder's stack. Any other string, and every value that is not a string, is rendered as
-given. Only the first call of a message is read: it is the only one the template renders.
+A string is decoded by the rule every format's option shares
+(:func:`prompt_formats.shape.decoded_json_object`): only when it holds exactly one JSON object that
+Python holds exactly, so that the template writes back the same value. Any other string, and every
+value that is not a string, is rendered as given. Only the first call of a message is read: it is
+the only one the template renders.
 
 The decoding runs before the control-token guard, so that the guard checks the strings inside the
 decoded object (escaping inside the JSON text would make it invalid JSON).
@@ -17,54 +16,13 @@ decoded object (escaping inside the JSON text would make it invalid JSON).
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from ...messages import Message, ToolCall, message_dict
+from ...shape import decoded_json_object as decoded_object
 
 __all__ = ["decode_conversation", "decoded_object"]
-
-
-class _NotExact(ValueError):
-    """The text is JSON, but not a value Python holds exactly (or not strict JSON)."""
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NotExact(name)
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if math.isinf(number):
-        raise _NotExact(text)
-    return number
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        raise _NotExact("a key given twice")
-    return out
-
-
-_decoder = json.JSONDecoder(
-    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
-)
-
-
-def decoded_object(text: str) -> dict[str, Any] | None:
-    """The JSON object ``text`` holds, decoded strictly and exactly; ``None`` when it holds none.
-
-    Never raises: text that is not strict JSON, JSON that is not an object, or an object Python
-    cannot hold exactly (see the module docstring) gives ``None``.
-    """
-    try:
-        value = _decoder.decode(text)
-    except (ValueError, RecursionError):  # JSONDecodeError, _NotExact, int()'s digit limit; the stack
-        return None
-    return value if type(value) is dict else None
 
 
 def _decoded_message(message: Any, index: int) -> Any:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ...arguments import decode_arguments_option
 from ...errors import InvalidInputError
 from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
 from ...options import Option
@@ -134,6 +135,8 @@ class HarmonyFormat(ChatFormat):
         # when check_options passes (bench_harmony.py, "everyday, ≤ 6 messages").
         if not OPTION_NAMES.issuperset(options):
             self.check_options(options)
+        if options:
+            decode_arguments_option(options.get("decode_tool_arguments"))  # checked; no effect (see OPTION_SPECS)
         date = date_text(options.get("current_date"))
         reasoning_line = reasoning_line_for(options.get("think"), options.get("reasoning_effort"))
         if self.guard is not None:

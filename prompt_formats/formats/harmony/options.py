@@ -38,6 +38,10 @@ OPTION_SPECS = (
            "Ollama's think value: None (unset), True, False, 'low', 'medium', 'high' or 'max'"),
     Option("reasoning_effort", frozenset({"string", "null"}),
            "OpenAI's reasoning effort: 'none', 'minimal', 'low', 'medium', 'high' or 'xhigh'"),
+    # Accepted so a server can pass every format the same options: the template renders no tool
+    # call's arguments (it reads calls only to name a python result), so decoding changes nothing.
+    Option("decode_tool_arguments", frozenset({"boolean", "null"}),
+           "accepted, no effect: the template renders no tool call (see docs/harmony.md)"),
 )
 OPTIONS = describe(OPTION_SPECS)
 OPTION_NAMES = frozenset(OPTIONS)
