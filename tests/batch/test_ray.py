@@ -123,3 +123,33 @@ def test_render_dataset_reads_json_as_the_command_does(ray_cluster: Any, tmp_pat
         "InvalidInputError: prompt: holds a lone surrogate, which a column of UTF-8 strings cannot hold"
     )
     assert by_id["plain"]["prompt"] == render_jinja("chatml_multi_system.jinja", plain["messages"])[1]
+
+
+def gpt_oss_conversation(i: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": f"Agent {i}."},
+                                      {"role": "user", "content": f"Weather in city {i}?"}]
+    if i % 2:
+        messages += [
+            {"role": "assistant", "thinking": "Ask the tool.", "tool_calls": [{
+                "id": f"c{i}", "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": f"C{i}"}},
+            }]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"{i} °C"},
+        ]
+    return messages
+
+
+def test_render_dataset_renders_gpt_oss_as_its_template(ray_cluster: Any, tmp_path: Path) -> None:
+    from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
+
+    conversations = [gpt_oss_conversation(i) for i in range(12)]
+    src = tmp_path / "requests.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "messages": c, "tools": TOOLS}) + "\n"
+                           for i, c in enumerate(conversations)), encoding="utf-8")
+    options = {"current_date": "2025-08-05"}
+    rows = render_dataset(ray_cluster.data.read_text(str(src)), "gpt-oss", add_generation_prompt=True,
+                          options=options, batch_size=4).take_all()
+    by_id = {json.loads(row["text"])["id"]: row for row in rows}
+    for i, messages in enumerate(conversations):
+        assert by_id[i]["error"] is None
+        assert ("ok", by_id[i]["prompt"]) == render_gpt_oss_jinja(messages, TOOLS, True, **options)
