@@ -24,41 +24,11 @@ from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.gpt_oss_strategies import conversation, json_value, options, text, tools
 from tests.support.oracles import render_ours
 from tests.support.parser_cases import counting_ids
+from tests.support.serving_reference import reference_decoded
 from tests.support.strategies import differential_settings
 
 FMT = pf.get_format("gpt-oss")
 DAY = "2025-08-05"
-
-
-class NotExact(ValueError):
-    pass
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    if len({key for key, _ in pairs}) != len(pairs):
-        raise NotExact("a key twice")
-    return dict(pairs)
-
-
-def _constant(name: str) -> Any:
-    raise NotExact(name)
-
-
-def _float(literal: str) -> float:
-    if math.isinf(float(literal)):
-        raise NotExact(literal)
-    return float(literal)
-
-
-def reference_decoded(arguments: Any) -> Any:
-    """The argument a server's decoding gives: the JSON object a string holds, else the value itself."""
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        value = json.loads(arguments, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
-    except (ValueError, RecursionError):
-        return arguments
-    return value if isinstance(value, dict) else arguments
 
 
 def decode_first_calls(messages: list[Any]) -> list[Any]:
