@@ -154,11 +154,20 @@ class ChatMLFormat(ChatFormat):
         merged into one turn each keep their own part); an assistant message's range, and what it
         generated, is its turn from right after ``<|im_start|>assistant\n`` up to and including its
         ``<|im_end|>``. The generation prompt is not generated. With a guard, the ranges are those of
-        the guarded text.
+        the guarded text. ``decode_tool_arguments`` as in :meth:`render`; ``continue_final_message``
+        raises :class:`~prompt_formats.errors.FormatError`.
         """
         policy = check_generated_policy(generated)
         if options:
             self.check_options(options)
+            if not _SERVING_NAMES.isdisjoint(options):
+                options = dict(options)
+                if decode_arguments_option(options.pop("decode_tool_arguments", None)):
+                    messages = decode_every_call(messages)
+                if continued_field(options.pop("continue_final_message", None), add_generation_prompt) is not None:
+                    # A prompt cut inside its final message has no turn end to generate (transformers
+                    # refuses continue_final_message with assistant masks, too).
+                    raise FormatError("continue_final_message is not supported by render_spans")
         guard = self.guard
         if guard is not None:
             tools = guard.guard_tools(tools)
