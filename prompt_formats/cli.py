@@ -3,7 +3,7 @@
 ::
 
     prompt-formats render --format NAME [--add-generation-prompt] [--keep-tool-arguments] [--option KEY=VALUE ...]
-                          IN.jsonl [-o OUT.jsonl]
+                          [--spans] [--tokenizer TOKENIZER.json] IN.jsonl [-o OUT.jsonl]
     prompt-formats parse  --format NAME [--option KEY=VALUE ...] IN.jsonl [-o OUT.jsonl]
     prompt-formats formats [--json]
 
@@ -304,6 +304,23 @@ def _positive(text: str) -> int:
     return value
 
 
+def _add_render_arguments(render: argparse.ArgumentParser) -> None:
+    """The arguments only ``render`` takes."""
+    generation = render.add_mutually_exclusive_group()
+    generation.add_argument("--add-generation-prompt", dest="add_generation_prompt", action="store_const",
+                            const=True, default=None, help="end each prompt with the assistant turn's opening")
+    generation.add_argument("--no-add-generation-prompt", dest="add_generation_prompt", action="store_const",
+                            const=False, help="explicitly no generation prompt (default: the format's default)")
+    render.add_argument("--keep-tool-arguments", action="store_true",
+                        help="render a tool call's JSON-string arguments as the template's string branch "
+                        "(default: decoded first, as OpenAI-compatible servers do: decode_tool_arguments=true)")
+    render.add_argument("--spans", action="store_true",
+                        help="add each prompt's generated ranges and each message's ranges (render_spans)")
+    render.add_argument("--tokenizer", metavar="PATH",
+                        help="a local tokenizer.json: add input_ids and assistant_masks (implies --spans; "
+                        "needs the tokenizers package)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line parser (``prompt-formats --help``)."""
     parser = argparse.ArgumentParser(
@@ -344,14 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  description="Render chat requests ({'messages', 'tools', options}) to prompts "
                                  "({'id', 'prompt'}).")
     add_run_arguments(render)
-    generation = render.add_mutually_exclusive_group()
-    generation.add_argument("--add-generation-prompt", dest="add_generation_prompt", action="store_const",
-                            const=True, default=None, help="end each prompt with the assistant turn's opening")
-    generation.add_argument("--no-add-generation-prompt", dest="add_generation_prompt", action="store_const",
-                            const=False, help="explicitly no generation prompt (default: the format's default)")
-    render.add_argument("--keep-tool-arguments", action="store_true",
-                        help="render a tool call's JSON-string arguments as the template's string branch "
-                        "(default: decoded first, as OpenAI-compatible servers do: decode_tool_arguments=true)")
+    _add_render_arguments(render)
 
     parse = commands.add_parser("parse", help="parse completions to OpenAI assistant messages",
                                 description="Parse completions ({'completion', 'tools'}) to OpenAI assistant "

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .cli_files import UsageError
+from .cli_spans import SpansRenderer, check_spans_format
 from .errors import FormatError, InvalidInputError
 from .format import ChatFormat
 from .options import Option, read_value
@@ -107,6 +108,8 @@ def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | Reco
             fmt.check_options(options)
         except FormatError as exc:
             raise UsageError(str(exc)) from None
+        if args.spans or args.tokenizer is not None:
+            return _spans_job(args, fmt, options, generation)
         _check_render_settings(fmt, options, generation, _settings(options, args.option, generation))
         return RecordRenderer(fmt, generation, options, strict_keys=args.strict_keys)
     options = _options(fmt, args.option, fmt.parse_option_specs)
@@ -117,3 +120,14 @@ def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | Reco
     except FormatError as exc:
         raise UsageError(f"{_settings(options, args.option, None)}: {exc}") from None
     return RecordParser(fmt, options, strict_keys=args.strict_keys)
+
+
+def _spans_job(args: argparse.Namespace, fmt: ChatFormat, options: dict[str, Any], generation: Any) -> SpansRenderer:
+    """The renderer of ``--spans`` / ``--tokenizer``: the format and the tokenizer are checked here, once."""
+    check_spans_format(fmt)
+    _check_render_settings(fmt, options, generation, _settings(options, args.option, generation))
+    job = SpansRenderer(fmt, generation, options, strict_keys=args.strict_keys, tokenizer_path=args.tokenizer)
+    # Loaded now for a clear usage error before any input is read; kept for a run in this process
+    # (a worker process loads its own: the loaded tokenizer is not pickled).
+    job.tokenizer()
+    return job

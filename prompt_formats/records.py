@@ -38,7 +38,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -61,6 +61,7 @@ __all__ = [
     "error_record",
 ]
 
+_Rendered = TypeVar("_Rendered")
 _WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
 #: Toolsets kept prepared per worker: a corpus usually offers a handful of distinct toolsets.
 TOOLS_CACHE_SIZE = 64
@@ -217,6 +218,11 @@ class RecordRenderer(_RecordJob):
 
     def render_request(self, record: Any, line: int) -> tuple[Any, str]:
         """``(id, prompt)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
+        return self.render_request_with(record, line, self.fmt.render)
+
+    def render_request_with(self, record: Any, line: int, render: Callable[..., _Rendered]) -> tuple[Any, _Rendered]:
+        """``(id, render(messages, tools, add_generation_prompt, **options))`` for one decoded record,
+        read exactly as :meth:`render_request` reads it (``render`` is ``fmt.render`` or ``fmt.render_spans``)."""
         request, prefix, record_id = unwrap_record(record)
         if "extra_body" in request:
             request = merge_extra_body(request, prefix)
@@ -270,7 +276,7 @@ class RecordRenderer(_RecordJob):
         if record_id is None:
             record_id = line
         try:
-            return record_id, self.fmt.render(messages, tools, add_generation_prompt, **options)
+            return record_id, render(messages, tools, add_generation_prompt, **options)
         except (InvalidInputError, InjectionError) as error:
             raise _within(prefix, error) from None
 

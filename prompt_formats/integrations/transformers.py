@@ -30,7 +30,7 @@ from ..format import ChatFormat
 from ..registry import get_format
 from ..spans import Range, RenderedPrompt
 
-__all__ = ["apply_chat_template", "assistant_token_mask", "encode"]
+__all__ = ["apply_chat_template", "assistant_token_mask", "encode", "encode_with_tokenizer"]
 
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 # transformers' messages, word for word (continue_final_message's: prompt_formats.continuation).
@@ -99,6 +99,31 @@ def encode(rendered: RenderedPrompt, tokenizer: Any) -> dict[str, Any]:
         raise InvalidInputError("rendered", f"expected a RenderedPrompt, got {type_name(rendered)}")
     out = _tokenize(tokenizer, [rendered.text], [rendered.generated], False, **_TOKENIZER_DEFAULTS)
     return dict(out)
+
+
+def encode_with_tokenizer(rendered: RenderedPrompt, tokenizer: Any) -> dict[str, list[int]]:
+    """:func:`encode` for a ``tokenizers.Tokenizer`` (a ``tokenizer.json`` loaded without transformers).
+
+    ``input_ids``, ``attention_mask`` and ``assistant_masks`` equal to what :func:`encode` returns
+    for ``PreTrainedTokenizerFast(tokenizer_object=tokenizer)``: the same call (the whole prompt,
+    ``add_special_tokens=False``) and the same mask rule. :func:`encode` tokenizes with truncation and
+    padding off, so a tokenizer that has either set is refused (``no_truncation()``,
+    ``no_padding()``) rather than changed behind the caller's back. Raises
+    :class:`~prompt_formats.errors.InvalidInputError` for that and for text no tokenizer can take.
+    """
+    if not isinstance(rendered, RenderedPrompt):
+        raise InvalidInputError("rendered", f"expected a RenderedPrompt, got {type_name(rendered)}")
+    if tokenizer.truncation is not None or tokenizer.padding is not None:
+        raise InvalidInputError(
+            "tokenizer", "truncates or pads: call no_truncation() and no_padding() first, as encode's call does"
+        )
+    _check_text(rendered.text, "text")
+    encoding = tokenizer.encode(rendered.text, add_special_tokens=False)
+    return {
+        "input_ids": list(encoding.ids),
+        "attention_mask": list(encoding.attention_mask),
+        "assistant_masks": assistant_token_mask(encoding.offsets, rendered.generated),
+    }
 
 
 _TOKENIZER_DEFAULTS: dict[str, Any] = {
