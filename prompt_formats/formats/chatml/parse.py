@@ -4,8 +4,10 @@ The rules it follows are written in ``docs/chatml.md`` ("Parsing replies"): reas
 ``</think>``; content stripped as a whole; ``<tool_call>`` + ``<function=NAME>`` opens a call, which
 is announced at once and whose arguments stream as they arrive (:mod:`.call_stream`); values typed
 by the tools' schemas (:mod:`.schema`); a call cut off or ended by stray text stays a call, with a
-note; tolerated, with a note: a function block without ``<tool_call>``, a value whose
-``</parameter>`` is missing (it ends at the next tag); ``<|im_end|>`` / ``<|endoftext|>`` end the reply.
+note; where a value ends, ``</parameter>`` and tags inside it included: :mod:`.value_ends`; tolerated,
+with a note: a function block without ``<tool_call>``, a value whose ``</parameter>`` is missing (it
+ends at the next tag), a block ended by ``</tool_call>`` without ``</function>``; ``<|im_end|>`` /
+``<|endoftext|>`` end the reply.
 """
 
 from __future__ import annotations

@@ -13,9 +13,10 @@ type (``<|constrain|>TYPE`` or a bare word), in any order, spaces optional befor
 - ``analysis`` -> reasoning; ``final`` and ``commentary`` -> content;
 - the texts of several messages bound for the same field are joined with a blank line (``"\\n\\n"``);
   bodies are kept exactly (no stripping);
-- malformed structure (a header without ``<|message|>``, a role other than ``assistant``, no or an
-  unknown channel, repeated header fields, text between messages) goes to the content as written,
-  with a note in ``reply.malformed``;
+- malformed structure (a header without ``<|message|>``, a role other than ``assistant``, an unknown
+  channel, repeated header fields, text between messages) goes to the content as written, with a
+  note in ``reply.malformed``; tolerated, noted (:mod:`.tolerant`): no channel, ``<|channel|>X TEXT``
+  without ``<|message|>``, a second ``<|channel|>``, a JSON call cut off with only braces missing;
 - ``<|start|>`` and the other markers inside a body are body text: only an end marker ends a message.
 
 Context: ``prefill="analysis"`` / ``"final"`` / ``"commentary"`` when the prompt ended inside such a
