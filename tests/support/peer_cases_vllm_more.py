@@ -272,6 +272,20 @@ def _xml_config() -> list[PeerCase]:
             content_has=("Let me check the weather for you.",),
         ),
         PeerCase(
+            f"{x}[various_data_types_output]",
+            "vllm",
+            "chatml",
+            "<tool_call>\n<function=test_function>\n<parameter=string_field>hello</parameter>\n"
+            "<parameter=int_field>42</parameter>\n<parameter=float_field>3.14</parameter>\n"
+            "<parameter=bool_field>true</parameter>\n<parameter=null_field>null</parameter>\n"
+            '<parameter=array_field>["a", "b", "c"]</parameter>\n'
+            '<parameter=object_field>{"nested": "value"}</parameter>\n'
+            "</function>\n</tool_call>",
+            data,
+            calls=(Call("test_function"),),
+            adapted="the common test asserts a call holding the seven fields, untyped (supports_typed_arguments off)",
+        ),
+        PeerCase(
             f"{x}[escaped_strings_output]",
             "vllm",
             "chatml",
