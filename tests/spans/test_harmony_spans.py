@@ -3,6 +3,11 @@
 For every generated conversation of tests/render/test_harmony_differential.py's strategies:
 
 - ``.text`` is the Go oracle's text (Ollama's template run by Go's text/template) and ``render``'s;
+- ``.generated`` (policy ``"all"``) is the generation ranges the Go oracle records running
+  tests/fixtures/harmony_gpt_oss_generation.gotmpl: a copy of the template with ``{{ generation }}``
+  and ``{{ endgeneration }}`` around each assistant Harmony message, from right after
+  ``<|start|>assistant`` through its ``<|end|>`` (where written), except the message a prefill leaves
+  open (as transformers' ``{% generation %}`` tags, recorded as the Go template executes);
 - message ranges, by construction: each message's ranges hold exactly the texts the template prints
   of it (its content; the first message of an assistant run also its reasoning where the template
   writes the analysis message), in input order, system messages in the header; every gap between
@@ -31,10 +36,11 @@ import prompt_formats as pf
 from prompt_formats.formats.harmony import spans as harmony_spans
 from prompt_formats.spans import GENERATED_POLICIES, Range, select_generated
 from tests.render.test_harmony_differential import conversation, options, tools
-from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
 from tests.support.strategies import differential_settings
 
 FMT = pf.get_format("harmony")
+TAGGED_TEMPLATE = ROOT / "tests" / "fixtures" / "harmony_gpt_oss_generation.gotmpl"
 START_ASSISTANT = "<|start|>assistant"
 END = "<|end|>"
 HEADS = {"analysis": "<|channel|>analysis<|message|>", "final": "<|channel|>final<|message|>"}
@@ -66,11 +72,13 @@ LITERALS = frozenset(
 
 
 @pytest.fixture(scope="module")
-def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
-    """The Go oracle (fails, does not skip, when Go is missing)."""
-    instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_spans_oracle")))
-    yield instance
-    instance.close()
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HarmonyOracle, HarmonyOracle]]:
+    """The Go oracle on the template and on its tagged copy (fails, does not skip, when Go is missing)."""
+    binary = build_oracle(tmp_path_factory.mktemp("harmony_spans_oracle"))
+    plain, tagged = HarmonyOracle(binary), HarmonyOracle(binary, TAGGED_TEMPLATE)
+    yield plain, tagged
+    plain.close()
+    tagged.close()
 
 
 def made_of(text: str, words: frozenset[str]) -> bool:
@@ -170,12 +178,15 @@ def check_generated(rendered: pf.RenderedPrompt, fed: list[dict[str, str]]) -> l
     return per_message
 
 
-def check(oracle: HarmonyOracle, messages: list[Any], tool_list: Any, opts: dict[str, Any]) -> None:
+def check(
+    oracle: tuple[HarmonyOracle, HarmonyOracle], messages: list[Any], tool_list: Any, opts: dict[str, Any]
+) -> None:
     case = to_case(messages, tool_list, opts)
-    expected = oracle.render(case)
-    assert "output" in expected, expected
+    expected, tagged = oracle[0].render(case), oracle[1].render(case)
+    assert "output" in expected and "output" in tagged, (expected, tagged)
     rendered = FMT.render_spans(messages, tool_list, **opts)
-    assert rendered.text == expected["output"] == FMT.render(messages, tool_list, **opts)
+    assert rendered.text == expected["output"] == tagged["output"] == FMT.render(messages, tool_list, **opts)
+    assert list(rendered.generated) == [tuple(pair) for pair in tagged.get("generation", [])]
     rebuilt = pf.RenderedPrompt(rendered.text, rendered.messages, rendered.generated)  # the guarantees hold
     fed = case["messages"]
     check_messages(rebuilt, fed, case.get("date", datetime.date.today().isoformat()))
@@ -222,6 +233,20 @@ def test_render_spans_by_hand() -> None:
     assert text.endswith("<|channel|>final<|message|>Done")  # open: not generated
     last = FMT.render_spans(RUN_CASE, current_date="2025-08-05", generated="last")
     assert [text[a:b] for a, b in last.generated] == ["<|channel|>analysis<|message|>t<|end|>"]
+
+
+def test_the_tagged_go_template_records_the_generated_messages(oracle) -> None:
+    """The oracle itself, on the by-hand case: the tags write nothing and record each complete
+    assistant message after ``<|start|>assistant`` (the prefill's open one not)."""
+    case = to_case(RUN_CASE, None, {"current_date": "2025-08-05"})
+    plain, tagged = oracle[0].render(case), oracle[1].render(case)
+    text = tagged["output"]
+    assert text == plain["output"]
+    assert [text[a:b] for a, b in tagged["generation"]] == [
+        "<|channel|>analysis<|message|>greet<|end|>",
+        "<|channel|>final<|message|>Hello\n\nagain",
+        "<|channel|>analysis<|message|>t<|end|>",
+    ]
 
 
 def test_prefill_is_not_generated_and_earlier_finals_end_at_their_text() -> None:
