@@ -1,12 +1,11 @@
 """``render_spans`` for Harmony: where each input message landed in Ollama's template, and what was generated.
 
-``render_harmony`` collates the messages before it writes them, which joins the contents of a run of
-same-role messages and so loses where one ends. Rather than make ``render`` note those edges (work
-every call would pay), this module renders with ``render_harmony`` and then walks the messages once
-more, collating them the same way but keeping every input message's own content, and adds up the
-lengths of the pieces the template writes (its fixed pieces' lengths are constants). The tests rebuild
-the prompt from the ranges and the template's literals on every generated case and compare the text
-with the Go oracle's, so a change of layout in ``render.py`` that is not made here fails them.
+One pass, as ``render_harmony`` makes it: :func:`~.render.collated` collates the messages (noting
+the messages it merges into an earlier one's entry), then the writer below writes the same pieces
+as ``render_harmony``'s and adds up their lengths, so every range is known when the text is. The tests
+compare the text with the Go oracle's and ``render``'s, and the generated ranges with those the Go
+oracle records on a tagged copy of the template, on every generated case: a change of layout in
+``render.py`` that is not made here fails them.
 
 What a range covers (docs/harmony.md, docs/training-data.md):
 
@@ -23,85 +22,114 @@ What a range covers (docs/harmony.md, docs/training-data.md):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from ...format import Conversation, Tools
-from ...spans import GeneratedPolicy, Range, RenderedPrompt, select_generated
-from .render import _call_names, _fields, _tool_call_id, _tools_text, render_harmony
+from ...spans import GeneratedPolicy, Range, RenderedPrompt
+from .render import Entry, Member, collated, message_ends
 from .tokens import ANALYSIS, DATE, END, FINAL, GENERATION, PYTHON_RESULT, SYSTEM_END, SYSTEM_START, USER
 
 __all__ = ["harmony_rendered_prompt"]
 
 _JOIN = len("\n\n")
 _AUTHOR = len(GENERATION)  # "<|start|>assistant": where a generated range starts, after it
+_END, _USER, _ANALYSIS, _FINAL, _PYTHON = len(END), len(USER), len(ANALYSIS), len(FINAL), len(PYTHON_RESULT)
+
+Ranges = tuple[Range, ...]
 
 
-class _Run:
-    """One collated entry: its role, input message indices, the first one's reasoning and tool name."""
+class _Generated:
+    """The generated Harmony messages in text order: their ranges and their entries' indices."""
 
-    __slots__ = ("members", "name", "role", "thinking")
+    __slots__ = ("entries", "ranges")
 
-    def __init__(self, role: str, index: int, thinking: str | None, name: str | None) -> None:
-        self.role = role
-        self.members = [index]
-        self.thinking = thinking
-        self.name = name
+    def __init__(self) -> None:
+        self.ranges: list[Range] = []
+        self.entries: list[int] = []
+
+    def add(self, entry: int, start: int, end: int) -> None:
+        self.ranges.append((start, end))
+        self.entries.append(entry)
 
 
-def _collate_runs(messages: Sequence[Any], fields: list[tuple[str, str, Any, Any]]) -> tuple[list[_Run], int]:
-    """Ollama's collation as ``render._collate`` does it, keeping each run's input message indices;
-    with the index of the last user run (or -1)."""
-    runs: list[_Run] = []
-    last_user = -1
-    names: dict[str, str] | None = None
-    for index, (role, _content, thinking, name) in enumerate(fields):
-        if runs and runs[-1].role == role and role != "tool":
-            runs[-1].members.append(index)
-            continue
+def _split(start: int, content: str, later: list[str], reasoning: Range | None) -> list[Ranges]:
+    """The ranges of the messages of a merged entry whose content starts at ``start`` (-1: not
+    written): the first message's is what ``later`` (the other messages' contents) leaves of it,
+    each joined to the previous by ``"\\n\\n"``; the first also has the entry's reasoning range."""
+    sizes = [len(content) - sum(len(text) + _JOIN for text in later), *map(len, later)]
+    out: list[Ranges] = []
+    for size in sizes:
+        out.append(((start, start + size),) if size and start >= 0 else ())
+        if start >= 0:
+            start += size + _JOIN
+    if reasoning is not None:
+        out[0] = (reasoning, *out[0])
+    return out
+
+
+def _later_by_entry(merged: list[Member]) -> dict[int, list[str]]:
+    """Per entry that merged messages, their contents in order."""
+    later: dict[int, list[str]] = {}
+    for entry, content in merged:
+        later.setdefault(entry, []).append(content)
+    return later
+
+
+def _write(
+    out: list[str], entries: list[Entry], last_user: int, ends: tuple[str, str], later: dict[int, list[str]]
+) -> tuple[list[Ranges], _Generated]:
+    """Append the conversation's pieces to ``out`` (the header already in it) as ``render_harmony``
+    writes them; each input message's ranges, in input order, and the generated Harmony messages."""
+    analysis_end, final_end = ends
+    pos = sum(map(len, out))
+    header = len(SYSTEM_START)  # where the next system text starts in the header
+    ranges: list[Ranges] = []
+    made = _Generated()
+    for index, (role, content, thinking, name) in enumerate(entries):
+        reasoning = None
         if role == "user":
-            last_user = len(runs)
-        elif role == "tool" and not name:
-            call_id = _tool_call_id(messages[index], index)
-            if call_id:
-                names = _call_names(messages) if names is None else names
-                name = names.get(call_id, name)
-        runs.append(_Run(role, index, thinking, name))
-    return runs, last_user
+            out += (USER, content, END)
+            start = pos + _USER
+            pos = start + len(content) + _END
+        elif role == "assistant":
+            if thinking and index > last_user:
+                out += (ANALYSIS, thinking, analysis_end)
+                reasoning = (pos + _ANALYSIS, pos + _ANALYSIS + len(thinking))
+                made.add(index, pos + _AUTHOR, reasoning[1] + len(analysis_end))
+                pos = reasoning[1] + len(analysis_end)
+            start = pos + _FINAL
+            if content:
+                out += (FINAL, content, final_end)
+                made.add(index, pos + _AUTHOR, start + len(content) + len(final_end))
+                pos = start + len(content) + len(final_end)
+        elif role == "system":  # written in the header
+            start = header
+            header += len(content) + _JOIN
+        elif role == "tool" and name == "python":
+            out += (PYTHON_RESULT, content, END)
+            start = pos + _PYTHON
+            pos = start + len(content) + _END
+        else:
+            start = -1
+        if later and index in later:
+            ranges += _split(start, content, later[index], reasoning)
+        elif not content or start < 0:
+            ranges.append(() if reasoning is None else (reasoning,))
+        else:
+            own = (start, start + len(content))
+            ranges.append((own,) if reasoning is None else (reasoning, own))
+    return ranges, made
 
 
-def _lay_out(members: list[int], contents: list[str], pos: int, ranges: list[list[Range]]) -> int:
-    """Give each member its content's range in their ``"\\n\\n"``-joined text starting at ``pos``;
-    the position after that text."""
-    for position, index in enumerate(members):
-        if position:
-            pos += _JOIN
-        size = len(contents[index])
-        if size:
-            ranges[index].append((pos, pos + size))
-        pos += size
-    return pos
-
-
-def _assistant(
-    run: _Run, contents: list[str], pos: int, open_ends: tuple[bool, bool], shows_thinking: bool,
-    ranges: list[list[Range]],
-) -> tuple[int, list[Range]]:
-    """Lay out one assistant run (analysis message, then final message); the position after it and
-    its generated ranges. ``open_ends``: whether the analysis and the final messages lack ``<|end|>``."""
-    generated: list[Range] = []
-    if run.thinking and shows_thinking:
-        start = pos + _AUTHOR
-        pos += len(ANALYSIS)
-        ranges[run.members[0]].append((pos, pos + len(run.thinking)))
-        pos += len(run.thinking) + (0 if open_ends[0] else len(END))
-        generated.append((start, pos))
-    before = pos + len(FINAL)
-    after = _lay_out(run.members, contents, before, ranges)
-    if after > before:  # the merged content is not empty: the final message is written
-        pos = after + (0 if open_ends[1] else len(END))
-        generated.append((before - len(FINAL) + _AUTHOR, pos))
-    return pos, generated
+def _selected(made: _Generated, entries: list[Entry], last_user: int, policy: GeneratedPolicy) -> Ranges:
+    """The generated ranges of the assistant messages ``policy`` selects, as
+    ``prompt_formats.spans.select_generated`` over every message owning its run's ranges makes them:
+    an assistant message is after the last user message exactly when its run is after the last user
+    run. Already canonical: in text order, any two apart by at least ``<|start|>assistant``."""
+    if policy == "all":
+        return tuple(made.ranges)
+    if policy == "last":
+        last = max((index for index, entry in enumerate(entries) if entry[0] == "assistant"), default=-1)
+        return tuple(pair for entry, pair in zip(made.entries, made.ranges, strict=True) if entry == last)
+    return tuple(pair for entry, pair in zip(made.entries, made.ranges, strict=True) if entry > last_user)
 
 
 def harmony_rendered_prompt(
@@ -110,33 +138,14 @@ def harmony_rendered_prompt(
     """The :class:`RenderedPrompt` of ``render_harmony(messages, tools, date, reasoning_line)``.
 
     Raises what ``render_harmony`` raises, before any range is made."""
-    text = render_harmony(messages, tools, date, reasoning_line)
-    fields = [_fields(message, index) for index, message in enumerate(messages)]
-    contents = [entry[1] for entry in fields]
-    ranges: list[list[Range]] = [[] for _ in fields]
-    runs, last_user = _collate_runs(messages, fields)
-    system = [index for index, entry in enumerate(fields) if entry[0] == "system"]
-    pos = _lay_out(system, contents, len(SYSTEM_START), ranges)
-    tools_text = _tools_text(tools) if tools else ""
-    pos += len(DATE) + len(date) + len(reasoning_line) + len(tools_text) + len(SYSTEM_END)
-    last = runs[-1] if runs and runs[-1].role == "assistant" else None
-    # The run's merged content is not empty: a content of its own, or a "\n\n" join.
-    prefill_content = last is not None and (len(last.members) > 1 or any(contents[i] for i in last.members))
-    prefill_thinking = last is not None and not prefill_content and bool(last.thinking)
-    open_ends = (prefill_thinking, prefill_content)
-    generated: list[list[Range]] = [[] for _ in fields]
-    for number, run in enumerate(runs):
-        if run.role == "user":
-            pos = _lay_out(run.members, contents, pos + len(USER), ranges) + len(END)
-        elif run.role == "assistant":
-            pos, made = _assistant(run, contents, pos, open_ends, number > last_user, ranges)
-            if run is last and (prefill_content or prefill_thinking):
-                made.pop()  # the message the prefill leaves open, for the model to continue
-            for index in run.members:
-                generated[index] = made
-        elif run.role == "tool" and run.name == "python":
-            pos = _lay_out(run.members, contents, pos + len(PYTHON_RESULT), ranges) + len(END)
-    roles = [entry[0] for entry in fields]
-    return RenderedPrompt.unchecked(
-        text, tuple(tuple(own) for own in ranges), select_generated(roles, generated, policy)
-    )
+    merged: list[Member] = []
+    tools_text, system, entries, last_user = collated(messages, tools, merged)
+    ends = message_ends(entries)
+    out = [SYSTEM_START, "\n\n".join(system), DATE, date, reasoning_line, tools_text, SYSTEM_END]
+    ranges, made = _write(out, entries, last_user, ends, _later_by_entry(merged) if merged else {})
+    if ends[0] and ends[1]:  # no prefill: the generation prompt
+        out.append(GENERATION)
+    else:  # the message the prefill leaves open, for the model to continue
+        made.ranges.pop()
+        made.entries.pop()
+    return RenderedPrompt.unchecked("".join(out), tuple(ranges), _selected(made, entries, last_user, policy))
