@@ -36,100 +36,95 @@ _END, _USER, _ANALYSIS, _FINAL, _PYTHON = len(END), len(USER), len(ANALYSIS), le
 Ranges = tuple[Range, ...]
 
 
-class _Generated:
-    """The generated Harmony messages in text order: their ranges and their entries' indices."""
-
-    __slots__ = ("entries", "ranges")
-
-    def __init__(self) -> None:
-        self.ranges: list[Range] = []
-        self.entries: list[int] = []
-
-    def add(self, entry: int, start: int, end: int) -> None:
-        self.ranges.append((start, end))
-        self.entries.append(entry)
-
-
-def _split(start: int, content: str, later: list[str], reasoning: Range | None) -> list[Ranges]:
-    """The ranges of the messages of a merged entry whose content starts at ``start`` (-1: not
-    written): the first message's is what ``later`` (the other messages' contents) leaves of it,
-    each joined to the previous by ``"\\n\\n"``; the first also has the entry's reasoning range."""
-    sizes = [len(content) - sum(len(text) + _JOIN for text in later), *map(len, later)]
-    out: list[Ranges] = []
-    for size in sizes:
-        out.append(((start, start + size),) if size and start >= 0 else ())
-        if start >= 0:
-            start += size + _JOIN
-    if reasoning is not None:
-        out[0] = (reasoning, *out[0])
-    return out
-
-
-def _later_by_entry(merged: list[Member]) -> dict[int, list[str]]:
-    """Per entry that merged messages, their contents in order."""
-    later: dict[int, list[str]] = {}
-    for entry, content in merged:
-        later.setdefault(entry, []).append(content)
-    return later
-
-
 def _write(
-    out: list[str], entries: list[Entry], last_user: int, ends: tuple[str, str], later: dict[int, list[str]]
-) -> tuple[list[Ranges], _Generated]:
+    out: list[str], entries: list[Entry], last_user: int, ends: tuple[str, str], generated: list[Range],
+    owners: list[int],
+) -> list[Ranges]:
     """Append the conversation's pieces to ``out`` (the header already in it) as ``render_harmony``
-    writes them; each input message's ranges, in input order, and the generated Harmony messages."""
+    writes them, and each generated Harmony message's range to ``generated`` (its entry's index to
+    ``owners``); per entry, the ranges of its content (all of it, for a merged entry) after its
+    written reasoning's. One loop, each range made where its piece is written."""
     analysis_end, final_end = ends
+    analysis_size, final_size = len(analysis_end), len(final_end)
     pos = sum(map(len, out))
     header = len(SYSTEM_START)  # where the next system text starts in the header
     ranges: list[Ranges] = []
-    made = _Generated()
+    add_range, add_generated, add_owner = ranges.append, generated.append, owners.append
     for index, (role, content, thinking, name) in enumerate(entries):
-        reasoning = None
         if role == "user":
             out += (USER, content, END)
             start = pos + _USER
             pos = start + len(content) + _END
+            add_range(((start, pos - _END),) if content else ())
         elif role == "assistant":
             if thinking and index > last_user:
                 out += (ANALYSIS, thinking, analysis_end)
-                reasoning = (pos + _ANALYSIS, pos + _ANALYSIS + len(thinking))
-                made.add(index, pos + _AUTHOR, reasoning[1] + len(analysis_end))
-                pos = reasoning[1] + len(analysis_end)
-            start = pos + _FINAL
+                start = pos + _ANALYSIS
+                reasoning = (start, start + len(thinking))
+                add_generated((pos + _AUTHOR, reasoning[1] + analysis_size))
+                add_owner(index)
+                pos = reasoning[1] + analysis_size
+            else:
+                reasoning = None
             if content:
                 out += (FINAL, content, final_end)
-                made.add(index, pos + _AUTHOR, start + len(content) + len(final_end))
-                pos = start + len(content) + len(final_end)
-        elif role == "system":  # written in the header
-            start = header
-            header += len(content) + _JOIN
+                start = pos + _FINAL
+                add_generated((pos + _AUTHOR, start + len(content) + final_size))
+                add_owner(index)
+                pos = start + len(content) + final_size
+                own = (start, start + len(content))
+                add_range((own,) if reasoning is None else (reasoning, own))
+            else:
+                add_range(() if reasoning is None else (reasoning,))
         elif role == "tool" and name == "python":
             out += (PYTHON_RESULT, content, END)
             start = pos + _PYTHON
             pos = start + len(content) + _END
+            add_range(((start, pos - _END),) if content else ())
+        elif role == "system":  # written in the header
+            add_range(((header, header + len(content)),) if content else ())
+            header += len(content) + _JOIN
         else:
-            start = -1
-        if later and index in later:
-            ranges += _split(start, content, later[index], reasoning)
-        elif not content or start < 0:
-            ranges.append(() if reasoning is None else (reasoning,))
-        else:
-            own = (start, start + len(content))
-            ranges.append((own,) if reasoning is None else (reasoning, own))
-    return ranges, made
+            add_range(())
+    return ranges
 
 
-def _selected(made: _Generated, entries: list[Entry], last_user: int, policy: GeneratedPolicy) -> Ranges:
+def _by_message(entry_ranges: list[Ranges], merged: list[Member]) -> list[Ranges]:
+    """Each input message's ranges from its entry's (see :func:`_write`): a merged entry's content
+    range split into its messages' contents, each joined to the previous by ``"\\n\\n"``; the
+    first message keeps the entry's reasoning range."""
+    later: dict[int, list[str]] = {}
+    for entry, content in merged:
+        later.setdefault(entry, []).append(content)
+    out: list[Ranges] = []
+    for entry, own in enumerate(entry_ranges):
+        contents = later.get(entry)
+        if contents is None:
+            out.append(own)
+        elif not own:  # not written (a merged content is never empty: it holds a join)
+            out += [()] * (1 + len(contents))
+        else:
+            reasoning, (start, end) = own[:-1], own[-1]
+            first = end - start - sum(len(text) + _JOIN for text in contents)
+            for position, size in enumerate([first, *map(len, contents)]):
+                piece = ((start, start + size),) if size else ()
+                out.append(reasoning + piece if position == 0 else piece)
+                start += size + _JOIN
+    return out
+
+
+def _selected(generated: list[Range], owners: list[int], entries: list[Entry], last_user: int,
+              policy: GeneratedPolicy) -> Ranges:
     """The generated ranges of the assistant messages ``policy`` selects, as
     ``prompt_formats.spans.select_generated`` over every message owning its run's ranges makes them:
     an assistant message is after the last user message exactly when its run is after the last user
     run. Already canonical: in text order, any two apart by at least ``<|start|>assistant``."""
     if policy == "all":
-        return tuple(made.ranges)
+        return tuple(generated)
     if policy == "last":
         last = max((index for index, entry in enumerate(entries) if entry[0] == "assistant"), default=-1)
-        return tuple(pair for entry, pair in zip(made.entries, made.ranges, strict=True) if entry == last)
-    return tuple(pair for entry, pair in zip(made.entries, made.ranges, strict=True) if entry > last_user)
+        return tuple(pair for owner, pair in zip(owners, generated, strict=True) if owner == last)
+    return tuple(pair for owner, pair in zip(owners, generated, strict=True) if owner > last_user)
 
 
 def harmony_rendered_prompt(
@@ -142,10 +137,16 @@ def harmony_rendered_prompt(
     tools_text, system, entries, last_user = collated(messages, tools, merged)
     ends = message_ends(entries)
     out = [SYSTEM_START, "\n\n".join(system), DATE, date, reasoning_line, tools_text, SYSTEM_END]
-    ranges, made = _write(out, entries, last_user, ends, _later_by_entry(merged) if merged else {})
+    generated: list[Range] = []
+    owners: list[int] = []
+    ranges = _write(out, entries, last_user, ends, generated, owners)
     if ends[0] and ends[1]:  # no prefill: the generation prompt
         out.append(GENERATION)
     else:  # the message the prefill leaves open, for the model to continue
-        made.ranges.pop()
-        made.entries.pop()
-    return RenderedPrompt.unchecked("".join(out), tuple(ranges), _selected(made, entries, last_user, policy))
+        generated.pop()
+        owners.pop()
+    if merged:
+        ranges = _by_message(ranges, merged)
+    return RenderedPrompt.unchecked(
+        "".join(out), tuple(ranges), _selected(generated, owners, entries, last_user, policy)
+    )
