@@ -203,9 +203,8 @@ def _collate(
     """Ollama's collate into ``system`` (the system texts) and ``entries``; the last user entry's index, or -1.
 
     One entry per run of same-role messages (each tool message its own entry); the run's first
-    message keeps its reasoning and tool name, the contents are joined with a blank line. With
-    ``merged``, each message merged into an earlier message's entry appends ``(entry index, its
-    content)`` to it, in input order (render_spans reads where each message lies in its run from them).
+    message keeps its reasoning and tool name, the contents are joined with a blank line. ``merged``
+    (render_spans') gets ``(entry index, content)`` of each message merged into an earlier one's entry.
     """
     last_user = -1
     previous = None
