@@ -30,7 +30,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from .errors import FormatError
-from .tools import prepare_tools
+from .session import shared_tools
 
 if TYPE_CHECKING:
     from .format import ChatFormat, Conversation, Tools
@@ -291,23 +291,6 @@ class ParseJob:
         self.fmt, self.tools, self.context, self.id_factory = state
 
 
-def _shared_tools(tools: Tools | Iterator[Any]) -> Tools:
-    """The batch's tools, prepared once when ``prepare_tools`` takes them, else as they are.
-
-    Preparing is a speed-up here, never a check: ``prepare_tools`` refuses some lists that a format
-    renders (ChatML writes each tool as JSON, so a tool without a name renders), and every
-    conversation must get what ``render`` gives with these tools, its prompt or its error.
-    """
-    if isinstance(tools, Iterator):
-        tools = list(tools)  # read once: it is needed again if preparing refuses it
-    if not tools:
-        return None
-    try:
-        return prepare_tools(tools)
-    except Exception:
-        return tools
-
-
 def iter_render(
     fmt: ChatFormat,
     conversations: Iterable[Conversation],
@@ -333,7 +316,7 @@ def iter_render(
     _check_errors(errors)
     _check_workers(workers)
     fmt.check_options(options)
-    job = RenderJob(fmt, _shared_tools(tools), add_generation_prompt, options)
+    job = RenderJob(fmt, shared_tools(tools), add_generation_prompt, options)
     return _raise_or_collect(ordered_map(job, conversations, workers=workers, chunk_size=chunk_size), errors)
 
 
@@ -358,7 +341,7 @@ def iter_parse(
     _check_errors(errors)
     _check_workers(workers)
     fmt.check_options(context, fmt.parse_options)
-    shared = _shared_tools(tools)
+    shared = shared_tools(tools)
     # Fail here, not inside a worker, when the format cannot parse at all.
     if not fmt.parses:
         raise NotImplementedError(f"format {fmt.name!r} has no reply parser")

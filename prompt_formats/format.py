@@ -21,6 +21,7 @@ from .tools import PreparedTools
 
 if TYPE_CHECKING:
     from .guard import ControlTokenGuard
+    from .session import IncrementalRenderer, Session
 
 __all__ = ["GUARD_CONFIG", "ChatFormat", "Conversation", "GuardedFormat", "Tools", "checked_guard"]
 
@@ -67,6 +68,9 @@ class ChatFormat(abc.ABC):
     #: Whether the format has :meth:`render_spans` (the package's formats say so; a subclass that
     #: does not say is taken to have it when it defines ``_render_spans`` or ``render_spans`` itself).
     renders_spans: ClassVar[bool] = False
+    #: Whether :meth:`session` reuses the work for messages already rendered (the format defines
+    #: ``_incremental_renderer``); otherwise a session renders each request in full.
+    renders_incrementally: ClassVar[bool] = False
     option_specs: ClassVar[tuple[Option, ...]] = ()
     parse_option_specs: ClassVar[tuple[Option, ...]] = ()
     #: The keyword arguments the constructor takes (``get_format(name, **config)``), in order.
@@ -117,6 +121,25 @@ class ChatFormat(abc.ABC):
         arguments are as :meth:`render_spans` got them, ``options`` a fresh dict it may change.
         """
         raise NotImplementedError(f"format {self.name!r} declares renders_spans but defines no _render_spans")
+
+    def session(self, tools: Tools = None, **options: Any) -> Session:
+        """A :class:`~prompt_formats.session.Session` for one conversation rendered request after request.
+
+        Its ``render(messages, add_generation_prompt=None)`` returns exactly
+        ``self.render(messages, tools, add_generation_prompt, **options)``; it reuses the work for
+        messages it rendered before when the new list extends the old one with the same message
+        objects, which must not have been mutated (see :mod:`prompt_formats.session`). The tools are
+        prepared once; an unknown option raises :class:`UnknownOptionError` here.
+        """
+        from .session import Session
+
+        return Session(self, tools, options)
+
+    def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> IncrementalRenderer | None:
+        """A new per-session :class:`~prompt_formats.session.IncrementalRenderer` for these tools and
+        options, or ``None`` where every render must be a full one (a format with
+        :attr:`renders_incrementally` defines it)."""
+        return None
 
     def render_batch(
         self,

@@ -16,6 +16,7 @@ from ...errors import FormatError, InvalidInputError, type_name
 from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import BOOLEAN, Option, describe
 from ...spans import GeneratedPolicy, RenderedPrompt
+from .incremental import ChatMLIncremental, incremental_renderer
 from .parse import ChatMLReplyParser
 from .render import chatml_pieces, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
@@ -99,6 +100,11 @@ class ChatMLFormat(GuardedFormat):
         if context:
             self.check_options(context, self.parse_options)
         return ChatMLReplyParser(tool_schemas(tools), context.get("enable_thinking") is not False, id_factory)
+
+    renders_incrementally = True
+
+    def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> ChatMLIncremental | None:
+        return incremental_renderer(self.guard, tools, self.merge_system, options)
 
     def render(
         self,
