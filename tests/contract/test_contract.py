@@ -472,3 +472,23 @@ def test_bad_option_values_raise_format_error(name: str, data: st.DataObject) ->
 def test_bad_messages_to_render_spans_raise_format_error(name: str, messages: Any, generated: Any) -> None:
     fmt = pf.get_format(name)
     raises_only_format_errors(lambda: fmt.render_spans(messages, generated=generated))
+
+
+def session_or_render(call: Callable[..., str], *arguments: Any) -> str | tuple[type, str]:
+    try:
+        return call(*arguments)
+    except pf.FormatError as error:
+        return outcome(error)
+
+
+def test_session_renders_like_render_as_the_conversation_grows(fmt: pf.ChatFormat) -> None:
+    # The reference engines' side of sessions: tests/serving/test_session.py.
+    session = fmt.session(TOOLS)
+    for messages in CONVERSATIONS:
+        grown: list[Any] = []
+        for message in messages:
+            grown.append(message)
+            session = pickle.loads(pickle.dumps(session)) if len(grown) == 2 else session
+            for generation in (None, True):
+                assert session_or_render(session.render, grown, generation) == session_or_render(
+                    fmt.render, grown, TOOLS, generation)
