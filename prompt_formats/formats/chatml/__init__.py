@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ...arguments import decode_arguments_option, decode_every_call
 from ...continuation import continued_field, render_continued
 from ...errors import FormatError, InvalidInputError, type_name
-from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
+from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import BOOLEAN, Option, describe
-from ...spans import RenderedPrompt, check_generated_policy
+from ...spans import GeneratedPolicy, RenderedPrompt
+from .incremental import ChatMLIncremental, incremental_renderer
 from .parse import ChatMLReplyParser
 from .render import chatml_pieces, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
@@ -57,7 +58,7 @@ _SERVING_NAMES = frozenset(spec.name for spec in _SERVING_SPECS)
 _OPTIONS = describe((*_OPTION_SPECS, *_SERVING_SPECS))
 
 
-class ChatMLFormat(ChatFormat):
+class ChatMLFormat(GuardedFormat):
     """Base of the two ChatML formats: the Qwen3.6 template's options and turn rules.
 
     ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
@@ -100,8 +101,10 @@ class ChatMLFormat(ChatFormat):
             self.check_options(context, self.parse_options)
         return ChatMLReplyParser(tool_schemas(tools), context.get("enable_thinking") is not False, id_factory)
 
-    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        self.guard = checked_guard(guard)
+    renders_incrementally = True
+
+    def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> ChatMLIncremental | None:
+        return incremental_renderer(self.guard, tools, self.merge_system, options)
 
     def render(
         self,
@@ -137,19 +140,10 @@ class ChatMLFormat(ChatFormat):
                 lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
         return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
 
-    def render_spans(
-        self,
-        messages: Conversation,
-        tools: Tools = None,
-        add_generation_prompt: bool = False,
-        generated: object = "all",
-        **options: Any,
-    ) -> RenderedPrompt:
-        """:meth:`render`'s text, with the ranges each message produced and the ranges the model generated.
+    def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
+                      policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
+        """:meth:`render_spans` for ChatML (its contract: :meth:`ChatFormat.render_spans`).
 
-        Takes :meth:`render`'s arguments and raises its errors (and
-        :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for a policy other than
-        ``"all"``, ``"last"``, ``"after_last_user"``; see ``prompt_formats.spans.select_generated``).
         A user, tool or system message's range is its printed content (several system messages
         merged into one turn each keep their own part); an assistant message's range, and what it
         generated, is its turn from right after ``<|im_start|>assistant\n`` up to and including its
@@ -157,11 +151,9 @@ class ChatMLFormat(ChatFormat):
         the guarded text. ``decode_tool_arguments`` as in :meth:`render`; ``continue_final_message``
         raises :class:`~prompt_formats.errors.FormatError`.
         """
-        policy = check_generated_policy(generated)
         if options:
             self.check_options(options)
             if not _SERVING_NAMES.isdisjoint(options):
-                options = dict(options)
                 if decode_arguments_option(options.pop("decode_tool_arguments", None)):
                     messages = decode_every_call(messages)
                 if continued_field(options.pop("continue_final_message", None), add_generation_prompt) is not None:
@@ -174,9 +166,6 @@ class ChatMLFormat(ChatFormat):
             messages = guard.guard_messages(messages, CHATML_READING)
         prompt = chatml_pieces(messages, tools, add_generation_prompt, self.merge_system, **options)
         return rendered_prompt(prompt, messages, options.get("add_vision_id"), policy)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"
 
 
 class ChatMLMultiSystemFormat(ChatMLFormat):
