@@ -66,8 +66,9 @@ def as_mapping(message: Any, index: int) -> Mapping[str, Any]:
     return message if type(message) is dict else message_dict(message, index)
 
 
-def json_text(value: Any, index: int, field: str) -> str:
-    """The template's ``value|tojson`` (``json.dumps(value, ensure_ascii=False)``) for ``messages[index].field``.
+def json_text(value: Any, index: int, field: str, key: str = "") -> str:
+    """The template's ``value|tojson`` (``json.dumps(value, ensure_ascii=False)``) for ``messages[index].field``
+    (and ``key`` after it: the path is spelt out only for an error).
 
     Raises InvalidInputError naming the field for a value JSON cannot encode. Fast path for an exact
     ``str`` (tool results, string arguments): orjson escapes every code point as ``json.dumps`` does
@@ -85,7 +86,7 @@ def json_text(value: Any, index: int, field: str) -> str:
             return "".join(json_chunks(value, 0))
         return tojson(value)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise not_serialisable(f"messages[{index}].{field}", exc) from None
+        raise not_serialisable(f"messages[{index}].{field}{key}", exc) from None
 
 
 def _string(message: Mapping[str, Any], key: str, index: int, what: str) -> str:
@@ -170,8 +171,8 @@ def _first_call(calls: Any, index: int) -> tuple[Mapping[str, Any], str]:
     return call, field
 
 
-def _call_text(call: Mapping[str, Any], index: int, field: str) -> tuple[str, tuple[str, ...]]:
-    """``(name, pieces)`` of the tool-call message the template writes for ``call`` (at ``messages[index].field``)."""
+def _write_call(out: list[str], call: Mapping[str, Any], index: int, field: str) -> str:
+    """Append the tool-call message the template writes for ``call`` (at ``messages[index].field``); its name."""
     name = call.get("name")
     if type(name) is not str and not isinstance(name, str):
         raise InvalidInputError(f"messages[{index}].{field}.name", f"expected a string, got {type_name(name)}")
@@ -184,8 +185,9 @@ def _call_text(call: Mapping[str, Any], index: int, field: str) -> tuple[str, tu
         raise InvalidInputError(
             f"messages[{index}].{field}.arguments", "expected a value (the template writes it as JSON), got nothing"
         )
-    arguments = json_text(call["arguments"], index, field + ".arguments")
-    return name, (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
+    arguments = json_text(call["arguments"], index, field, ".arguments")
+    out += (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
+    return name
 
 
 def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, str | None]:
@@ -202,19 +204,20 @@ def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, 
     return content, thinking
 
 
-def _tool_call(
-    message: Mapping[str, Any], calls: Any, index: int, keep_analysis: bool
-) -> tuple[str, tuple[str, ...]]:
-    """``(name, pieces)`` of an assistant message with tool calls: its analysis if kept, then its first call."""
+def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, keep_analysis: bool) -> str:
+    """Append an assistant message with tool calls (its analysis if kept, then its first call); its call's name.
+
+    Written straight into ``out`` (no pieces tuple to build and copy): this writer runs for most
+    messages of an agent conversation.
+    """
     content, thinking = _checked_texts(message, index)
     call, field = _first_call(calls, index)  # the first call only, as the template
     if content and thinking:
         raise TemplateError(BOTH_ERROR)
-    name, pieces = _call_text(call, index, field)
     analysis = content or thinking
     if keep_analysis and analysis:
-        return name, (ANALYSIS, analysis, END, *pieces)
-    return name, pieces
+        out += (ANALYSIS, analysis, END)  # nothing is returned of ``out`` if the call then raises
+    return _write_call(out, call, index, field)
 
 
 def _answer(message: Mapping[str, Any], index: int, ends_prompt: bool) -> tuple[str, ...]:
@@ -264,8 +267,7 @@ def render_messages(out: list[str], messages: Sequence[Any], start: int, add_gen
         elif role == "assistant":
             calls = message.get("tool_calls")
             if calls is not None:
-                last_tool_name, pieces = _tool_call(message, calls, index, last_final <= index)
-                out += pieces
+                last_tool_name = _write_tool_call(out, message, calls, index, last_final <= index)
             else:
                 ends_prompt = index == last and not add_generation_prompt
                 out += _answer(message, index, ends_prompt)
