@@ -9,7 +9,7 @@ reads where, and what it keeps, is in ``docs/gpt-oss.md``; the writers below fol
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -152,42 +152,16 @@ def _thinking(message: Mapping[str, Any], index: int) -> str | None:
     raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(value)}")
 
 
-def _first_call(calls: Any, index: int) -> tuple[Mapping[str, Any], str]:
-    """The template's ``tool_call``: ``tool_calls[0]``, or its ``function`` when that is set; and its field."""
-    if not isinstance(calls, (list, tuple)) or not calls:
-        got = "an empty list" if isinstance(calls, (list, tuple)) else type_name(calls)
-        problem = f"expected a non-empty list of tool calls (the template reads [0]), got {got}"
-        raise InvalidInputError(f"messages[{index}].tool_calls", problem)
-    call = calls[0]
-    field = "tool_calls[0]"
-    if type(call) is not dict and not isinstance(call, Mapping):
-        raise InvalidInputError(f"messages[{index}].{field}", f"expected a tool call object, got {type_name(call)}")
-    function = call.get("function")
-    if function:
-        call = function
-        field = "tool_calls[0].function"
-        if type(call) is not dict and not isinstance(call, Mapping):
-            raise InvalidInputError(f"messages[{index}].{field}", f"expected an object, got {type_name(call)}")
-    return call, field
+def _refuse_calls(calls: Any, index: int) -> NoReturn:
+    """Raise for ``tool_calls`` that are not a non-empty list (the template reads ``[0]``)."""
+    got = "an empty list" if isinstance(calls, (list, tuple)) else type_name(calls)
+    problem = f"expected a non-empty list of tool calls (the template reads [0]), got {got}"
+    raise InvalidInputError(f"messages[{index}].tool_calls", problem)
 
 
-def _write_call(out: list[str], call: Mapping[str, Any], index: int, field: str) -> str:
-    """Append the tool-call message the template writes for ``call`` (at ``messages[index].field``); its name."""
-    name = call.get("name")
-    if type(name) is not str and not isinstance(name, str):
-        raise InvalidInputError(f"messages[{index}].{field}.name", f"expected a string, got {type_name(name)}")
-    content_type = call.get("content_type", "json")
-    if type(content_type) is not str and not isinstance(content_type, str):
-        raise InvalidInputError(
-            f"messages[{index}].{field}.content_type", f"expected a string, got {type_name(content_type)}"
-        )
-    if "arguments" not in call:
-        raise InvalidInputError(
-            f"messages[{index}].{field}.arguments", "expected a value (the template writes it as JSON), got nothing"
-        )
-    arguments = json_text(call["arguments"], index, field, ".arguments")
-    out += (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
-    return name
+def _refuse_text(value: Any, index: int, path: str) -> NoReturn:
+    """Raise for a call's field that the template writes and that is not a string."""
+    raise InvalidInputError(f"messages[{index}].{path}", f"expected a string, got {type_name(value)}")
 
 
 def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, str | None]:
@@ -207,17 +181,40 @@ def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, 
 def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, keep_analysis: bool) -> str:
     """Append an assistant message with tool calls (its analysis if kept, then its first call); its call's name.
 
-    Written straight into ``out`` (no pieces tuple to build and copy): this writer runs for most
-    messages of an agent conversation.
+    The template's ``tool_call`` is ``tool_calls[0]``, or its ``function`` when that is set. One
+    function, appending straight into ``out``: it runs for most messages of an agent conversation.
     """
     content, thinking = _checked_texts(message, index)
-    call, field = _first_call(calls, index)  # the first call only, as the template
+    if (type(calls) is not list and not isinstance(calls, (list, tuple))) or not calls:
+        _refuse_calls(calls, index)
+    call = calls[0]  # the first call only, as the template
+    field = "tool_calls[0]"
+    if type(call) is not dict and not isinstance(call, Mapping):
+        raise InvalidInputError(f"messages[{index}].{field}", f"expected a tool call object, got {type_name(call)}")
+    function = call.get("function")
+    if function:
+        call = function
+        field = "tool_calls[0].function"
+        if type(call) is not dict and not isinstance(call, Mapping):
+            raise InvalidInputError(f"messages[{index}].{field}", f"expected an object, got {type_name(call)}")
     if content and thinking:
         raise TemplateError(BOTH_ERROR)
+    name = call.get("name")
+    if type(name) is not str and not isinstance(name, str):
+        _refuse_text(name, index, field + ".name")
+    content_type = call.get("content_type", "json")
+    if type(content_type) is not str and not isinstance(content_type, str):
+        _refuse_text(content_type, index, field + ".content_type")
+    if "arguments" not in call:
+        raise InvalidInputError(
+            f"messages[{index}].{field}.arguments", "expected a value (the template writes it as JSON), got nothing"
+        )
+    arguments = json_text(call["arguments"], index, field, ".arguments")
     analysis = content or thinking
     if keep_analysis and analysis:
-        out += (ANALYSIS, analysis, END)  # nothing is returned of ``out`` if the call then raises
-    return _write_call(out, call, index, field)
+        out += (ANALYSIS, analysis, END)
+    out += (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
+    return name
 
 
 def _answer(message: Mapping[str, Any], index: int, ends_prompt: bool) -> tuple[str, ...]:
