@@ -22,7 +22,7 @@ from .tools import PreparedTools
 if TYPE_CHECKING:
     from .guard import ControlTokenGuard
 
-__all__ = ["GUARD_CONFIG", "ChatFormat", "Conversation", "Tools", "checked_guard"]
+__all__ = ["GUARD_CONFIG", "ChatFormat", "Conversation", "GuardedFormat", "Tools", "checked_guard"]
 
 #: The ``guard`` configuration a format with an optional control-token guard declares.
 GUARD_CONFIG = Option("guard", frozenset({"null"}), "a ControlTokenGuard applied to untrusted text, or null")
@@ -249,3 +249,17 @@ def checked_guard(guard: object) -> ControlTokenGuard | None:
     if guard is not None and not isinstance(guard, ControlTokenGuard):
         raise InvalidInputError("guard", f"expected a ControlTokenGuard or null, got {type_name(guard)}")
     return guard
+
+
+class GuardedFormat(ChatFormat):
+    """A format made with an optional control-token guard (its ``config_specs`` declare :data:`GUARD_CONFIG`).
+
+    ``guard`` is checked when the format is made (:func:`checked_guard`); the format's renderer
+    applies it to the fields the template renders. ``None``, the default: exactly the template's text.
+    """
+
+    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
+        self.guard = checked_guard(guard)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"
