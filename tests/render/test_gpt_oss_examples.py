@@ -175,6 +175,18 @@ def template_fails(messages: list[Any], tools: Any = None) -> bool:
      "tools[0].function.parameters.properties.p.default"),
     ([USER], [tool_def({"properties": {"p": {"type": "object", "properties": [1]}}})],
      "tools[0].function.parameters.properties.p.properties"),
+    # Paths the namespace spells out only when it raises: each key at its own schema.
+    ([USER], [{"type": "function", "function": {"name": 3, "description": "d"}}], "tools[0].function.name"),
+    ([USER], [tool_def({"properties": {"p": {"type": "string"}}, "required": 5})],
+     "tools[0].function.parameters.required"),
+    ([USER], [tool_def({"properties": {"p": {"type": "string", "description": 7}}})],
+     "tools[0].function.parameters.properties.p.description"),
+    ([USER], [tool_def({"properties": {"p": {"type": "object", "properties": {"q": {}}, "required": 5}}})],
+     "tools[0].function.parameters.properties.p.required"),
+    ([USER], [tool_def({"properties": {"p": {"oneOf": [{"type": "string", "description": 7}]}}})],
+     "tools[0].function.parameters.properties.p.oneOf[0].description"),
+    ([USER], [tool_def({"properties": {"p": {"oneOf": [{"type": "string"}], "default": 1}}})],
+     "tools[0].function.parameters.properties.p.default"),
 ])
 def test_input_the_template_fails_on_is_refused_naming_the_field(messages: list[Any], tools: Any, path: str) -> None:
     assert template_fails(messages, tools)
