@@ -270,3 +270,13 @@ def test_each_template_error_has_the_template_message(messages: list[Any]) -> No
     expected = render_gpt_oss_jinja(messages, None, True, current_date=DAY)
     assert expected[0] == "error"
     assert render_ours(FMT.render, messages, None, True, current_date=DAY) == expected
+
+
+def test_a_later_message_that_is_not_one_is_reported_before_an_earlier_template_error() -> None:
+    # The template's look-ahead for a final answer reads every later message first; so does ours.
+    both = {"role": "assistant", "content": "a", "thinking": "t", "tool_calls": [call()["tool_calls"][0]]}
+    with pytest.raises(pf.TemplateError):
+        FMT.render([USER, both], current_date=DAY)
+    with pytest.raises(pf.InvalidInputError) as info:
+        FMT.render([USER, both, "not a message"], current_date=DAY)
+    assert info.value.path == "messages[2]"

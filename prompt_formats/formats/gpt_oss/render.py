@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import orjson
 
 from ..._json import json_chunks, not_serialisable, tojson
-from ...errors import InvalidInputError, TemplateError, type_name
+from ...errors import FormatError, InvalidInputError, TemplateError, type_name
 from ...messages import message_dict
 from .tokens import (
     ANALYSIS,
@@ -178,8 +178,9 @@ def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, 
     return content, thinking
 
 
-def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, keep_analysis: bool) -> str:
-    """Append an assistant message with tool calls (its analysis if kept, then its first call); its call's name.
+def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, analyses: list[int]) -> str:
+    """Append an assistant message with tool calls (its analysis, whose place in ``out`` is added to
+    ``analyses``, then its first call); its call's name.
 
     The template's ``tool_call`` is ``tool_calls[0]``, or its ``function`` when that is set. One
     function, appending straight into ``out``: it runs for most messages of an agent conversation.
@@ -211,7 +212,8 @@ def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, ind
         )
     arguments = json_text(call["arguments"], index, field, ".arguments")
     analysis = content or thinking
-    if keep_analysis and analysis:
+    if analysis:
+        analyses.append(len(out))
         out += (ANALYSIS, analysis, END)
     out += (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
     return name
@@ -240,13 +242,35 @@ def _last_final(messages: Sequence[Any], start: int) -> int:
     return -1
 
 
+def _drop_analyses(out: list[str], analyses: list[int]) -> None:
+    """Take out the analysis messages at ``analyses`` (a final answer follows them: the template drops them)."""
+    for at in reversed(analyses):
+        del out[at : at + 3]
+    analyses.clear()
+
+
 def render_messages(out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool) -> None:
     """Append the template's text for ``messages[start:]`` (the loop messages) and the generation prompt.
 
     Raises :class:`TemplateError` with the template's message where it raises, in the same order, and
     :class:`InvalidInputError` naming the field for input outside the documented shape.
     """
-    last_final = _last_final(messages, start)  # analysis of a call is dropped once a final answer follows
+    try:
+        _render_loop(out, messages, start, add_generation_prompt)
+    except FormatError:
+        # The template looks ahead for a final answer from every call; a message that is not one
+        # (message_dict's error) anywhere after an error still raises first, as it did from that scan.
+        _last_final(messages, start)
+        raise
+    if add_generation_prompt:
+        out.append(GENERATION)
+
+
+def _render_loop(out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool) -> None:
+    """:func:`render_messages` but the generation prompt and the order of its errors."""
+    # A call's analysis is written, and taken out again when a final answer follows (one pass,
+    # instead of looking ahead from each call as the template does).
+    analyses: list[int] = []
     last = len(messages) - 1
     last_tool_name: str | None = None
     for index in range(start, len(messages)):
@@ -264,8 +288,10 @@ def render_messages(out: list[str], messages: Sequence[Any], start: int, add_gen
         elif role == "assistant":
             calls = message.get("tool_calls")
             if calls is not None:
-                last_tool_name = _write_tool_call(out, message, calls, index, last_final <= index)
+                last_tool_name = _write_tool_call(out, message, calls, index, analyses)
             else:
+                if analyses:
+                    _drop_analyses(out, analyses)
                 ends_prompt = index == last and not add_generation_prompt
                 out += _answer(message, index, ends_prompt)
                 if not ends_prompt:
@@ -282,5 +308,3 @@ def render_messages(out: list[str], messages: Sequence[Any], start: int, add_gen
             )
         else:
             _role(message, index)
-    if add_generation_prompt:
-        out.append(GENERATION)
