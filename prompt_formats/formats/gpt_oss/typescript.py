@@ -23,7 +23,7 @@ it concatenates, a ``properties`` that is not an object) :class:`InvalidInputErr
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from ..._json import tojson_at
 from ...errors import InvalidInputError, type_name
@@ -70,12 +70,9 @@ def _text(value: Any, path: str, key: str, what: str) -> str:
     raise InvalidInputError(path + key, f"expected a string ({what}), got {got}")
 
 
-def _contains(container: Any, item: Any, path: str) -> bool:
-    """``item in container``, the schema's ``required`` (at ``path + ".required"``)."""
-    try:
-        return bool(item in container)
-    except TypeError:
-        raise InvalidInputError(path + ".required", f"expected a list of names, got {type_name(container)}") from None
+def _refuse_required(required: Any, path: str) -> NoReturn:
+    """Raise for a ``required`` (at ``path + ".required"``) that ``in`` cannot look in."""
+    raise InvalidInputError(path + ".required", f"expected a list of names, got {type_name(required)}")
 
 
 def _joined(values: Any, separator: str, path: str) -> str:
@@ -171,7 +168,11 @@ def _object_type(get: Callable[[str, Any], Any], path: str) -> str:
         if i:
             pieces.append(", ")
         pieces.append(str(name))
-        if not _contains(required, name, path):
+        try:
+            optional = name not in required
+        except TypeError:
+            _refuse_required(required, path)
+        if optional:
             pieces.append("?")
         pieces.append(_PROPERTY_TYPE_LEAD)
         pieces.append(typescript_type(prop, f"{path}.properties.{name}"))
@@ -219,7 +220,11 @@ def _function_declaration(tool: Any, path: str) -> str:
         if description:
             pieces.append("// " + _text(description, spec_path, ".description", "the template writes it") + "\n")
         pieces.append(str(name))
-        if not _contains(required, name, path):
+        try:
+            optional = name not in required
+        except TypeError:
+            _refuse_required(required, path)
+        if optional:
             pieces.append("?")
         pieces.append(": ")
         pieces.append(typescript_type(spec, spec_path))
