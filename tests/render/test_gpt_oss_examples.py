@@ -280,3 +280,15 @@ def test_a_later_message_that_is_not_one_is_reported_before_an_earlier_template_
     with pytest.raises(pf.InvalidInputError) as info:
         FMT.render([USER, both, "not a message"], current_date=DAY)
     assert info.value.path == "messages[2]"
+
+
+def test_analyses_before_each_final_answer_are_dropped_and_later_ones_kept() -> None:
+    def thinking_call(i: int) -> dict[str, Any]:
+        return {**call("f", {"i": i}), "reasoning_content": f"thought {i}"}
+
+    result = {"role": "tool", "content": "ok"}
+    answer = {"role": "assistant", "content": "done"}
+    messages = [USER, thinking_call(0), result, thinking_call(1), result, answer, USER,
+                thinking_call(2), result, thinking_call(3), result, answer, USER, thinking_call(4), result]
+    text = assert_matches(messages)
+    assert [f"thought {i}" in text for i in range(5)] == [False, False, False, False, True]

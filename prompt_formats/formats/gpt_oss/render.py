@@ -243,9 +243,18 @@ def _last_final(messages: Sequence[Any], start: int) -> int:
 
 
 def _drop_analyses(out: list[str], analyses: list[int]) -> None:
-    """Take out the analysis messages at ``analyses`` (a final answer follows them: the template drops them)."""
-    for at in reversed(analyses):
-        del out[at : at + 3]
+    """Take out the analysis messages at ``analyses`` (a final answer follows them: the template drops them).
+
+    One copy of the pieces after the first of them: each piece is behind at most one final answer's
+    drop, so the whole render stays linear in the conversation's length.
+    """
+    first = previous = analyses[0]
+    kept: list[str] = []
+    for at in analyses:
+        kept += out[previous:at]
+        previous = at + 3  # ANALYSIS, its text, END
+    kept += out[previous:]
+    out[first:] = kept
     analyses.clear()
 
 
