@@ -23,7 +23,7 @@ it concatenates, a ``properties`` that is not an object) :class:`InvalidInputErr
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NoReturn
+from typing import Any
 
 from ..._json import tojson_at
 from ...errors import InvalidInputError, type_name
@@ -70,9 +70,15 @@ def _text(value: Any, path: str, key: str, what: str) -> str:
     raise InvalidInputError(path + key, f"expected a string ({what}), got {got}")
 
 
-def _refuse_required(required: Any, path: str) -> NoReturn:
-    """Raise for a ``required`` (at ``path + ".required"``) that ``in`` cannot look in."""
-    raise InvalidInputError(path + ".required", f"expected a list of names, got {type_name(required)}")
+def _property_key(name: Any, required: Any, path: str) -> str:
+    """A property's name as the template writes it, with ``?`` when ``required`` (at ``path + ".required"``)
+    does not hold it."""
+    key = str(name)
+    try:
+        optional = name not in required
+    except TypeError:
+        raise InvalidInputError(path + ".required", f"expected a list of names, got {type_name(required)}") from None
+    return key + "?" if optional else key
 
 
 def _joined(values: Any, separator: str, path: str) -> str:
@@ -167,13 +173,7 @@ def _object_type(get: Callable[[str, Any], Any], path: str) -> str:
     for i, (name, prop) in enumerate(entries):
         if i:
             pieces.append(", ")
-        pieces.append(str(name))
-        try:
-            optional = name not in required
-        except TypeError:
-            _refuse_required(required, path)
-        if optional:
-            pieces.append("?")
+        pieces.append(_property_key(name, required, path))
         pieces.append(_PROPERTY_TYPE_LEAD)
         pieces.append(typescript_type(prop, f"{path}.properties.{name}"))
     pieces.append("}")
@@ -219,13 +219,7 @@ def _function_declaration(tool: Any, path: str) -> str:
         description = get("description", UNDEFINED)
         if description:
             pieces.append("// " + _text(description, spec_path, ".description", "the template writes it") + "\n")
-        pieces.append(str(name))
-        try:
-            optional = name not in required
-        except TypeError:
-            _refuse_required(required, path)
-        if optional:
-            pieces.append("?")
+        pieces.append(_property_key(name, required, path))
         pieces.append(": ")
         pieces.append(typescript_type(spec, spec_path))
         default = get("default", UNDEFINED)
