@@ -271,22 +271,6 @@ for _method in ("render_spans", "render_batch", "parse", "parse_batch", "stream_
     setattr(ChatFormat, _method, _refusing_deep_stacks(getattr(ChatFormat, _method), _ENTRY_FIELDS[_method]))
 
 
-class GuardedFormat(ChatFormat, abc.ABC):
-    """A format with an optional control-token guard (``guard``) applied to the untrusted fields.
-
-    Off by default, so the output is then exactly the reference template's.
-    """
-
-    guard: ControlTokenGuard | None
-
-    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        self.guard = checked_guard(guard)
-
-    def __repr__(self) -> str:
-        name = type(self).__name__
-        return f"{name}()" if self.guard is None else f"{name}(guard={self.guard!r})"
-
-
 def checked_guard(guard: object) -> ControlTokenGuard | None:
     """``guard`` if it is a :class:`~prompt_formats.guard.ControlTokenGuard` or ``None``; else a :class:`FormatError`.
 
@@ -298,3 +282,19 @@ def checked_guard(guard: object) -> ControlTokenGuard | None:
     if guard is not None and not isinstance(guard, ControlTokenGuard):
         raise InvalidInputError("guard", f"expected a ControlTokenGuard or null, got {type_name(guard)}")
     return guard
+
+
+class GuardedFormat(ChatFormat):
+    """A format made with an optional control-token guard (its ``config_specs`` declare :data:`GUARD_CONFIG`).
+
+    ``guard`` is checked when the format is made (:func:`checked_guard`); the format's renderer
+    applies it to the fields the template renders. ``None``, the default: exactly the template's text.
+    """
+
+    guard: ControlTokenGuard | None
+
+    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
+        self.guard = checked_guard(guard)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ...arguments import decode_arguments_option
 from ...errors import InvalidInputError, type_name
 from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import Option, describe
@@ -19,7 +20,7 @@ from ...spans import GeneratedPolicy, RenderedPrompt
 from ..harmony import HarmonyReplyParser
 from .arguments import decode_conversation
 from .guarding import guard_conversation
-from .options import OPTION_SPECS, OPTIONS, SystemOptions, decode_arguments_option
+from .options import OPTION_SPECS, OPTIONS, SystemOptions
 from .prompt import prompt_pieces, render_gpt_oss
 from .spans import rendered_prompt
 
@@ -104,7 +105,7 @@ class GptOssFormat(GuardedFormat):
         if options and not _OPTION_NAMES.issuperset(options):
             self.check_options(options)
         system_options = SystemOptions(options)
-        if options and decode_arguments_option(options):
+        if options and decode_arguments_option(options.get("decode_tool_arguments")):
             messages = decode_conversation(messages)
         if self.guard is not None:
             messages, tools = guard_conversation(self.guard, messages, tools)

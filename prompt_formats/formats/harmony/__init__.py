@@ -31,11 +31,11 @@ fields are not read. The reply parser's rules are in :mod:`prompt_formats.format
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from ...arguments import decode_arguments_option
 from ...errors import InvalidInputError
-from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
+from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import Option
 from ...spans import RenderedPrompt, check_generated_policy
 from .options import (
@@ -55,13 +55,10 @@ from .render import UnsupportedContentError, render_harmony
 from .spans import harmony_rendered_prompt
 from .untrusted import HARMONY_READING
 
-if TYPE_CHECKING:
-    from ...guard import ControlTokenGuard
-
 __all__ = ["HarmonyFormat", "HarmonyReplyParser", "UnsupportedContentError", "parse_header", "render_harmony"]
 
 
-class HarmonyFormat(ChatFormat):
+class HarmonyFormat(GuardedFormat):
     """gpt-oss Harmony, byte-identical to Ollama's Go template (see the package docstring).
 
     Options: ``current_date`` (``datetime.date`` or ``"YYYY-MM-DD"``; default today's local date),
@@ -83,11 +80,6 @@ class HarmonyFormat(ChatFormat):
     options: ClassVar[Mapping[str, str]] = OPTIONS
     parse_option_specs: ClassVar[tuple[Option, ...]] = PARSE_OPTION_SPECS
     parse_options: ClassVar[Mapping[str, str]] = PARSE_OPTIONS
-
-    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        # An optional control-token guard (e.g. ControlTokenGuard(HARMONY_CONTROL_TOKENS)) applied to
-        # the messages before rendering; off by default, so the output is exactly the template's.
-        self.guard = checked_guard(guard)
 
     def stream_parser(
         self,
