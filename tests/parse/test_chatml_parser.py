@@ -151,13 +151,14 @@ def test_malformed_calls_are_content_with_a_note(text: str, note: str) -> None:
     assert reply.content == expected
 
 
-def test_unknown_tool_is_malformed_when_tools_are_given() -> None:
+def test_unknown_tool_is_a_malformed_call_when_tools_are_given() -> None:
     text = "</think><tool_call>\n<function=nope>\n</function>\n</tool_call>"
     reply = parse(text, [WEATHER])
-    assert reply.tool_calls == ()
-    assert reply.malformed == ("tool call to unknown tool 'nope': kept as text",)
-    assert reply.content == "<tool_call>\n<function=nope>\n</function>\n</tool_call>"
+    assert reply.tool_calls == (call("nope", {}),)
+    assert reply.malformed == ("tool call 0 (nope) to a tool not offered: read as a call, its values untyped",)
+    assert reply.content is None
     assert parse(text).tool_calls == (call("nope", {}),)
+    assert parse(text).malformed == ()
 
 
 def test_malformed_call_then_good_call() -> None:
