@@ -106,22 +106,6 @@ DISAGREEMENTS: dict[str, Ours] = {
         ),
         content="Text prefix + complex schema tool call test",
     ),
-    f"{_SHARED}::test_two_tools_second_with_out_of_schema_nested_literal_nonstreaming": Ours(
-        "the peers disagree: a call to a tool not offered is a call for vLLM,"
-        " dropped by SGLang (SGLANG_FORWARD_UNKNOWN_TOOLS "
-        "off, test_unknown_tool_name); we keep it as text with a note, nothing having been announced",
-        calls=(
-            Call(
-                "write_file",
-                {
-                    "path": "fixture.py",
-                    "content": 'template = """\n<tool_call>\n<function=foo>\n'
-                    '<parameter=bar>baz</parameter>\n</function>\n</tool_call>\n"""',
-                },
-            ),
-        ),
-        content_has=("<function=foo>",),
-    ),
     "sgl-project/sglang test/registered/function_call/test_function_call_parser.py::TestQwen3CoderDetector"
     "::test_parse_streaming_multiple_tools": Ours(
         "the peers disagree: SGLang strips a value's whitespace; Ollama (TestQwenToolCallValueParsing) and llama.cpp "

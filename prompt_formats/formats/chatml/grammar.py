@@ -67,6 +67,17 @@ AFTER_FUNCTION = regex.compile(
     WS + "{0,32}(?:(" + re.escape(t.TOOL_CALL_CLOSE) + ")|" + re.escape(t.FUNCTION_OPEN) + "(" + NAME + ")>)"
 )
 
+#: What a tool's name cannot hold (besides ``<>``, which ``NAME`` excludes): a name with these is an
+#: unrendered template or prose (``<function={{ tc.name }}>``), so when no tool offered has it, it is
+#: no call; vLLM rejects such names too.
+_NOT_IN_A_NAME = frozenset("{}\"'")
+
+
+def could_name_a_tool(name: str) -> bool:
+    """Whether ``name`` (read in ``<function=NAME>``) could be a tool's name: no braces, quotes or whitespace."""
+    return not any(c in _NOT_IN_A_NAME or c.isspace() for c in name)
+
+
 JUNK_CALL_NOTE = "'<tool_call>' not followed by '<function=NAME>': kept as text"
 
 

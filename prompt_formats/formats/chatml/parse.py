@@ -1,13 +1,14 @@
 """The reply parser of the ChatML family: a completion into reasoning, content and typed tool calls.
 
 The rules it follows are written in ``docs/chatml.md`` ("Parsing replies"): reasoning up to
-``</think>``; content stripped as a whole; ``<tool_call>`` + ``<function=NAME>`` opens a call, which
-is announced at once and whose arguments stream as they arrive (:mod:`.call_stream`); values typed
-by the tools' schemas (:mod:`.schema`); a call cut off or ended by stray text stays a call, with a
-note; where a value ends, ``</parameter>`` and tags inside it included: :mod:`.value_ends`; tolerated,
-with a note: a function block without ``<tool_call>``, a value whose ``</parameter>`` is missing (it
-ends at the next tag), a block ended by ``</tool_call>`` without ``</function>``; ``<|im_end|>`` /
-``<|endoftext|>`` end the reply.
+``</think>``; content stripped as a whole; ``<tool_call>`` + ``<function=NAME>`` opens a call (of a
+tool not offered too, noted, its values untyped; not a NAME with braces, quotes or whitespace),
+which is announced at once and whose arguments stream as they arrive (:mod:`.call_stream`); values
+typed by the tools' schemas (:mod:`.schema`); a call cut off or ended by stray text stays a call,
+with a note; where a value ends, ``</parameter>`` and tags inside it included: :mod:`.value_ends`;
+tolerated, with a note: a function block of an offered tool without ``<tool_call>``, a value whose
+``</parameter>`` is missing (it ends at the next tag), a block ended by ``</tool_call>`` without
+``</function>``; ``<|im_end|>`` / ``<|endoftext|>`` end the reply.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from .grammar import (
     THINK_OPEN,
     VALUE_ENDS,
     WS_RUN,
+    could_name_a_tool,
     value_end_past,
 )
 from .schema import schema_types
@@ -155,18 +157,23 @@ class ChatMLReplyParser(ValueEnds, StreamParser):
         self._set_state(State.CONTENT)
 
     def _open_call(self, raw: str, name: str, bare: bool = False) -> None:
-        """``<function=NAME>`` was read (``bare``: without ``<tool_call>``): announce the call, if offered."""
+        """``<function=NAME>`` was read (``bare``: without ``<tool_call>``, of an offered tool): announce the call.
+
+        A name no tool offered has is a call too (noted), unless it cannot be a tool's name: then text.
+        """
         self._call = call = CallInProgress(name, [raw])
-        schemas = self._schemas
-        if schemas is not None and name not in schemas:
-            self._not_a_call(f"tool call to unknown tool {name!r}: kept as text")
+        offered = self._schemas is None or name in self._schemas
+        if not offered and not could_name_a_tool(name):
+            self._not_a_call(f"tool call to unknown tool {name!r} (not a tool's name): kept as text")
             return
         call.index = self._calls
         self._calls += 1
         call.call_id = self._id_factory()
         self._out.append(ToolCallStart(call.index, call.call_id, name))
         if bare:
-            call.notes.append(f"{self._call.label()} written without '<tool_call>': read as a call")
+            call.notes.append(f"{call.label()} written without '<tool_call>': read as a call")
+        if not offered:  # as vLLM reads it; a strict user rejects the reply by its note
+            call.notes.append(f"{call.label()} to a tool not offered: read as a call, its values untyped")
         self._set_state(State.FUNCTION)
 
     def _open_value(self, name: str) -> None:
@@ -176,7 +183,7 @@ class ChatMLReplyParser(ValueEnds, StreamParser):
         call.nested = 0
         if name not in call.params:
             schemas = self._schemas
-            kinds = schema_types(schemas[call.name].get(name)) if schemas is not None else set()
+            kinds = schema_types(schemas.get(call.name, {}).get(name)) if schemas is not None else set()
             if kinds <= {"string"}:
                 call.open_string_value(self._out)
         self._set_state(State.VALUE)
@@ -200,7 +207,7 @@ class ChatMLReplyParser(ValueEnds, StreamParser):
         if closed and value.endswith("\n"):
             value = value[:-1]
         schemas = self._schemas
-        schema = schemas[call.name].get(call.param_name) if closed and schemas is not None else None
+        schema = schemas.get(call.name, {}).get(call.param_name) if closed and schemas is not None else None
         call.keep_value(self._out, value, schema, closed, raw)
 
     def _close_call(self, cut_off: str | None = None) -> None:

@@ -88,10 +88,11 @@ class ValueEnds:
         return name == call.param_name or name in call.params
 
     def _is_tool_parameter(self, tag: str) -> bool:
-        """Whether ``tag`` opens a parameter of the tool (any does, without tools or when it declares none)."""
+        """Whether ``tag`` opens a parameter of the tool (any does without tools, or when it declares none
+        or was not offered)."""
         if self._schemas is None:
             return True
-        declared = self._schemas[self._call.name]
+        declared = self._schemas.get(self._call.name)
         return not declared or tag[len(t.PARAMETER_OPEN):-1] in declared
 
     def _end_unclosed(self, buf: str, at: int) -> int:
