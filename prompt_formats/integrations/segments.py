@@ -27,7 +27,7 @@ from .transformers import _check_text, assistant_token_mask, encode, encode_with
 
 __all__ = ["SegmentEncoder", "inexact_reason"]
 
-Piece = tuple[tuple[int, ...], tuple[tuple[int, int], ...]]  # ids, offsets within the piece
+Piece = tuple[list[int], list[tuple[int, int]]]  # ids, offsets within the piece (never changed once made)
 
 # Steps that act on each stretch alone, whatever precedes it (the rest are refused, not guessed at).
 _NORMALIZERS = frozenset({
@@ -142,7 +142,7 @@ class SegmentEncoder:
         self._vocab_size = self._backend.get_vocab_size(with_added_tokens=True)
         contents = [t["content"] for t in tokens]
         alone = dict(zip(contents, self._encode_each(contents), strict=True))
-        themselves = [t for t in tokens if alone[t["content"]][0] == (t["id"],)]
+        themselves = [t for t in tokens if alone[t["content"]][0] == [t["id"]]]
         # A normalized token holding a non-normalized one is never matched (the first pass takes that one
         # wherever it occurs); a stretch around it is encoded whole. Any other that is not itself is refused.
         if other := [t for t in tokens if t not in themselves and not t["normalized"]]:
@@ -154,7 +154,7 @@ class SegmentEncoder:
 
     def _encode_each(self, texts: list[str]) -> list[Piece]:
         encodings = self._backend.encode_batch(texts, add_special_tokens=False) if texts else []
-        return [(tuple(e.ids), tuple(e.offsets)) for e in encodings]
+        return [(e.ids, e.offsets) for e in encodings]
 
     def _still_exact(self) -> bool:
         """The configuration read is still the tokenizer's (the per-call settings a caller may change)."""
@@ -251,7 +251,7 @@ class SegmentEncoder:
 
 
 def _piece_mask(
-    ids: tuple[int, ...], offsets: tuple[tuple[int, int], ...], start: int, end: int, generated: Sequence[Range],
+    ids: list[int], offsets: list[tuple[int, int]], start: int, end: int, generated: Sequence[Range],
     first_range: int,
 ) -> list[int]:
     """The assistant mask of one piece at ``start:end`` (its offsets are within it), by the rule of
