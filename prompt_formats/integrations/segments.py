@@ -27,7 +27,10 @@ from .transformers import _check_text, assistant_token_mask, encode, encode_with
 
 __all__ = ["SegmentEncoder", "inexact_reason"]
 
-Piece = tuple[list[int], list[tuple[int, int]]]  # ids, offsets within the piece (never changed once made)
+# A piece's ids and, when it was asked for, its offsets within the piece (lists never changed once made).
+Piece = tuple[list[int], list[tuple[int, int]] | None]
+# How a piece's tokens are masked: False none, True all, or by the generated ranges it cuts (relative to it).
+MaskRule = bool | tuple[Range, ...]
 
 # Steps that act on each stretch alone, whatever precedes it (the rest are refused, not guessed at).
 _NORMALIZERS = frozenset({
@@ -156,6 +159,14 @@ class SegmentEncoder:
         encodings = self._backend.encode_batch(texts, add_special_tokens=False) if texts else []
         return [(e.ids, e.offsets) for e in encodings]
 
+    def _encode_ids(self, texts: list[str]) -> list[Piece]:
+        if not texts:
+            return []
+        fast = getattr(self._backend, "encode_batch_fast", None)  # the same ids, without tracking offsets
+        if fast is None:
+            return self._encode_each(texts)
+        return [(e.ids, None) for e in fast(texts, add_special_tokens=False)]
+
     def _still_exact(self) -> bool:
         """The configuration read is still the tokenizer's (the per-call settings a caller may change)."""
         backend = self._backend
@@ -175,18 +186,19 @@ class SegmentEncoder:
         _check_text(rendered.text, "text")
         text = rendered.text
         bounds = self.split(text)
-        pieces = self._pieces([text[start:end] for start, end, added in bounds if not added])
+        rules = _mask_rules(bounds, rendered.generated)
+        pieces = self._pieces([(text[start:end], type(rule) is tuple)
+                               for (start, end, added), rule in zip(bounds, rules, strict=True) if not added])
         ids: list[int] = []
         mask: list[int] = []
-        generated = rendered.generated
-        first_range = 0
         stretch = iter(pieces)
-        for start, end, added in bounds:
+        for (start, end, added), rule in zip(bounds, rules, strict=True):
             piece_ids, offsets = self._added[text[start:end]] if added else next(stretch)
             ids.extend(piece_ids)
-            while first_range < len(generated) and generated[first_range][1] <= start:
-                first_range += 1
-            mask.extend(_piece_mask(piece_ids, offsets, start, end, generated, first_range))
+            if type(rule) is tuple:
+                mask.extend(assistant_token_mask(offsets or [], rule))
+            else:
+                mask.extend([1 if rule else 0] * len(piece_ids))
         return {"input_ids": ids, "attention_mask": [1] * len(ids), "assistant_masks": mask}
 
     def split(self, text: str) -> list[tuple[int, int, bool]]:
@@ -212,25 +224,33 @@ class SegmentEncoder:
         if end > position:
             out.append((position, end, False))
 
-    def _pieces(self, texts: list[str]) -> list[Piece]:
-        """Each stretch's ids and offsets: from the cache, the others in one batched call."""
+    def _pieces(self, stretches: list[tuple[str, bool]]) -> list[Piece]:
+        """Each stretch's ids (and offsets where asked for): from the cache, the others tokenized in
+        batched calls (without offsets where none are needed, which is faster)."""
         found: dict[str, Piece] = {}
         with self._lock:
-            for text in texts:
-                if (piece := self._cache.get(text)) is not None:
+            for text, needs_offsets in stretches:
+                piece = self._cache.get(text)
+                if piece is not None and (piece[1] is not None or not needs_offsets):
                     self._cache.move_to_end(text)
                     found[text] = piece
-        missing = list(dict.fromkeys(text for text in texts if text not in found))
-        fresh = self._encode_each(missing)
-        found.update(zip(missing, fresh, strict=True))
+        with_offsets = list(dict.fromkeys(text for text, needs in stretches if needs and text not in found))
+        asked = set(with_offsets)
+        ids_only = list(dict.fromkeys(t for t, needs in stretches if not needs and t not in found and t not in asked))
+        fresh = [*zip(with_offsets, self._encode_each(with_offsets), strict=True),
+                 *zip(ids_only, self._encode_ids(ids_only), strict=True)]
+        found.update(fresh)
         with self._lock:
-            for text, piece in zip(missing, fresh, strict=True):
+            for text, piece in fresh:
                 self._keep(text, piece)
-        return [found[text] for text in texts]
+        return [found[text] for text, _ in stretches]
 
     def _keep(self, text: str, piece: Piece) -> None:
         """Cache a stretch, evicting the least recently used ones past either bound (lock held)."""
-        if len(text) > self._max_chars or self._max_entries == 0 or text in self._cache:
+        if len(text) > self._max_chars or self._max_entries == 0:
+            return
+        if text in self._cache:  # kept without offsets: now with them
+            self._cache[text] = piece
             return
         self._cache[text] = piece
         self._chars += len(text)
@@ -250,19 +270,23 @@ class SegmentEncoder:
         self.__init__(state["tokenizer"], max_entries=state["max_entries"], max_chars=state["max_chars"])  # type: ignore[misc]
 
 
-def _piece_mask(
-    ids: list[int], offsets: list[tuple[int, int]], start: int, end: int, generated: Sequence[Range],
-    first_range: int,
-) -> list[int]:
-    """The assistant mask of one piece at ``start:end`` (its offsets are within it), by the rule of
-    :func:`assistant_token_mask`; ``first_range`` is the first generated range ending after ``start``."""
-    touching = []
-    for range_start, range_end in generated[first_range:]:
-        if range_start >= end:
-            break
-        touching.append((range_start - start, range_end - start))
-    if not touching:
-        return [0] * len(ids)  # a token at start <= s <= e <= end overlaps no range
-    if len(touching) == 1 and touching[0][0] < 0 and touching[0][1] > end - start:
-        return [1] * len(ids)  # every token overlaps the one range around the piece
-    return assistant_token_mask(offsets, touching)
+def _mask_rules(bounds: list[tuple[int, int, bool]], generated: Sequence[Range]) -> list[MaskRule]:
+    """Each piece's :data:`MaskRule` by the rule of :func:`assistant_token_mask` (a token is masked
+    when its offsets overlap a generated range), knowing that a piece's offsets lie within it."""
+    rules: list[MaskRule] = []
+    first = 0
+    for start, end, _ in bounds:
+        while first < len(generated) and generated[first][1] <= start:
+            first += 1
+        touching = []
+        index = first
+        while index < len(generated) and generated[index][0] < end:
+            touching.append((generated[index][0] - start, generated[index][1] - start))
+            index += 1
+        if not touching:
+            rules.append(False)  # start <= s <= e <= end: no range overlaps a token
+        elif len(touching) == 1 and touching[0][0] < 0 and touching[0][1] > end - start:
+            rules.append(True)  # the one range around the piece overlaps every token
+        else:
+            rules.append(tuple(touching))
+    return rules
