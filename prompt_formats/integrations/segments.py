@@ -81,13 +81,21 @@ def inexact_reason(config: dict[str, Any], encode_special_tokens: bool) -> str |
     model = config.get("model", {})
     if model.get("type") not in _MODELS or model.get("dropout"):
         return f"the model {model.get('type')!r} is not a deterministic BPE, WordPiece, WordLevel or Unigram"
-    post = config.get("post_processor")
-    # ByteLevel's trim_offsets with add_prefix_space treats a text's first token unlike the others.
-    trims_first = post is not None and post.get("trim_offsets") and post.get("add_prefix_space")
-    if post is not None and (post.get("type") != "ByteLevel" or trims_first):
+    return _post_processor_reason(config.get("post_processor"))
+
+
+def _post_processor_reason(post: Any) -> str | None:
+    """Why a post-processor may treat a stretch's tokens unlike the prompt's (it runs even with
+    ``add_special_tokens=False``): ByteLevel's trim_offsets with add_prefix_space spares a text's
+    first token; TemplateProcessing then only sets type ids."""
+    if post is None or post.get("type") == "TemplateProcessing":
+        return None
+    if post.get("type") == "Sequence":
+        return next(filter(None, map(_post_processor_reason, post.get("processors", []))), None)
+    if post.get("type") != "ByteLevel" or (post.get("trim_offsets") and post.get("add_prefix_space")):
         return (
-            "the post-processor may change offsets by position (none, or ByteLevel without both trim_offsets and "
-            "add_prefix_space, is known not to)"
+            "the post-processor may change offsets by position (only ByteLevel without both trim_offsets and "
+            "add_prefix_space, and TemplateProcessing, are known not to)"
         )
     return None
 

@@ -246,3 +246,23 @@ def test_split_as_the_tokenizer_splits() -> None:
     assert encoder.exact, encoder.reason
     assert encoder.encode(rendered) == expected
     assert encoder.split("<ab>cd") == [(0, 4, True), (4, 6, True)]
+
+
+def test_a_template_post_processor_is_exact() -> None:
+    """TemplateProcessing (as transformers installs it, or with a BOS as Llama's) in a Sequence."""
+    from tokenizers import processors
+
+    tokenizer = build_tokenizer(chatml_corpus(), CHATML_SPECIAL, tuple(CHATML_ADDED), offsets_prefix_space=False)
+    tokenizer.backend_tokenizer.post_processor = processors.Sequence([
+        processors.ByteLevel(add_prefix_space=False, trim_offsets=True),
+        processors.TemplateProcessing(single="<|im_start|> $A <|im_end|>", pair="$A $B:1",
+                                      special_tokens=[("<|im_start|>", 0), ("<|im_end|>", 1)]),
+    ])
+    encoder = SegmentEncoder(tokenizer)
+    assert encoder.exact, encoder.reason
+    fmt = pf.get_format("chatml-multi-system")
+    expected = transformers_result(tokenizer, fixture_text(TAGGED["chatml_multi_system.jinja"]), ADDED_IN_CONTENT,
+                                   None, False)
+    assert encoder.encode(fmt.render_spans(ADDED_IN_CONTENT)) == expected
+    rendered, expected = plain(tokenizer, [" a", "b <think> c", "  "])
+    assert encoder.encode(rendered) == expected
