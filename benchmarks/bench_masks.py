@@ -12,18 +12,27 @@ same fast tokenizer on both sides:
   ``prompt_formats.integrations.transformers.encode(spans, tokenizer)`` (the same
   ``PreTrainedTokenizerFast``);
 - ours, ``encode_with_tokenizer``: the same spans through ``encode_with_tokenizer(spans,
-  tokenizer.backend_tokenizer)`` (the ``tokenizers.Tokenizer`` underneath, as the command uses it).
+  tokenizer.backend_tokenizer)`` (the ``tokenizers.Tokenizer`` underneath, as the command uses it);
+- ours, ``SegmentEncoder``: the same spans through ``SegmentEncoder(tokenizer).encode(spans)``
+  (``integrations.segments``: the stretches between added tokens tokenized once and cached). One
+  encoder per round, made inside the timed pass and shared by all of that round's conversations, as
+  a training-data job shares one across its conversations: each round starts with an empty cache
+  on a fresh corpus, so only what repeats within the round (tool blocks, system prompts, an agent
+  session's earlier turns) is found in it. The run stops if the encoder is not exact for the
+  tokenizer (it would step aside to ``encode``).
 
 Beside them, the part before the tokenizer: transformers' ``render_jinja_template(...,
 return_assistant_tokens_mask=True)`` (text and generation indices) against ``render_spans`` (text
 and generated ranges), compared equal too.
 
 The tokenizer is built offline as ``tests/support/hf_tokenizers.py`` builds one (a byte-level BPE,
-GPT-2 pre-tokenization, the format's control tokens as special tokens, ChatML's tags as added
-tokens), trained here on prompts of a corpus seed that is never timed. Timing: ``timing.straight``
-(no warm-up; each contender once per round, in rotating order; CPU time of the thread), the figure
-the median over rounds. Every timed conversation's ``input_ids``, ``attention_mask`` and
-``assistant_masks`` of ours are compared with transformers' (the run stops on a difference).
+GPT-2 pre-tokenization, offsets trimmed alike for every token, the format's control tokens as
+special tokens, ChatML's tags as added tokens), trained here on prompts of a corpus seed that is
+never timed. Timing: ``timing.straight`` (no warm-up; each contender once per round, in rotating
+order; CPU time of the thread, with ``TOKENIZERS_PARALLELISM=false`` so that the tokenizer's batched
+calls run on that thread), the figure the median over rounds. Every timed conversation's
+``input_ids``, ``attention_mask`` and ``assistant_masks`` of ours are compared with transformers'
+(the run stops on a difference).
 
 Usage::
 
@@ -33,6 +42,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 from collections.abc import Callable, Sequence
@@ -41,6 +51,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ["TOKENIZERS_PARALLELISM"] = "false"  # the tokenizer's work on the timed thread, batched or not
 
 import engines
 import heldout
@@ -51,6 +62,7 @@ from timing import Contender, markdown_table, straight
 from transformers.utils.chat_template_utils import render_jinja_template
 
 import prompt_formats as pf
+from prompt_formats.integrations.segments import SegmentEncoder
 from prompt_formats.integrations.transformers import encode, encode_with_tokenizer
 from prompt_formats.spans import normalize_ranges
 
@@ -84,7 +96,7 @@ def build_tokenizer(name: str, texts: list[str]) -> Any:
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.post_processor = processors.ByteLevel(trim_offsets=True)
+    tokenizer.post_processor = processors.ByteLevel(add_prefix_space=False, trim_offsets=True)
     trainer = trainers.BpeTrainer(vocab_size=4000, special_tokens=special,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tokenizer.train_from_iterator(texts, trainer)
@@ -123,6 +135,13 @@ def contenders(fmt: pf.ChatFormat, tokenizer: Any, template: str) -> list[Conten
         return [encode_with_tokenizer(fmt.render_spans(messages, tools, False, **options), backend)
                 for messages, tools, options in jobs]
 
+    def segment_pass(jobs: Sequence[Job]) -> list[dict[str, Any]]:
+        encoder = SegmentEncoder(tokenizer)  # one cache for the round's conversations
+        if not encoder.exact:
+            raise SystemExit(f"bench_masks: SegmentEncoder is not exact for this tokenizer: {encoder.reason}")
+        return [encoder.encode(fmt.render_spans(messages, tools, False, **options))
+                for messages, tools, options in jobs]
+
     def jinja_spans_pass(jobs: Sequence[Job]) -> list[tuple[str, Any]]:
         out = []
         for messages, tools, options in jobs:
@@ -141,7 +160,7 @@ def contenders(fmt: pf.ChatFormat, tokenizer: Any, template: str) -> list[Conten
         return out
 
     return [("transformers", transformers_pass, False), ("ours, encode", encode_pass, False),
-            ("ours, encode_with_tokenizer", backend_pass, False),
+            ("ours, encode_with_tokenizer", backend_pass, False), ("ours, SegmentEncoder", segment_pass, False),
             ("transformers, text and generation indices only", jinja_spans_pass, False),
             ("ours, render_spans only", spans_pass, False)]
 
@@ -149,7 +168,7 @@ def contenders(fmt: pf.ChatFormat, tokenizer: Any, template: str) -> list[Conten
 def check(name: str) -> Callable[[dict[str, list[Any]], Sequence[Job]], None]:
     def compare(outputs: dict[str, list[Any]], jobs: Sequence[Job]) -> None:
         theirs = outputs["transformers"]
-        for contender in ("ours, encode", "ours, encode_with_tokenizer"):
+        for contender in ("ours, encode", "ours, encode_with_tokenizer", "ours, SegmentEncoder"):
             bad = [i for i, (a, b) in enumerate(zip(outputs[contender], theirs, strict=True))
                    if any(list(a[key]) != list(b[key]) for key in KEYS)]
             if bad:
@@ -179,7 +198,8 @@ def format_rows(name: str, rounds: int) -> list[list[str]]:
             return jobs
 
         timings = straight(contenders(fmt, tokenizer, template), round_corpus, rounds, check(f"{name}, {label}"))
-        for t, theirs in ((timings[1], timings[0]), (timings[2], timings[0]), (timings[4], timings[3])):
+        pairs = ((timings[1], timings[0]), (timings[2], timings[0]), (timings[3], timings[0]), (timings[5], timings[4]))
+        for t, theirs in pairs:
             rows.append([f"`{name}`", f"{label}, {counted[0]} checked per round", t.name, theirs.name,
                          f"{1e6 / t.median:,.0f}", f"{1e6 / theirs.median:,.0f}",
                          f"**{theirs.median / t.median:.1f}×**"])
