@@ -23,6 +23,7 @@ __all__ = [
     "TokenFamily",
     "UntrustedReading",
     "is_text_part",
+    "parts_clean",
 ]
 
 #: The character :meth:`ControlTokenGuard.escape` inserts after a token's first character.
@@ -46,6 +47,22 @@ class TokenFamily:
 def is_text_part(part: Any) -> bool:
     """A content part rendered as its ``text``: a mapping of the text kind whose ``text`` is a string."""
     return isinstance(part, Mapping) and part_kind(part) == "text" and isinstance(part.get("text"), str)
+
+
+def parts_clean(content: Any, lead: str) -> bool:
+    """True if ``content`` is a list of exact dicts none of whose ``text`` can hold a token (each is
+    ``None``, absent, or an exact ``str`` without ``lead``); False if unsure.
+
+    No text part then holds the lead, so no run of them does: the guard leaves such content as it is."""
+    if type(content) is not list:
+        return False
+    for part in content:
+        if type(part) is not dict:
+            return False
+        text = part.get("text")
+        if text is not None and (type(text) is not str or lead in text):
+            return False
+    return True
 
 
 @attrs.frozen
