@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -20,6 +20,7 @@ from .shape import part_kind
 
 __all__ = [
     "ESCAPE_MARKER",
+    "FastGuard",
     "TokenFamily",
     "UntrustedReading",
     "is_text_part",
@@ -83,3 +84,22 @@ class UntrustedReading:
     tool_calls: bool = True
     name_follower: str = ""
     text_part: Callable[[Any], bool] = is_text_part
+
+
+class FastGuard(NamedTuple):
+    """The guard's policy as a renderer applies it where it reads each untrusted string
+    (:meth:`ControlTokenGuard.fast_path`). Each function is the one :meth:`~ControlTokenGuard.guard_messages`
+    applies to that field; each may raise (a token under ``reject``, a value too deep to check), and
+    the renderer then steps aside to the checked path."""
+
+    #: The one character every token starts with: a string without it is left as it is. JSON text
+    #: writes it as itself (it is none of ``"``, ``\\`` and the control characters).
+    lead: str
+    #: The fixed text the format writes right after a tool-call name or argument name.
+    follower: str
+    #: The policy on one string followed by fixed text: ``text(string, follower)``.
+    text: Callable[[str, str], str]
+    #: The policy on a message's content (a string, a list of parts, anything else as it is).
+    content: Callable[[Any], Any]
+    #: The policy on a JSON-like value, every string in it (a tool-call argument value).
+    json: Callable[[Any], Any]

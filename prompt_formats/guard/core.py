@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 import attrs
 
-from ..control_tokens import TokenFamily, UntrustedReading
+from ..control_tokens import FastGuard, TokenFamily, UntrustedReading
 from ..errors import FormatError
 from ..formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
 from ..formats.harmony.tokens import TOKEN_FAMILIES as HARMONY_TOKEN_FAMILIES
@@ -29,25 +29,6 @@ __all__ = ["ControlTokenGuard", "FastGuard", "Policy"]
 Policy = Literal["escape", "reject", "allow"]
 
 _POLICIES = ("escape", "reject", "allow")
-
-
-class FastGuard(NamedTuple):
-    """The guard's policy as a renderer applies it where it reads each untrusted string
-    (:meth:`ControlTokenGuard.fast_path`). Each function is the one :meth:`~ControlTokenGuard.guard_messages`
-    applies to that field; each may raise (a token under ``reject``, a value too deep to check), and
-    the renderer then steps aside to the checked path."""
-
-    #: The one character every token starts with: a string without it is left as it is. JSON text
-    #: writes it as itself (it is none of ``"``, ``\\`` and the control characters).
-    lead: str
-    #: The fixed text the format writes right after a tool-call name or argument name.
-    follower: str
-    #: The policy on one string followed by fixed text: ``text(string, follower)``.
-    text: Callable[[str, str], str]
-    #: The policy on a message's content (a string, a list of parts, anything else as it is).
-    content: Callable[[Any], Any]
-    #: The policy on a JSON-like value, every string in it (a tool-call argument value).
-    json: Callable[[Any], Any]
 
 
 def as_token_tuple(tokens: Any) -> tuple[str, ...]:

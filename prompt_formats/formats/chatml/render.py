@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from math import isfinite
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
@@ -52,10 +52,7 @@ from .tokens import (
     TURN_END,
     USER_TURN,
 )
-from .untrusted import JSON_KINDS, MAX_NESTING, guarded_content, guarded_message, guarded_name, guarded_value
-
-if TYPE_CHECKING:
-    from ...guard.core import FastGuard
+from .untrusted import JSON_KINDS, MAX_NESTING, FastGuard, guarded_content, guarded_message, guarded_name, guarded_value
 
 __all__ = ["ChatMLPieces", "chatml_pieces", "render_chatml", "tools_block"]
 
@@ -174,13 +171,13 @@ def tools_block(tools: Tools) -> str:
 
 def _prologue(
     msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any,
-    fast_guard: FastGuard | None = None,
+    guard: FastGuard | None = None,
 ) -> list[str]:
     """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
     block = tools_block(tools)
     has_system = roles[0] == "system"
     if has_system:
-        system = msgs[0] if fast_guard is None else guarded_message(fast_guard, msgs[0], roles[0])
+        system = msgs[0] if guard is None else guarded_message(guard, msgs[0], roles[0])
         # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
         system_prompt = trimmed_text(system, 0, vision, False, True, add_vision_id)
     if block:
@@ -194,12 +191,12 @@ def _prologue(
 
 def _last_query(
     msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], vision: VisionCount,
-    add_vision_id: Any, fast_guard: FastGuard | None = None,
+    add_vision_id: Any, guard: FastGuard | None = None,
 ) -> int:
     """The position of the last user message that is not a wrapped tool response; none raises."""
     for pos in range(len(roles) - 1, -1, -1):
         if roles[pos] == "user":
-            message = msgs[pos] if fast_guard is None else guarded_message(fast_guard, msgs[pos], roles[pos])
+            message = msgs[pos] if guard is None else guarded_message(guard, msgs[pos], roles[pos])
             query = trimmed_text(message, origins[pos], vision, False, False, add_vision_id)
             if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
                 return pos
@@ -263,11 +260,9 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
         raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
 
 
-def _write_tool_calls(
-    out: list[str], calls: Any, content: str, index: int | None, fast_guard: FastGuard | None = None
-) -> None:
+def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None) -> None:
     """The turn's tool calls, and its end. Names and argument values are made exact strings first,
-    so that the f-strings copy characters and call nothing. ``fast_guard``: see :func:`render_chatml`."""
+    so that the f-strings copy characters and call nothing."""
     if type(calls) is not list and not isinstance(calls, (list, tuple)):
         raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
     # The first call follows the content after a blank line (right away when there is none); each
@@ -275,9 +270,7 @@ def _write_tool_calls(
     # "</think>" in it: empty, or ending in a non-space, so the template's `content|trim` is empty
     # just when it is.)
     opening = CALL_AFTER_CONTENT if content else CALL_FIRST
-    # The guard's fast path: the guard's policy on a string holding the lead, as the guard reads it
-    # (something else than a string fails the test or the renderer's check: the fast path steps aside).
-    lead = None if fast_guard is None else fast_guard.lead
+    lead = None if guard is None else guard.lead  # see render_chatml (what is no string fails a test)
     for k, call in enumerate(calls):
         if type(call) is not dict and not isinstance(call, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
@@ -286,7 +279,7 @@ def _write_tool_calls(
             raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
         name = function.get("name")
         if lead is not None and isinstance(name, str) and lead in name:
-            name = guarded_name(fast_guard, name)
+            name = guarded_name(guard, name)
         if type(name) is not str:
             name = _call_name(name, index, calls, k)
         arguments = function.get("arguments")  # absent and null both render nothing
@@ -296,20 +289,20 @@ def _write_tool_calls(
             out.append(f"{opening}{name}>\n")
             for key, value in arguments.items():
                 if lead is not None and lead in key:
-                    key = guarded_name(fast_guard, key)
+                    key = guarded_name(guard, key)
                 if type(key) is not str:
                     key = _argument_name(key, index, calls, k)
                 if type(value) is not str:
                     text = _argument_text(value, index, calls, k, key)
                     if lead is not None and (lead in text or len(text) > MAX_NESTING or type(value) not in JSON_KINDS):
-                        text = _argument_text(guarded_value(fast_guard, value), index, calls, k, key)
+                        text = _argument_text(guarded_value(guard, value), index, calls, k, key)
                     value = text
                 elif lead is not None and lead in value:
-                    value = guarded_value(fast_guard, value)
+                    value = guarded_value(guard, value)
                 out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
             if lead is not None and lead in arguments:
-                arguments = guarded_value(fast_guard, arguments)
+                arguments = guarded_value(guard, arguments)
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
         else:
             raise InvalidInputError(
@@ -322,7 +315,7 @@ def _write_tool_calls(
 
 def _write_assistant(
     out: list[str], message: Mapping[str, Any], content: str, index: int | None, keeps_thinking: bool,
-    fast_guard: FastGuard | None = None,
+    guard: FastGuard | None = None,
 ) -> None:
     """An assistant turn: its reasoning resolved (a field, else the ``<think>`` block of its
     content), kept or dropped, then its content and tool calls."""
@@ -339,7 +332,7 @@ def _write_assistant(
         out.extend((ASSISTANT_TURN, content))
     calls = message.get("tool_calls")
     if calls:
-        _write_tool_calls(out, calls, content, index, fast_guard)
+        _write_tool_calls(out, calls, content, index, guard)
     else:
         out.append(TURN_END)
 
@@ -361,21 +354,19 @@ def _write_user(out: list[str], content: str) -> None:
 def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
     vision: VisionCount, add_vision_id: Any, thinking_after: int, starts: list[int] | None = None,
-    fast_guard: FastGuard | None = None,
+    guard: FastGuard | None = None,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning.
 
-    ``starts`` (render_spans only): gets the index in ``out`` of each message's first piece.
-    ``fast_guard``: see :func:`render_chatml`."""
+    ``starts`` (render_spans only): gets the index in ``out`` of each message's first piece."""
     last = len(roles) - 1
-    lead = None if fast_guard is None else fast_guard.lead
+    lead = None if guard is None else guard.lead
     for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
         if starts is not None:
             starts.append(len(out))
         content = message.get("content")
-        if (lead is not None and content is not None and role != "assistant"  # the guard's own test
-                and (type(content) is not str or lead in content)):
-            content = guarded_content(fast_guard, content)
+        if lead is not None and role != "assistant" and (type(content) is not str or lead in content):
+            content = guarded_content(guard, content)
         if type(content) is str:
             content = content.strip()
         else:
@@ -384,7 +375,7 @@ def _write_turns(
         if role == "tool":
             _write_tool(out, content, pos > 0 and roles[pos - 1] != "tool", pos == last or roles[pos + 1] != "tool")
         elif role == "assistant":
-            _write_assistant(out, message, content, origins[pos], pos > thinking_after, fast_guard)
+            _write_assistant(out, message, content, origins[pos], pos > thinking_after, guard)
         elif role == "user":
             _write_user(out, content)
         elif role == "system":
@@ -412,8 +403,7 @@ def render_chatml(
     Options have the template's semantics: ``enable_thinking`` disables only when it ``is False``,
     ``preserve_thinking`` enables only when it ``is True``, ``add_vision_id`` by truthiness.
     Cost is linear in the size of the input: each message is visited a bounded number of times and
-    the prompt is joined once, at the end. ``_fast_guard`` (``merge_system=False`` only): the guard's
-    policy applied to each untrusted field where it is read (:mod:`.untrusted`).
+    the prompt is joined once, at the end. ``_fast_guard``: the guard's fast path (:mod:`.untrusted`).
     """
     msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
     # The template's image and video counters; only list content reads them.

@@ -8,17 +8,14 @@ docs/safety.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..._walk import MAX_NESTING
-from ...control_tokens import UntrustedReading, parts_clean
+from ...control_tokens import FastGuard, UntrustedReading, parts_clean
 from .tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
 
-if TYPE_CHECKING:
-    from ...guard.core import FastGuard
-
 __all__ = [
-    "CHATML_READING", "JSON_KINDS", "MAX_NESTING",
+    "CHATML_READING", "JSON_KINDS", "MAX_NESTING", "FastGuard",
     "guarded_content", "guarded_message", "guarded_name", "guarded_value", "render_guarded",
 ]
 
