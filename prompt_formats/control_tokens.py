@@ -97,6 +97,9 @@ class FastGuard(NamedTuple):
     lead: str
     #: The fixed text the format writes right after a tool-call name or argument name.
     follower: str
+    #: A search that finds something in every string the policy would change or refuse (followed
+    #: by its fixed text), and in the JSON text of every such value; it may find more.
+    suspect: Callable[[str], object]
     #: The policy on one string followed by fixed text: ``text(string, follower)``.
     text: Callable[[str, str], str]
     #: The policy on a message's content (a string, a list of parts, anything else as it is).

@@ -137,17 +137,23 @@ class ControlTokenGuard(ToolsetPolicy):
         ``None``, ``dict``, ``list``). What it leaves alone the guard leaves as it is, so the prompt
         is the checked path's. Where a function raises (a token under ``reject``, a value too deep
         to check), the renderer must step aside to the checked path, which raises the guard's error
-        first. ``None`` where the checked path is all there is: ``allow``, untrusted assistant text,
-        several leads, a lead JSON text escapes, or a reading that renders no tool calls.
+        first. ``suspect`` may clear a string or JSON text before those functions run. ``None``
+        where the checked path is all there is: ``allow``, untrusted assistant text, several leads,
+        a token holding a character JSON text escapes, or a reading that renders no tool calls.
         """
         seen_reading, fast = self._fast_for
         if seen_reading is reading:
             return fast
         lead = self._lead
         fast = None
+        # JSON text writes every character as itself but '"', '\\' and the control characters: the
+        # lead and every token must hold none, so that the search finds them in it.
+        spelt = "".join(self.tokens) + "".join(family.prefix + family.suffix for family in self.families)
         if (lead is not None and self.policy != "allow" and self.trust_assistant and reading.tool_calls
-                and lead not in '"\\' and lead >= " "):
+                and not any(c == '"' or c < " " for c in spelt)):
             content = functools.partial(self._content, join_parts=reading.join_parts, text_part=reading.text_part)
-            fast = FastGuard(lead, reading.name_follower, self._text, content, self._json)
+            fast = FastGuard(
+                lead, reading.name_follower, self._scanner.needs_escape.search, self._text, content, self._json
+            )
         object.__setattr__(self, "_fast_for", (reading, fast))  # one tuple: a racing thread sees a pair
         return fast

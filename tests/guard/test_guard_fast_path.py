@@ -147,6 +147,11 @@ class Shown(str):
     [HI, _call("f", {"a": Shown("<think>")})],
     [HI, _call("f", {"a": (Shown("<think>"),)})],
     [HI, _call("f", Shown('{"a": "<think>"}'))],
+    # Holding the lead but no token: the guard's escape gives back its characters as a plain str.
+    [{"role": "user", "content": Shown("a < b")}],
+    [HI, _call(Shown("f<g"), {Shown("a<b"): Shown("c < d")})],
+    [HI, _call("f", Shown("a < b"))],
+    [HI, _call("f", {"a": [Shown("a < b")]})],
 ])
 def test_values_that_print_otherwise_get_what_the_checked_path_gives(policy: str, messages: Any) -> None:
     assert_agree(policy, messages)

@@ -52,7 +52,7 @@ from .tokens import (
     TURN_END,
     USER_TURN,
 )
-from .untrusted import JSON_KINDS, MAX_NESTING, FastGuard, guarded_content, guarded_message, guarded_name, guarded_value
+from .untrusted import JSON_KINDS, MAX_NESTING, FastGuard, guarded_content, guarded_json, guarded_message, guarded_name
 
 __all__ = ["ChatMLPieces", "chatml_pieces", "render_chatml", "tools_block"]
 
@@ -295,14 +295,14 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                 if type(value) is not str:
                     text = _argument_text(value, index, calls, k, key)
                     if lead is not None and (lead in text or len(text) > MAX_NESTING or type(value) not in JSON_KINDS):
-                        text = _argument_text(guarded_value(guard, value), index, calls, k, key)
+                        text = guarded_json(guard, value, text, _argument_text, index, calls, k, key)
                     value = text
                 elif lead is not None and lead in value:
-                    value = guarded_value(guard, value)
+                    value = guarded_json(guard, value, value, str)
                 out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
             if lead is not None and lead in arguments:
-                arguments = guarded_value(guard, arguments)
+                arguments = guarded_json(guard, arguments, arguments, str)
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
         else:
             raise InvalidInputError(

@@ -16,7 +16,7 @@ from .tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
 
 __all__ = [
     "CHATML_READING", "JSON_KINDS", "MAX_NESTING", "FastGuard",
-    "guarded_content", "guarded_message", "guarded_name", "guarded_value", "render_guarded",
+    "StepAside", "guarded_content", "guarded_json", "guarded_message", "guarded_name", "render_guarded",
 ]
 
 #: The ChatML family's reading of untrusted fields (the Qwen3 control tokens).
@@ -48,30 +48,48 @@ def guarded_message(fast: FastGuard, message: Mapping[str, Any], role: str) -> M
 
 
 def guarded_content(fast: FastGuard | None, content: Any) -> Any:
-    """An untrusted message's content (not ``None``, not a string without the lead) as the checked
-    path's guard leaves it."""
+    """An untrusted message's content (not a string without the lead) as the checked path's guard
+    leaves it."""
     assert fast is not None  # called on the fast path only
+    if type(content) is str:
+        return content if fast.suspect(content) is None else fast.content(content)
     if parts_clean(content, fast.lead):  # the guard's own first test, without its calls
         return content
     return fast.content(content)
 
 
-#: The argument value types whose JSON text shows every string in them, the lead as itself (see
-#: ``FastGuard``): one without the lead, and too short to be nested deeper than MAX_NESTING (every
-#: level writes a bracket), is one the guard leaves as it is. Any other value goes through the guard.
+#: The argument value types whose JSON text shows every string in them as itself (``FastGuard``).
+#: A value nested ``n`` deep writes ``n`` opening brackets: one with at most MAX_NESTING of them is
+#: not too deep for the guard. Any other value goes through the guard.
 JSON_KINDS = frozenset({str, int, bool, float, type(None), dict, list})
 
 
 def guarded_name(fast: FastGuard | None, name: str) -> str:
     """A tool-call name or argument name holding the lead, as the checked path's guard leaves it."""
     assert fast is not None  # called on the fast path only
-    return fast.text(name, fast.follower)
+    follower = fast.follower
+    return name if fast.suspect(name + follower) is None else fast.text(name, follower)
 
 
-def guarded_value(fast: FastGuard | None, value: Any) -> Any:
-    """A tool-call argument value, or string arguments, as the checked path's guard leaves it."""
+class StepAside(Exception):
+    """Raised on the fast path where it cannot tell what the checked path gives: it steps aside."""
+
+
+def guarded_json(fast: FastGuard | None, value: Any, text: str, write: Callable[..., str], *where: Any) -> str:
+    """A tool-call argument value (or string arguments) holding the lead or not of the plain kinds,
+    written as ``text``, as the checked path writes it once its guard has read the value
+    (``write(value, *where)`` writes a value)."""
     assert fast is not None  # called on the fast path only
-    return fast.json(value)
+    kind = type(value)
+    if kind in JSON_KINDS and fast.suspect(text) is None and (
+            len(text) <= MAX_NESTING or text.count("[") + text.count("{") <= MAX_NESTING):
+        return text
+    if kind is not str and isinstance(value, str):
+        # Printed by its __str__, unlike the guard's copy of it: which the checked path prints
+        # depends on its prefilter.
+        raise StepAside
+    new = fast.json(value)
+    return text if new is value else write(new, *where)
 
 
 def render_guarded(
