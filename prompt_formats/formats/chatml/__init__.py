@@ -22,7 +22,7 @@ from .render import chatml_pieces, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
 from .spans import rendered_prompt
 from .tokens import CONTROL_TOKENS
-from .untrusted import CHATML_READING
+from .untrusted import CHATML_READING, render_guarded
 
 if TYPE_CHECKING:
     from ...guard import ControlTokenGuard, Policy
@@ -133,6 +133,11 @@ class ChatMLFormat(GuardedFormat):
         guard = self.guard
         if guard is not None:
             tools = guard.guard_tools(tools)
+            fast = guard.fast_path(CHATML_READING) if field is None and not self.merge_system else None
+            if fast is not None:  # the guard's fast path (see .untrusted): its prompt, or None to step aside
+                prompt = render_guarded(fast, render_chatml, messages, tools, add_generation_prompt, options)
+                if prompt is not None:
+                    return prompt
             messages = guard.guard_messages(messages, CHATML_READING)
         if field is not None:
             merge, template_options = self.merge_system, options

@@ -52,6 +52,7 @@ from .tokens import (
     TURN_END,
     USER_TURN,
 )
+from .untrusted import JSON_KINDS, MAX_NESTING, FastGuard, guarded_content, guarded_json, guarded_message, guarded_name
 
 __all__ = ["ChatMLPieces", "chatml_pieces", "render_chatml", "tools_block"]
 
@@ -169,14 +170,16 @@ def tools_block(tools: Tools) -> str:
 
 
 def _prologue(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any
+    msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any,
+    guard: FastGuard | None = None,
 ) -> list[str]:
     """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
     block = tools_block(tools)
     has_system = roles[0] == "system"
     if has_system:
+        system = msgs[0] if guard is None else guarded_message(guard, msgs[0], roles[0])
         # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
-        system_prompt = trimmed_text(msgs[0], 0, vision, False, True, add_vision_id)
+        system_prompt = trimmed_text(system, 0, vision, False, True, add_vision_id)
     if block:
         if has_system and system_prompt:
             return [block, "\n\n" + system_prompt, TURN_END]
@@ -188,12 +191,13 @@ def _prologue(
 
 def _last_query(
     msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], vision: VisionCount,
-    add_vision_id: Any,
+    add_vision_id: Any, guard: FastGuard | None = None,
 ) -> int:
     """The position of the last user message that is not a wrapped tool response; none raises."""
     for pos in range(len(roles) - 1, -1, -1):
         if roles[pos] == "user":
-            query = trimmed_text(msgs[pos], origins[pos], vision, False, False, add_vision_id)
+            message = msgs[pos] if guard is None else guarded_message(guard, msgs[pos], roles[pos])
+            query = trimmed_text(message, origins[pos], vision, False, False, add_vision_id)
             if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
                 return pos
     raise TemplateError("No user query found in messages.")
@@ -256,7 +260,7 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
         raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
 
 
-def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None) -> None:
+def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None) -> None:
     """The turn's tool calls, and its end. Names and argument values are made exact strings first,
     so that the f-strings copy characters and call nothing."""
     if type(calls) is not list and not isinstance(calls, (list, tuple)):
@@ -266,6 +270,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     # "</think>" in it: empty, or ending in a non-space, so the template's `content|trim` is empty
     # just when it is.)
     opening = CALL_AFTER_CONTENT if content else CALL_FIRST
+    lead = None if guard is None else guard.lead  # see render_chatml (what is no string fails a test)
     for k, call in enumerate(calls):
         if type(call) is not dict and not isinstance(call, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
@@ -273,6 +278,8 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
         if type(function) is not dict and function is not call and not isinstance(function, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
         name = function.get("name")
+        if lead is not None and isinstance(name, str) and lead in name:
+            name = guarded_name(guard, name)
         if type(name) is not str:
             name = _call_name(name, index, calls, k)
         arguments = function.get("arguments")  # absent and null both render nothing
@@ -281,12 +288,21 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
         elif type(arguments) is dict or isinstance(arguments, Mapping):
             out.append(f"{opening}{name}>\n")
             for key, value in arguments.items():
+                if lead is not None and lead in key:
+                    key = guarded_name(guard, key)
                 if type(key) is not str:
                     key = _argument_name(key, index, calls, k)
                 if type(value) is not str:
-                    value = _argument_text(value, index, calls, k, key)
+                    text = _argument_text(value, index, calls, k, key)
+                    if lead is not None and (lead in text or len(text) > MAX_NESTING or type(value) not in JSON_KINDS):
+                        text = guarded_json(guard, value, text, _argument_text, index, calls, k, key)
+                    value = text
+                elif lead is not None and lead in value:
+                    value = guarded_json(guard, value, value, str)
                 out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
+            if lead is not None and lead in arguments:
+                arguments = guarded_json(guard, arguments, arguments, str)
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
         else:
             raise InvalidInputError(
@@ -298,7 +314,8 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
 
 
 def _write_assistant(
-    out: list[str], message: Mapping[str, Any], content: str, index: int | None, keeps_thinking: bool
+    out: list[str], message: Mapping[str, Any], content: str, index: int | None, keeps_thinking: bool,
+    guard: FastGuard | None = None,
 ) -> None:
     """An assistant turn: its reasoning resolved (a field, else the ``<think>`` block of its
     content), kept or dropped, then its content and tool calls."""
@@ -315,7 +332,7 @@ def _write_assistant(
         out.extend((ASSISTANT_TURN, content))
     calls = message.get("tool_calls")
     if calls:
-        _write_tool_calls(out, calls, content, index)
+        _write_tool_calls(out, calls, content, index, guard)
     else:
         out.append(TURN_END)
 
@@ -337,15 +354,19 @@ def _write_user(out: list[str], content: str) -> None:
 def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
     vision: VisionCount, add_vision_id: Any, thinking_after: int, starts: list[int] | None = None,
+    guard: FastGuard | None = None,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning.
 
     ``starts`` (render_spans only): gets the index in ``out`` of each message's first piece."""
     last = len(roles) - 1
+    lead = None if guard is None else guard.lead
     for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
         if starts is not None:
             starts.append(len(out))
         content = message.get("content")
+        if lead is not None and role != "assistant" and (type(content) is not str or lead in content):
+            content = guarded_content(guard, content)
         if type(content) is str:
             content = content.strip()
         else:
@@ -354,7 +375,7 @@ def _write_turns(
         if role == "tool":
             _write_tool(out, content, pos > 0 and roles[pos - 1] != "tool", pos == last or roles[pos + 1] != "tool")
         elif role == "assistant":
-            _write_assistant(out, message, content, origins[pos], pos > thinking_after)
+            _write_assistant(out, message, content, origins[pos], pos > thinking_after, guard)
         elif role == "user":
             _write_user(out, content)
         elif role == "system":
@@ -373,6 +394,7 @@ def render_chatml(
     enable_thinking: Any = None,
     preserve_thinking: Any = None,
     add_vision_id: Any = None,
+    _fast_guard: FastGuard | None = None,
 ) -> str:
     """Render ``messages`` exactly as the Qwen3.6 template does.
 
@@ -381,14 +403,15 @@ def render_chatml(
     Options have the template's semantics: ``enable_thinking`` disables only when it ``is False``,
     ``preserve_thinking`` enables only when it ``is True``, ``add_vision_id`` by truthiness.
     Cost is linear in the size of the input: each message is visited a bounded number of times and
-    the prompt is joined once, at the end.
+    the prompt is joined once, at the end. ``_fast_guard``: the guard's fast path (:mod:`.untrusted`).
     """
     msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
     # The template's image and video counters; only list content reads them.
     vision = VisionCount()
-    out = _prologue(msgs, roles, tools, vision, add_vision_id)
-    last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
-    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query)
+    out = _prologue(msgs, roles, tools, vision, add_vision_id, _fast_guard)
+    last_query = _last_query(msgs, roles, origins, vision, add_vision_id, _fast_guard)
+    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
+                 None, _fast_guard)
     if add_generation_prompt:
         out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
     return "".join(out)
