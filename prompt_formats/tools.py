@@ -306,6 +306,11 @@ class ToolsetCache:
             # Beyond orjson (an integer over 64 bits): the standard library's text, marked so that it
             # can never equal an orjson key.
             key = b"\0" + json.dumps(tools, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return self.lookup(key, tools)[0]
+
+    def lookup(self, key: bytes, tools: list[Any]) -> tuple[PreparedTools | list[Any], bool]:
+        """``(toolset, seen)`` for ``tools`` whose key (its ``orjson.dumps``) is ``key``; ``seen``:
+        whether a toolset of that key was held already."""
         entries = self._entries
         prepared = entries.get(key)
         if prepared is None:
@@ -316,6 +321,6 @@ class ToolsetCache:
             entries[key] = prepared
             if len(entries) > self._size:
                 entries.popitem(last=False)
-        else:
-            entries.move_to_end(key)
-        return prepared
+            return prepared, False
+        entries.move_to_end(key)
+        return prepared, True
