@@ -48,10 +48,24 @@ def run_once(path: Path, records: Path, output: Path, errors: Path) -> tuple[flo
     env = {**os.environ, "PYTHONPATH": str(path)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, env=env, capture_output=True, check=False)
+    # Run from the records' directory: ``-m`` puts the working directory first on the path, which
+    # must not be a checkout whose prompt_formats would be imported instead of ``path``'s.
+    done = subprocess.run(command, env=env, capture_output=True, check=False, cwd=records.parent)
     wall = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"bench_command: the run with PYTHONPATH={path} exited {done.returncode}:\n"
+                         + done.stderr.decode(errors="replace")[-2000:])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
+
+
+def check_imported(path: Path, cwd: Path) -> None:
+    """Stop unless a run with ``path`` imports ``path``'s prompt_formats."""
+    where = subprocess.run([sys.executable, "-c", "import prompt_formats; print(prompt_formats.__file__)"],
+                           env={**os.environ, "PYTHONPATH": str(path)}, cwd=cwd, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    if not Path(where).resolve().is_relative_to(path.resolve()):
+        raise SystemExit(f"bench_command: PYTHONPATH={path} imports {where}; not reporting")
 
 
 def main() -> int:
@@ -68,6 +82,8 @@ def main() -> int:
         records, empty = tmp / "records.jsonl", tmp / "empty.jsonl"
         run_all_extra.write_records(records, args.records)
         empty.write_bytes(b"")
+        for path in sides.values():
+            check_imported(path, tmp)
         cpu: dict[str, list[float]] = {side: [] for side in sides}
         wall: dict[str, list[float]] = {side: [] for side in sides}
         start_up: dict[str, list[float]] = {side: [] for side in sides}
@@ -80,7 +96,7 @@ def main() -> int:
                 wall[side].append(elapsed)
                 got = (output.read_bytes(), errors.read_bytes())
                 reference = reference or got
-                if got != reference:
+                if got != reference:  # (the prompts are the same whichever code wrote them)
                     raise SystemExit(f"bench_command: {side}'s output differs from the first run's; not reporting")
                 start_up[side].append(run_once(path, empty, tmp / "o.jsonl", tmp / "e.jsonl")[0])
         lines = reference[0].count(b"\n") if reference else 0

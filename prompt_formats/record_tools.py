@@ -118,20 +118,16 @@ class RawToolsets:
         holder["tools"] = KnownToolset(self._raw[raw])
         return record
 
-    def learn(self, block: bytes, start: int, end: int, tools: list[Any]) -> PreparedTools | list[Any] | None:
+    def learn(self, block: bytes, start: int, end: int, tools: list[Any]) -> PreparedTools | list[Any]:
         """The toolset of the non-empty ``tools``, decoded from the line ``block[start:end]``; from the
         second sighting of its content on, the bytes of the line's first ``tools`` array are
-        remembered when they decode to that content. ``None`` for a list orjson cannot encode (the
-        record's reader then prepares it as it always did)."""
-        try:
-            key = orjson.dumps(tools)
-        except TypeError:
-            return None
-        toolset, seen = self.by_content.lookup(key, tools)
+        remembered when they decode to that content."""
+        prepared, seen = self.by_content.lookup(tools)
+        toolset = tools if prepared is None else prepared
         if seen and self._size > 0:
             pos = _value_start(block, start, end)
             raw = _array_bytes(block, pos, end) if pos >= 0 else None
-            if raw is not None and _encodes_as(raw, key):
+            if raw is not None and _encodes_as(raw, tools):
                 self._remember(raw, toolset)
         return toolset
 
@@ -160,10 +156,10 @@ def _placeholder_holder(record: Any) -> dict[str, Any] | None:
     return None
 
 
-def _encodes_as(raw: bytes, key: bytes) -> bool:
-    """Whether the array ``raw`` is the content whose key is ``key`` (not, say, a nested ``tools``)."""
+def _encodes_as(raw: bytes, tools: list[Any]) -> bool:
+    """Whether the array ``raw`` holds the content of ``tools`` (not, say, a nested object's ``tools``)."""
     try:
-        return orjson.dumps(orjson.loads(raw)) == key
+        return orjson.dumps(orjson.loads(raw)) == orjson.dumps(tools)
     except (orjson.JSONDecodeError, TypeError):
         return False
 

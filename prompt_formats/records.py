@@ -123,9 +123,7 @@ class _RecordJob:
                 return False, _encode(error_record(line, None, exc))
             holder = _tools_holder(record)
             if holder is not None:
-                toolset = tools.learn(block, start, end, holder["tools"])
-                if toolset is not None:
-                    holder["tools"] = KnownToolset(toolset)
+                holder["tools"] = KnownToolset(tools.learn(block, start, end, holder["tools"]))
         return self._handled(record, line)
 
     def process_block(self, first_line: int, block: bytes) -> BlockResult:

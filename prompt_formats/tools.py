@@ -6,19 +6,15 @@ dicts are deep-copied when it is made), so a format can cache its rendered form 
 and reuse that on every call. Keep one per session, or per distinct tool list, in a server.
 
 A plain list of tool dicts gets the next best thing: :data:`PLAIN_TOOLS_CACHE`, a small bounded
-cache keyed by the list's *content* (its ``marshal`` dump), so a server that passes the same tools
-on every request serialises them once without doing anything. It never changes the output; a
-prepared toolset still skips even the dump.
+cache keyed by the list's *content*, which makes it a ``PreparedTools`` once, so a server that
+passes the same tools on every request serialises them once without doing anything. It never
+changes the output; a prepared toolset still skips even the look-up.
 """
 
 from __future__ import annotations
 
 import copy
-import json
-import marshal
-import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -33,6 +29,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+L = TypeVar("L")
 
 
 class PreparedTools:
@@ -144,103 +141,113 @@ def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> Prepare
     return PreparedTools(tools)
 
 
-# orjson encodes exact str, int, float, bool, None, dict, list and tuple; with these options it
-# raises for every subclass of them (and for dataclasses and datetimes). See PlainToolsCache.
+# With these options orjson raises for every subclass of str, int, float, dict and list, for
+# dataclasses and datetimes (and, always, for lone surrogates, integers beyond 64 bits, non-string
+# keys and nesting beyond its limit). It still writes tuples, enums and UUIDs as JSON, and NaN and
+# infinities as null: the content check of PlainToolsCache tells those apart.
 _EXACT_TYPES_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-# What is known of the lists with an entry's key.
-_UNCHECKED, _EXACT, _NOT_EXACT = 0, 1, 2
+#: An entry for a list that PreparedTools refuses: such a list is rendered from itself every time.
+_REFUSED: Any = None
 
 
 class PlainToolsCache:
-    """What a format renders from a plain tool list, keyed by the list's content; bounded, thread-safe.
+    """The one content-keyed cache from a plain tool list to its :class:`PreparedTools`; bounded, thread-safe.
 
-    ``get(key, tools, build)`` returns ``build(tools)``, from the cache when a tool list with the
-    same content was built under the same ``key`` before. At most ``max_entries`` entries and
-    ``max_bytes`` in all (the content key plus ``sys.getsizeof`` of the built value: meant for flat
-    values such as the rendered text) are kept; the oldest entry goes first (first in, first out:
-    a hit costs one dictionary look-up, without a lock). A list that is mutated afterwards simply
-    has another key; nothing refers to the caller's objects.
+    :meth:`get` returns the toolset a format renders a plain list as: a ``PreparedTools`` with the
+    list's content, made once per content (a copy of it, as orjson reads it back), or the list
+    itself when it is not made of exact JSON types only or ``PreparedTools`` refuses it. Every
+    rendered form (:func:`rendered_tools`) is then cached on that one toolset.
 
-    Why the output never changes. The content key is ``marshal.dumps(tools)``; a value is cached
-    only if its build succeeded, and served only once a list with that key has been found to hold
-    exact JSON types only (by orjson, which rejects every subclass; checked on the first hit, so
-    a list seen once never pays for it):
+    Look-up: the list last served from an entry is recognised by identity first, which spares
+    hashing its key; either way the content is verified. The key is the list's orjson text (with
+    subclasses refused), and a served toolset's tool dicts compare equal (``==``) to the list's.
+    Together they are exact: equal texts fix the structure, key order, strings, and the type and
+    bits of every number and bool; equality then rules out what orjson writes alike (a tuple is not
+    equal to a list, an enum member or a UUID not to its value, NaN and infinities not to None).
+    A list mutated since it was served therefore fails one or the other and never gets a stale toolset.
 
-    - marshal writes every object by its *exact* type (a distinct code for ``int``, ``float``,
-      ``bool``, ``None``, ``str``, ``tuple``, ``list``, ``dict``), floats as their 8 bytes
-      (``0.0`` and ``-0.0`` differ), strings as their code points, dicts in their key order. It
-      raises ``ValueError`` for every other type, with one exception: an object of another type
-      that exposes the buffer protocol (numpy's ``float64`` and ``str_`` do, and ``json.dumps``
-      writes them as a float and a string) is written as if it were ``bytes``.
-    - A list of exact JSON types has no ``bytes`` code in its dump. Any list with the same dump
-      therefore has no buffer-protocol object either (each would have put a ``bytes`` code there),
-      so it is made of exact types too, and ``marshal.loads`` gives both lists back identical in
-      types, values, order and float bits. ``json.dumps`` of exact types depends on nothing else:
-      every list with that dump, the one the value was built from included, has the same JSON text.
-
-    A list that is not made of exact JSON types only is built on every call: marshal rejects most
-    (a subclass, too much nesting); the others (a lone surrogate, an integer beyond 64 bits, a
-    non-string key, a buffer-protocol object) fail orjson's check and their entry is never served.
-    Some lists with equal content dump differently (marshal marks objects referenced more than once
-    and interned strings); they are merely separate entries.
+    At most ``max_entries`` entries and about ``max_bytes`` (twice the key's length per entry: the
+    key and the toolset's copy) are kept; the oldest goes first. Readers take no lock.
     """
 
+    #: Whether the toolset adopts the list itself instead of a copy (see :class:`ToolsetCache`).
+    owning = False
+
     def __init__(self, max_entries: int = 64, max_bytes: int = 32 * 1024 * 1024) -> None:
-        # key -> (value, size, state): state _EXACT once a list with this key held exact JSON types
-        # only, _NOT_EXACT once one did not (then no list with this key does: the value is never
-        # served), _UNCHECKED before. Insertion order is eviction order. Readers use dict.get
-        # alone (atomic); writers hold the lock.
-        self._entries: dict[tuple[str, bytes], tuple[Any, int, int]] = {}
+        # key -> (key, toolset or _REFUSED, the list last served); insertion order is eviction order.
+        self._entries: dict[bytes, tuple[bytes, PreparedTools | None, Any]] = {}
+        self._by_identity: dict[int, tuple[bytes, PreparedTools | None, Any]] = {}
         self._lock = threading.Lock()
         self._bytes = 0
         self.max_entries = max_entries
         self.max_bytes = max_bytes
 
-    def get(self, key: str, tools: Any, build: Callable[[Any], T]) -> T:
-        """``build(tools)``, from the cache when ``tools`` has the content of a list built under ``key`` before."""
-        try:
-            entry_key = (key, marshal.dumps(tools))
-        except ValueError:  # another type, or nested too deeply: not keyable
-            return build(tools)
-        entry = self._entries.get(entry_key)
-        if entry is None:
-            value = build(tools)  # outside the lock: builds may be slow, and two threads may build alike
-            self._add(entry_key, value, len(entry_key[1]) + sys.getsizeof(value))
-            return value
-        state = entry[2]
-        if state == _UNCHECKED:
-            try:
-                orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
-                state = _EXACT
-            except (TypeError, ValueError, RecursionError):
-                state = _NOT_EXACT
-            with self._lock:
-                if entry_key in self._entries:
-                    self._entries[entry_key] = (entry[0], entry[1], state)
-        if state == _NOT_EXACT:
-            return build(tools)
-        return entry[0]  # type: ignore[no-any-return]
+    def get(self, tools: L) -> L | PreparedTools:
+        """The toolset to render ``tools`` with: its ``PreparedTools`` when the content is cacheable, else ``tools``."""
+        prepared = self.lookup(tools)[0]
+        return tools if prepared is None else prepared
 
-    def _add(self, entry_key: tuple[str, bytes], value: Any, size: int) -> None:
-        if size > self.max_bytes:
-            return
-        with self._lock:
-            old = self._entries.pop(entry_key, None)
-            if old is not None:
-                self._bytes -= old[1]
-            self._entries[entry_key] = (value, size, _UNCHECKED)
-            self._bytes += size
-            self._evict()
+    def lookup(self, tools: Any) -> tuple[PreparedTools | None, bool]:
+        """``(toolset, seen)``: the ``PreparedTools`` of ``tools`` (``None`` when not cacheable), and
+        whether an entry with its content was held already."""
+        if type(tools) is not list:
+            return None, False
+        entry = self._by_identity.get(id(tools))
+        try:
+            key = orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
+        except (TypeError, ValueError):  # not exact JSON types only, or nested too deeply
+            return None, False
+        if entry is None or entry[2] is not tools or entry[0] != key:
+            entry = self._entries.get(key)
+        if entry is None:
+            return self._add(key, tools), False
+        prepared = entry[1]
+        if prepared is None or tuple(tools) != prepared.tools:
+            return None, True
+        if entry[2] is not tools:
+            self._remember_identity((key, prepared, tools))
+        return prepared, True
+
+    def _remember_identity(self, entry: tuple[bytes, PreparedTools | None, Any]) -> None:
+        """``entry``'s list is the one its identity check will look for; at most about two per entry are kept."""
+        by_identity = self._by_identity
+        if len(by_identity) >= 2 * self.max_entries:
+            by_identity = self._by_identity = {}  # a new dict: a reader of the old one is not disturbed
+        by_identity[id(entry[2])] = entry
+
+    def _add(self, key: bytes, tools: list[Any]) -> PreparedTools | None:
+        try:
+            prepared: PreparedTools | None = PreparedTools.owning(tools if self.owning else orjson.loads(key))
+        except InvalidInputError:
+            prepared = _REFUSED
+        if prepared is not None and tuple(tools) != prepared.tools:
+            return None  # read back otherwise (NaN, a tuple, an enum): never cached
+        size = 2 * len(key)
+        if size <= self.max_bytes:
+            with self._lock:
+                entry = (key, prepared, tools)
+                old = self._entries.pop(key, None)
+                if old is not None:
+                    self._bytes -= 2 * len(old[0])
+                self._entries[key] = entry
+                self._remember_identity(entry)
+                self._bytes += size
+                self._evict()
+        return prepared
 
     def _evict(self) -> None:
         entries = self._entries
         while entries and (len(entries) > self.max_entries or self._bytes > self.max_bytes):
-            self._bytes -= entries.pop(next(iter(entries)))[1]
+            key, _, _ = entries.pop(next(iter(entries)))
+            self._bytes -= 2 * len(key)
+        if not entries:
+            self._by_identity = {}
 
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
             self._entries.clear()
+            self._by_identity = {}
             self._bytes = 0
 
     def resize(self, max_entries: int, max_bytes: int) -> None:
@@ -259,6 +266,17 @@ class PlainToolsCache:
         return self._bytes
 
 
+class ToolsetCache(PlainToolsCache):
+    """The record readers' cache (one per job): :class:`PlainToolsCache` over lists decoded from
+    JSON, which the caller made and never changes, so the toolset adopts the list itself (no copy,
+    :meth:`PreparedTools.owning`). ``size`` bounds the entries."""
+
+    owning = True
+
+    def __init__(self, size: int) -> None:
+        super().__init__(max_entries=size)
+
+
 #: The process-wide cache the formats use for plain tool lists (ChatML: the tools block).
 PLAIN_TOOLS_CACHE = PlainToolsCache()
 
@@ -267,60 +285,11 @@ def rendered_tools(tools: Sequence[Mapping[str, Any]] | PreparedTools, key: str,
     """What a format renders from ``tools`` under ``key``: ``build(tools)``, computed once per toolset.
 
     The one way a format asks for a toolset's rendered form: a :class:`PreparedTools` caches it on
-    itself, a plain list through the process-wide content-keyed cache. ``build`` must depend on the
-    tools' content only.
+    itself; a plain list becomes one through :data:`PLAIN_TOOLS_CACHE` (or, not cacheable, is built
+    from every time). ``build`` must depend on the tools' content only.
     """
-    if isinstance(tools, PreparedTools):
-        return tools.cached(key, build)
-    return PLAIN_TOOLS_CACHE.get(key, tools, build)
-
-
-class ToolsetCache:
-    """A bounded LRU of prepared toolsets keyed by their JSON bytes: the record jobs prepare a toolset once per worker.
-
-    Records of one corpus often repeat a few toolsets; each is validated and rendered once, when it
-    is first seen, and its rendered form (the largest part of an agent prompt) is reused by every
-    later record with the same bytes. The lists come from the record's JSON, decoded by the caller
-    and never shared, so the toolset keeps them as they are (:meth:`PreparedTools.owning`).
-
-    A list that :class:`PreparedTools` refuses is kept and returned as it is: some templates render
-    what it refuses (ChatML writes each tool as JSON, so a tool without a name renders), and a
-    record must get what ``render`` gives with its tools, its prompt or its error.
-    """
-
-    __slots__ = ("_entries", "_size")
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: OrderedDict[bytes, PreparedTools | list[Any]] = OrderedDict()
-
-    def __len__(self) -> int:
-        """How many toolsets the cache holds (never more than its ``size``)."""
-        return len(self._entries)
-
-    def get(self, tools: list[Any]) -> PreparedTools | list[Any]:
-        """The toolset of a decoded tool list: a :class:`PreparedTools` of it, or the list if refused."""
-        try:
-            key = orjson.dumps(tools)
-        except TypeError:
-            # Beyond orjson (an integer over 64 bits): the standard library's text, marked so that it
-            # can never equal an orjson key.
-            key = b"\0" + json.dumps(tools, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        return self.lookup(key, tools)[0]
-
-    def lookup(self, key: bytes, tools: list[Any]) -> tuple[PreparedTools | list[Any], bool]:
-        """``(toolset, seen)`` for ``tools`` whose key (its ``orjson.dumps``) is ``key``; ``seen``:
-        whether a toolset of that key was held already."""
-        entries = self._entries
-        prepared = entries.get(key)
-        if prepared is None:
-            try:
-                prepared = PreparedTools.owning(tools)
-            except InvalidInputError:
-                prepared = tools
-            entries[key] = prepared
-            if len(entries) > self._size:
-                entries.popitem(last=False)
-            return prepared, False
-        entries.move_to_end(key)
-        return prepared, True
+    if not isinstance(tools, PreparedTools):
+        tools = PLAIN_TOOLS_CACHE.get(tools)
+        if not isinstance(tools, PreparedTools):
+            return build(tools)
+    return tools.cached(key, build)
