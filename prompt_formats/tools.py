@@ -14,6 +14,7 @@ changes the output; a prepared toolset still skips even the look-up.
 from __future__ import annotations
 
 import copy
+import marshal
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -142,41 +143,61 @@ def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> Prepare
 
 
 # With these options orjson raises for every subclass of str, int, float, dict and list, for
-# dataclasses and datetimes (and, always, for lone surrogates, integers beyond 64 bits, non-string
-# keys and nesting beyond its limit). It still writes tuples, enums and UUIDs as JSON, and NaN and
-# infinities as null: the content check of PlainToolsCache tells those apart.
+# dataclasses and datetimes (and, always, for bytes, lone surrogates, integers beyond 64 bits,
+# non-string keys and nesting beyond its limit). It still writes tuples, enums and UUIDs as JSON,
+# and NaN and infinities as null (see PlainToolsCache).
 _EXACT_TYPES_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 #: An entry for a list that PreparedTools refuses: such a list is rendered from itself every time.
 _REFUSED: Any = None
+_UNKNOWN: Any = object()
+#: An entry for a content seen once: at its next sighting, it is prepared.
+_SEEN_ONCE: Any = object()
+
+
+def _containers_copied(value: Any) -> Any:
+    """``value`` with its dicts and lists copied and everything else shared (nesting bounded by orjson's limit)."""
+    if type(value) is dict:
+        return {key: _containers_copied(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_containers_copied(item) for item in value]
+    return value
 
 
 class PlainToolsCache:
     """The one content-keyed cache from a plain tool list to its :class:`PreparedTools`; bounded, thread-safe.
 
-    :meth:`get` returns the toolset a format renders a plain list as: a ``PreparedTools`` with the
-    list's content, made once per content (a copy of it, as orjson reads it back), or the list
-    itself when it is not made of exact JSON types only or ``PreparedTools`` refuses it. Every
-    rendered form (:func:`rendered_tools`) is then cached on that one toolset.
+    :meth:`get` returns the toolset a format renders a plain list as: from the second sighting of
+    its content on, a ``PreparedTools`` of it (an exact copy, made once); the list itself when it is
+    seen for the first time (it costs its key only), is not made of exact JSON types only, or is
+    refused by ``PreparedTools``. Every rendered form (:func:`rendered_tools`) is cached on the toolset.
 
-    Look-up: the list last served from an entry is recognised by identity first, which spares
-    hashing its key; either way the content is verified. The key is the list's orjson text (with
-    subclasses refused), and a served toolset's tool dicts compare equal (``==``) to the list's.
-    Together they are exact: equal texts fix the structure, key order, strings, and the type and
-    bits of every number and bool; equality then rules out what orjson writes alike (a tuple is not
-    equal to a list, an enum member or a UUID not to its value, NaN and infinities not to None).
-    A list mutated since it was served therefore fails one or the other and never gets a stale toolset.
+    Why a list never gets another content's toolset. The key is ``marshal.dumps(list)``, which
+    writes every object by its exact type (``int``, ``float`` by its 8 bytes, ``bool``, ``None``,
+    ``str``, ``tuple``, ``list``, ``dict`` in key order) and refuses other types, except those with
+    the buffer protocol (numpy's ``float64``), written as ``bytes``. An entry is served only once a
+    list with its key passed orjson with subclasses refused (no ``bytes`` either): then every list
+    with that key is made of the same exact values, in the same order. The list served last is
+    recognised by identity first: the next time by its key, from then on by its orjson text
+    together with equality (``==``) to a copy of its own containers sharing its values, which is
+    cheaper (equality mostly compares identities) and as exact: equal texts fix the structure, key
+    order, strings and the type and bits of every number, and equality rules out what orjson writes
+    alike (a tuple and a list, an enum member or a UUID and its value, NaN and ``None``). A list
+    mutated in place therefore never hits a stale entry.
 
     At most ``max_entries`` entries and about ``max_bytes`` (twice the key's length per entry: the
     key and the toolset's copy) are kept; the oldest goes first. Readers take no lock.
     """
 
-    #: Whether the toolset adopts the list itself instead of a copy (see :class:`ToolsetCache`).
-    owning = False
+    #: Whether every list is decoded JSON, never changed afterwards (:class:`ToolsetCache`): its
+    #: orjson text is then an exact key, and the toolset adopts the list itself.
+    decoded = False
 
     def __init__(self, max_entries: int = 64, max_bytes: int = 32 * 1024 * 1024) -> None:
-        # key -> (key, toolset or _REFUSED, the list last served); insertion order is eviction order.
-        self._entries: dict[bytes, tuple[bytes, PreparedTools | None, Any]] = {}
-        self._by_identity: dict[int, tuple[bytes, PreparedTools | None, Any]] = {}
+        # key -> (key, toolset, _REFUSED or _SEEN_ONCE), insertion order is eviction order; the list
+        # served last: (list, key, toolset, its orjson text, a copy of its containers).
+        self._entries: dict[bytes, tuple[bytes, Any]] = {}
+        self._last: tuple[Any, bytes, PreparedTools, Any, Any] | None = None
+        self._unseen: tuple[Any, bytes] | None = None  # (list, key) of a first sighting being built
         self._lock = threading.Lock()
         self._bytes = 0
         self.max_entries = max_entries
@@ -187,67 +208,126 @@ class PlainToolsCache:
         prepared = self.lookup(tools)[0]
         return tools if prepared is None else prepared
 
-    def lookup(self, tools: Any) -> tuple[PreparedTools | None, bool]:
-        """``(toolset, seen)``: the ``PreparedTools`` of ``tools`` (``None`` when not cacheable), and
-        whether an entry with its content was held already."""
+    def rendered(self, key: str, tools: Any, build: Callable[[Any], T]) -> T:
+        """``build(tools)``, cached on the toolset of ``tools`` under ``key`` (see :func:`rendered_tools`).
+        A content seen for the first time counts as seen only once its build succeeded."""
+        prepared, _ = self.lookup(tools, see=False)
+        if prepared is None:
+            value = build(tools)
+            unseen = self._unseen
+            if unseen is not None and unseen[0] is tools:
+                self._unseen = None
+                self._insert((unseen[1], _SEEN_ONCE))
+            return value
+        return prepared.cached(key, build)
+
+    def lookup(self, tools: Any, see: bool = True) -> tuple[PreparedTools | None, bool]:
+        """``(toolset, seen)``: the ``PreparedTools`` of ``tools`` (``None`` when not cacheable, or
+        seen for the first time), and whether its content was seen already. ``see=False``: a content
+        seen for the first time is not yet marked as seen."""
         if type(tools) is not list:
             return None, False
-        entry = self._by_identity.get(id(tools))
+        if self.decoded:
+            return self._decoded_list(tools)
+        last = self._last
+        if last is not None and last[0] is tools:
+            prepared = self._known_list(last)
+            if prepared is not _UNKNOWN:
+                return prepared, True
         try:
-            key = orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
-        except (TypeError, ValueError):  # not exact JSON types only, or nested too deeply
+            key = marshal.dumps(tools)
+        except ValueError:  # another type, or nested too deeply: not keyable
             return None, False
-        if entry is None or entry[2] is not tools or entry[0] != key:
-            entry = self._entries.get(key)
-        if entry is None:
-            return self._add(key, tools), False
+        entry = self._entries.get(key)
+        if entry is None:  # a content seen once costs its key only
+            if see:
+                self._insert((key, _SEEN_ONCE))
+            else:
+                self._unseen = (tools, key)
+            return None, False
+        if entry[1] is _SEEN_ONCE:
+            entry = self._promoted(key, tools)
+            if entry is None:
+                return None, True
         prepared = entry[1]
-        if prepared is None or tuple(tools) != prepared.tools:
-            return None, True
-        if entry[2] is not tools:
-            self._remember_identity((key, prepared, tools))
+        if prepared is not None:
+            self._last = (tools, key, prepared, None, None)
         return prepared, True
 
-    def _remember_identity(self, entry: tuple[bytes, PreparedTools | None, Any]) -> None:
-        """``entry``'s list is the one its identity check will look for; at most about two per entry are kept."""
-        by_identity = self._by_identity
-        if len(by_identity) >= 2 * self.max_entries:
-            by_identity = self._by_identity = {}  # a new dict: a reader of the old one is not disturbed
-        by_identity[id(entry[2])] = entry
-
-    def _add(self, key: bytes, tools: list[Any]) -> PreparedTools | None:
+    def _decoded_list(self, tools: list[Any]) -> tuple[PreparedTools | None, bool]:
+        """:meth:`lookup` of a list decoded from JSON (exact types: its orjson text is an exact key)."""
         try:
-            prepared: PreparedTools | None = PreparedTools.owning(tools if self.owning else orjson.loads(key))
+            key = orjson.dumps(tools)
+        except TypeError:  # an integer beyond 64 bits, a lone surrogate
+            return None, False
+        entry = self._entries.get(key)
+        if entry is not None:
+            return entry[1], True
+        try:
+            prepared: PreparedTools | None = PreparedTools.owning(tools)
         except InvalidInputError:
             prepared = _REFUSED
-        if prepared is not None and tuple(tools) != prepared.tools:
-            return None  # read back otherwise (NaN, a tuple, an enum): never cached
+        self._insert((key, prepared))
+        return prepared, False
+
+    def _promoted(self, key: bytes, tools: list[Any]) -> tuple[bytes, PreparedTools | None] | None:
+        """The entry of a content seen once before, when its list is made of exact JSON types only
+        (then every list with its key is): its toolset made from the key, an exact copy."""
+        try:
+            orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
+        except (TypeError, ValueError, RecursionError):
+            return None
+        try:
+            prepared: PreparedTools | None = PreparedTools.owning(marshal.loads(key))
+        except InvalidInputError:
+            prepared = _REFUSED
+        entry = (key, prepared)
+        self._insert(entry)
+        return entry
+
+    def _known_list(self, last: tuple[Any, bytes, PreparedTools, Any, Any]) -> Any:
+        """The toolset of the very list served last, its content verified; ``_UNKNOWN`` when it no
+        longer has it. The second time by its key; from then on by its orjson text and equality
+        with a copy of its containers sharing its values (equality mostly compares identities)."""
+        tools, key, prepared, text, shadow = last
+        try:
+            if shadow is None:
+                if marshal.dumps(tools) != key:
+                    return _UNKNOWN
+                self._last = (tools, key, prepared, orjson.dumps(tools, option=_EXACT_TYPES_ONLY),
+                              _containers_copied(tools))
+                return prepared
+            same = orjson.dumps(tools, option=_EXACT_TYPES_ONLY) == text and tools == shadow
+        except (TypeError, ValueError):
+            return _UNKNOWN
+        return prepared if same else _UNKNOWN
+
+    def _insert(self, entry: tuple[bytes, Any]) -> None:
+        key = entry[0]
         size = 2 * len(key)
-        if size <= self.max_bytes:
-            with self._lock:
-                entry = (key, prepared, tools)
-                old = self._entries.pop(key, None)
-                if old is not None:
-                    self._bytes -= 2 * len(old[0])
-                self._entries[key] = entry
-                self._remember_identity(entry)
-                self._bytes += size
-                self._evict()
-        return prepared
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= 2 * len(old[0])
+            self._entries[key] = entry
+            self._bytes += size
+            self._evict()
 
     def _evict(self) -> None:
         entries = self._entries
         while entries and (len(entries) > self.max_entries or self._bytes > self.max_bytes):
-            key, _, _ = entries.pop(next(iter(entries)))
+            key, _ = entries.pop(next(iter(entries)))
             self._bytes -= 2 * len(key)
         if not entries:
-            self._by_identity = {}
+            self._last = None
 
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
             self._entries.clear()
-            self._by_identity = {}
+            self._last = None
             self._bytes = 0
 
     def resize(self, max_entries: int, max_bytes: int) -> None:
@@ -258,6 +338,7 @@ class PlainToolsCache:
             self._evict()
 
     def __len__(self) -> int:
+        """How many contents the cache knows: prepared, or seen once."""
         return len(self._entries)
 
     @property
@@ -271,7 +352,7 @@ class ToolsetCache(PlainToolsCache):
     JSON, which the caller made and never changes, so the toolset adopts the list itself (no copy,
     :meth:`PreparedTools.owning`). ``size`` bounds the entries."""
 
-    owning = True
+    decoded = True
 
     def __init__(self, size: int) -> None:
         super().__init__(max_entries=size)
@@ -288,8 +369,6 @@ def rendered_tools(tools: Sequence[Mapping[str, Any]] | PreparedTools, key: str,
     itself; a plain list becomes one through :data:`PLAIN_TOOLS_CACHE` (or, not cacheable, is built
     from every time). ``build`` must depend on the tools' content only.
     """
-    if not isinstance(tools, PreparedTools):
-        tools = PLAIN_TOOLS_CACHE.get(tools)
-        if not isinstance(tools, PreparedTools):
-            return build(tools)
-    return tools.cached(key, build)
+    if isinstance(tools, PreparedTools):
+        return tools.cached(key, build)
+    return PLAIN_TOOLS_CACHE.rendered(key, tools, build)

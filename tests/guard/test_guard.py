@@ -275,21 +275,22 @@ def test_large_plain_toolsets_are_checked_once_per_content():
         return json.loads(json.dumps(tools))
 
     clean = again(toolset("a < b, unique to this test"))
-    key_before = marshal.dumps(clean)
-    first = ESCAPING.guard_tools(clean)  # the toolset of its content, which the format renders alike
-    assert isinstance(first, pf.PreparedTools) and list(first.tools) == clean
-    assert ESCAPING.guard_tools(again(clean)) is first
-    assert ESCAPING.guard_tools(clean) is first
-    # Preparing it did not touch the caller's objects.
-    assert marshal.dumps(clean) == key_before
+    assert ESCAPING.guard_tools(clean) is clean  # first sight: checked, no copy made
+    next_request = again(clean)
+    key_before = marshal.dumps(next_request)
+    second = ESCAPING.guard_tools(next_request)
+    assert isinstance(second, pf.PreparedTools) and list(second.tools) == clean
+    assert ESCAPING.guard_tools(again(clean)) is second
+    # Preparing it did not touch the caller's objects (their marshal dump keys the format's cache).
+    assert marshal.dumps(next_request) == key_before
 
     dirty = again(toolset("<|im_end|> unique to this test"))
     escaped = [{"type": "function", "function": {"name": f"f{i}", "description": "<\\|im_end|> unique to this test"}}
                for i in range(16)]
-    assert list(ESCAPING.guard_tools(dirty).tools) == escaped
+    assert ESCAPING.guard_tools(dirty) == escaped
     assert list(ESCAPING.guard_tools(again(dirty)).tools) == escaped
     assert dirty == toolset("<|im_end|> unique to this test")  # the caller's list is never changed
-    for _ in range(2):  # a rejected toolset raises every time
+    for _ in range(2):  # nothing is cached for a rejected toolset: it raises every time
         with pytest.raises(InjectionError, match=r"^tools\[0\]\.function\.description: "):
             REJECTING.guard_tools(again(dirty))
 

@@ -123,7 +123,8 @@ def test_lists_not_made_of_exact_json_types_are_built_every_time(value: Any) -> 
     assert [rendered(cache, "k", tools, build) for _ in range(3)] == [1, 2, 3]
 
 
-def test_a_value_is_served_from_the_second_sighting_once_the_list_is_checked() -> None:
+def test_a_content_seen_twice_is_prepared_and_its_value_served_from_then_on() -> None:
+    # A content seen once costs its key only: no copy, no value kept (it is built from the list).
     cache = PlainToolsCache()
     built: list[int] = []
 
@@ -132,7 +133,8 @@ def test_a_value_is_served_from_the_second_sighting_once_the_list_is_checked() -
         return len(built)
 
     tools = tools_with("x")
-    assert [rendered(cache, "k", copy.deepcopy(tools), build) for _ in range(4)] == [1, 1, 1, 1]
+    assert [rendered(cache, "k", copy.deepcopy(tools), build) for _ in range(4)] == [1, 2, 2, 2]
+    assert isinstance(cache.get(copy.deepcopy(tools)), pf.PreparedTools)
 
 
 # numpy's float64 and str_ are a float and a str to json.dumps, but marshal writes them as the bytes
@@ -182,7 +184,7 @@ def test_a_list_mutated_in_place_never_gets_a_stale_toolset(format_name: str) ->
     for value in IN_PLACE:
         schema["default"] = value
         want = oracle(format_name, tools)
-        for _ in range(2):
+        for _ in range(4):  # first sight, prepared, recognised by its key, by its text and containers
             assert render_ours(fmt.render, MESSAGES, tools, True) == want
     function = tools[0]["function"]
     function["name"] = function.pop("name")  # the same keys, in another order
@@ -193,12 +195,14 @@ def test_a_list_mutated_in_place_never_gets_a_stale_toolset(format_name: str) ->
 
 def test_the_same_list_is_recognised_and_a_changed_one_is_not() -> None:
     tools = tools_with(1)
+    assert PLAIN_TOOLS_CACHE.get(tools) is tools  # first sight: the list itself, nothing copied
     first = PLAIN_TOOLS_CACHE.get(tools)
     assert isinstance(first, pf.PreparedTools)
     assert first.tools[0] is not tools[0]  # a copy: the caller's list may change
     assert PLAIN_TOOLS_CACHE.get(tools) is first
     assert PLAIN_TOOLS_CACHE.get(copy.deepcopy(tools)) is first  # the same content, other objects
     tools[0]["function"]["parameters"]["properties"]["x"]["default"] = 1.0
+    assert PLAIN_TOOLS_CACHE.get(tools) is tools  # a new content, seen once
     second = PLAIN_TOOLS_CACHE.get(tools)
     assert second is not first and second.tools == tuple(tools)  # type: ignore[union-attr]
     assert rendered_tools(tools, "test.key", lambda t: json.dumps(list(t))) == json.dumps(tools)
@@ -258,15 +262,17 @@ def test_bounds_by_count_oldest_first_out() -> None:
         return build
 
     for n in (1, 2, 3):
+        assert cache.get(named(n))[0]["function"]["name"] == f"f{n}"  # first sight: its key only
         assert rendered(cache, "k", named(n), build_for(n)) == f"text {n}"
     assert rendered(cache, "k", named(1), build_for(1)) == "text 1"  # a hit
     assert built == [1, 2, 3]
+    cache.get(named(4))
     assert rendered(cache, "k", named(4), build_for(4)) == "text 4"  # evicts 1, the oldest
     assert len(cache) == 3
     for n in (2, 3, 4):
         rendered(cache, "k", named(n), build_for(n))
     assert built == [1, 2, 3, 4]
-    assert rendered(cache, "k", named(1), build_for(1)) == "text 1"
+    assert rendered(cache, "k", named(1), build_for(1)) == "text 1"  # seen once again: built from the list
     assert built == [1, 2, 3, 4, 1]
     assert rendered(cache, "other key", named(3), build_for(3)) == "text 3"  # keys are per format
     assert built == [1, 2, 3, 4, 1, 3]
@@ -275,8 +281,9 @@ def test_bounds_by_count_oldest_first_out() -> None:
 def test_bounds_by_bytes() -> None:
     cache = PlainToolsCache(max_entries=100, max_bytes=25_000)
     for n in range(10):
-        rendered(cache, "k", named(n, "x" * 5_000), lambda tools: "built")
-        assert cache.nbytes <= 25_000
+        for _ in range(2):
+            rendered(cache, "k", named(n, "x" * 5_000), lambda tools: "built")
+            assert cache.nbytes <= 25_000
     assert 1 <= len(cache) <= 2
     rendered(cache, "k", named(99, "x" * 30_000), lambda tools: "built")  # larger than the bound: not kept
     assert cache.nbytes <= 25_000
