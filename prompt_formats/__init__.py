@@ -14,16 +14,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# The error classes are bound at import (a small module): an ``except pf.InvalidInputError`` clause
+# can run where the stack has no room left for the first-use import below.
+from .errors import FormatError, InjectionError, InvalidInputError, ParseError, TemplateError, UnknownOptionError
+
 if TYPE_CHECKING:
     from .detect import TemplateMatch, detect_format, match_template
-    from .errors import (
-        FormatError,
-        InjectionError,
-        InvalidInputError,
-        ParseError,
-        TemplateError,
-        UnknownOptionError,
-    )
     from .format import ChatFormat
     from .guard import CHATML_CONTROL_TOKENS, HARMONY_CONTROL_TOKENS, ControlTokenGuard, unescape
     from .messages import AssistantReply, ImagePart, Message, TextPart, ToolCall, ToolDefinition, VideoPart
@@ -47,8 +43,6 @@ __version__ = "0.1.0"
 # Public name -> the module (relative to this package) that defines it.
 _HOMES: dict[str, str] = {
     **dict.fromkeys(("TemplateMatch", "detect_format", "match_template"), ".detect"),
-    **dict.fromkeys(("FormatError", "InjectionError", "InvalidInputError", "ParseError", "TemplateError",
-                     "UnknownOptionError"), ".errors"),
     "ChatFormat": ".format",
     **dict.fromkeys(("CHATML_CONTROL_TOKENS", "HARMONY_CONTROL_TOKENS", "ControlTokenGuard", "unescape"), ".guard"),
     **dict.fromkeys(("AssistantReply", "ImagePart", "Message", "TextPart", "ToolCall", "ToolDefinition",
