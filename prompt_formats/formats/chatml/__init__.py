@@ -57,6 +57,12 @@ _SERVING_NAMES = frozenset(spec.name for spec in _SERVING_SPECS)
 _OPTIONS = describe((*_OPTION_SPECS, *_SERVING_SPECS))
 
 
+def _guarded(guard: ControlTokenGuard, messages: Conversation, tools: Tools) -> tuple[Conversation, Tools]:
+    """The guard's policy applied to the tools, then to the messages (so its errors come in that order)."""
+    tools = guard.guard_tools(tools)
+    return guard.guard_messages(messages, CHATML_READING), tools
+
+
 class ChatMLFormat(ChatFormat):
     """Base of the two ChatML formats: the Qwen3.6 template's options and turn rules.
 
@@ -121,16 +127,9 @@ class ChatMLFormat(ChatFormat):
         """
         field = None
         if options:
-            self.check_options(options)
-            if not _SERVING_NAMES.isdisjoint(options):
-                options = dict(options)
-                if decode_arguments_option(options.pop("decode_tool_arguments", None)):
-                    messages = decode_every_call(messages)
-                field = continued_field(options.pop("continue_final_message", None), add_generation_prompt)
-        guard = self.guard
-        if guard is not None:
-            tools = guard.guard_tools(tools)
-            messages = guard.guard_messages(messages, CHATML_READING)
+            messages, options, field = self._serving_options(messages, options, add_generation_prompt)
+        if self.guard is not None:
+            messages, tools = _guarded(self.guard, messages, tools)
         if field is not None:
             merge, template_options = self.merge_system, options
             return render_continued(
@@ -159,21 +158,29 @@ class ChatMLFormat(ChatFormat):
         """
         policy = check_generated_policy(generated)
         if options:
-            self.check_options(options)
-            if not _SERVING_NAMES.isdisjoint(options):
-                options = dict(options)
-                if decode_arguments_option(options.pop("decode_tool_arguments", None)):
-                    messages = decode_every_call(messages)
-                if continued_field(options.pop("continue_final_message", None), add_generation_prompt) is not None:
-                    # A prompt cut inside its final message has no turn end to generate (transformers
-                    # refuses continue_final_message with assistant masks, too).
-                    raise FormatError("continue_final_message is not supported by render_spans")
-        guard = self.guard
-        if guard is not None:
-            tools = guard.guard_tools(tools)
-            messages = guard.guard_messages(messages, CHATML_READING)
-        prompt = chatml_pieces(messages, tools, add_generation_prompt, self.merge_system, **options)
-        return rendered_prompt(prompt, messages, options.get("add_vision_id"), policy)
+            messages, options, field = self._serving_options(messages, options, add_generation_prompt)
+            if field is not None:
+                # A prompt cut inside its final message has no turn end to generate (transformers
+                # refuses continue_final_message with assistant masks, too).
+                raise FormatError("continue_final_message is not supported by render_spans")
+        if self.guard is not None:
+            messages, tools = _guarded(self.guard, messages, tools)
+        prompt = chatml_pieces(messages, tools, add_generation_prompt, self.merge_system, options)
+        return rendered_prompt(prompt, len(messages), policy)
+
+    def _serving_options(
+        self, messages: Conversation, options: dict[str, Any], add_generation_prompt: bool
+    ) -> tuple[Conversation, dict[str, Any], str | None]:
+        """``options`` checked, then the serving ones taken out: the messages (their call arguments
+        decoded under ``decode_tool_arguments``), the template's options, and the field
+        ``continue_final_message`` cuts the prompt in (``None``: not cut)."""
+        self.check_options(options)
+        if _SERVING_NAMES.isdisjoint(options):
+            return messages, options, None
+        options = dict(options)
+        if decode_arguments_option(options.pop("decode_tool_arguments", None)):
+            messages = decode_every_call(messages)
+        return messages, options, continued_field(options.pop("continue_final_message", None), add_generation_prompt)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"

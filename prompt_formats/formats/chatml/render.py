@@ -4,8 +4,8 @@ A transcription of the template's control flow: the same checks in the same orde
 input raises the same message first), the same quirks. In template order:
 
 1. (multi-system only) every system message's content is rendered, trimmed, empty ones dropped,
-   the rest joined with a blank line into one leading system message (:func:`_merge_system`);
-2. ``No messages provided.`` if nothing is left;
+   the rest joined with a blank line into one leading system message;
+2. ``No messages provided.`` if nothing is left (both in :mod:`.read`);
 3. the prologue: the system turn, with the tools block when tools are offered (:func:`_write_prologue`);
 4. a backwards scan finds the last *real* user query (a user message whose trimmed text is wrapped
    in ``<tool_response>…</tool_response>`` does not count); none raises (:func:`_last_query`);
@@ -16,7 +16,6 @@ input raises the same message first), the same quirks. In template order:
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from math import isfinite
 from typing import Any
@@ -24,10 +23,10 @@ from typing import Any
 from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format import Conversation, Tools
-from ...messages import message_dict
-from ...shape import call_body, is_list, reasoning_field, reasoning_of
+from ...shape import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
 from ...tools import PreparedTools, rendered_tools
-from .content import VisionCount, content_text, system_text, trimmed_text
+from .content import VisionCount, content_text, trimmed_text
+from .read import read_messages
 from .tokens import (
     ASSISTANT_THINKING,
     ASSISTANT_TURN,
@@ -55,87 +54,7 @@ from .tokens import (
 
 __all__ = ["ChatMLPieces", "chatml_pieces", "render_chatml", "tools_block"]
 
-# Type sets the C-speed checks of the usual input compare with.
-_DICT_ONLY = frozenset({dict})
-_STR_ONLY = frozenset({str})
-# An endless "role" (stateless: safe to share between threads), zipped by map() with the messages.
-_ROLE_KEY = itertools.repeat("role")
-
 _TOOLS_KEY = "chatml.tools_block"
-
-
-# --- The messages. -----------------------------------------------------------------------------------
-
-
-def _checked_role(message: Mapping[str, Any], index: int) -> str:
-    role = message.get("role")
-    if not isinstance(role, str):
-        raise InvalidInputError(f"messages[{index}].role", f"expected a string, got {type_name(role)}")
-    return role
-
-
-def _read_messages(
-    messages: Conversation, merge_system: bool, add_vision_id: Any
-) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
-    """The messages as mappings, their roles and their indexes in the caller's list (system merged)."""
-    # The usual input (a list of dicts, string roles) is checked by C-speed passes over the whole
-    # list; anything else message by message.
-    roles: list[Any] | None
-    if type(messages) is list and set(map(type, messages)) <= _DICT_ONLY:
-        msgs: Sequence[Mapping[str, Any]] = messages
-        roles = list(map(dict.get, messages, _ROLE_KEY))  # message.get("role") for each, at C speed
-    else:
-        if not is_list(messages):
-            raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-        msgs = [message_dict(message, i) for i, message in enumerate(messages)]
-        roles = [message.get("role") for message in msgs]
-    if not set(map(type, roles)) <= _STR_ONLY:
-        roles = None
-    origins: Sequence[int | None] = range(len(msgs))
-    if merge_system and (roles is None or "system" in roles):
-        msgs, roles, origins = _merge_system(msgs, roles, add_vision_id)
-    if not msgs:
-        raise TemplateError("No messages provided.")
-    if roles is None:
-        roles = [_checked_role(message, i) for i, message in enumerate(msgs)]
-    return msgs, roles, origins
-
-
-def _merge_system(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str] | None, add_vision_id: Any
-) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
-    """The multi-system block: (messages, their roles, their indexes in the caller's list).
-
-    Every system message's content is rendered and trimmed, in message order (so that errors come
-    in the order the template meets them); the non-empty ones, joined with a blank line, become the
-    one leading system message; the others keep their order.
-    """
-    if (roles is not None and roles[0] == "system" and type(msgs[0].get("content")) is str
-            and roles.count("system") == 1):
-        # Fast path for the "everyday" row of benchmarks/ab_chatml.py: one leading system message with
-        # text, the usual case, is the merged message itself (its turn trims it), or nothing if blank.
-        if msgs[0]["content"].strip():
-            return msgs, roles, range(len(msgs))
-        return msgs[1:], roles[1:], range(1, len(msgs))
-    system_texts: list[str] = []
-    kept: list[Mapping[str, Any]] = []
-    kept_roles: list[str] = []
-    origins: list[int | None] = []
-    for i, message in enumerate(msgs):
-        role = roles[i] if roles is not None else _checked_role(message, i)
-        if role == "system":
-            text = system_text(message, i, add_vision_id)
-            if text:
-                system_texts.append(text)
-        else:
-            kept.append(message)
-            kept_roles.append(role)
-            origins.append(i)
-    if system_texts:
-        kept.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
-        kept_roles.insert(0, "system")
-        origins.insert(0, None)
-    return kept, kept_roles, origins
 
 
 # --- The prologue and the last query. ----------------------------------------------------------------
@@ -242,11 +161,8 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
     try:
         kind = type(value)
         # Fast path for the "everyday" row of benchmarks/ab_chatml.py: the usual kinds spelt here as
-        # tojson spells them (exact types only), saving text_or_json's and tojson's dispatch.
-        if kind is int:
-            return int.__repr__(value)
-        if kind is bool:
-            return "true" if value else "false"
+        # tojson spells them (exact types only), saving text_or_json's and tojson's dispatch (ints and
+        # bools are spelt by the caller).
         if kind is dict or kind is list:
             return "".join(json_chunks(value, 0))
         if kind is float and isfinite(value):
@@ -266,10 +182,13 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     # "</think>" in it: empty, or ending in a non-space, so the template's `content|trim` is empty
     # just when it is.)
     opening = CALL_AFTER_CONTENT if content else CALL_FIRST
+    append = out.append
     for k, call in enumerate(calls):
         if type(call) is not dict and not isinstance(call, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
-        function = call_body(call)
+        # Fast path for the agent row of benchmarks/ab_chatml.py: call_body's reading of an exact dict,
+        # without the call.
+        function = call["function"] if type(call) is dict and "function" in call else call_body(call)
         if type(function) is not dict and function is not call and not isinstance(function, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
         name = function.get("name")
@@ -277,15 +196,19 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
             name = _call_name(name, index, calls, k)
         arguments = function.get("arguments")  # absent and null both render nothing
         if arguments is None:
-            out.append(f"{opening}{name}>\n")
+            append(f"{opening}{name}>\n")
         elif type(arguments) is dict or isinstance(arguments, Mapping):
-            out.append(f"{opening}{name}>\n")
+            append(f"{opening}{name}>\n")
             for key, value in arguments.items():
                 if type(key) is not str:
                     key = _argument_name(key, index, calls, k)
-                if type(value) is not str:
-                    value = _argument_text(value, index, calls, k, key)
-                out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
+                kind = type(value)
+                if kind is not str:
+                    # Fast path for the agent row of benchmarks/ab_chatml.py: ints and bools spelt as
+                    # tojson spells them (exact types only), without a call.
+                    value = (int.__repr__(value) if kind is int else ("true" if value else "false") if kind is bool
+                             else _argument_text(value, index, calls, k, key))
+                append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
         else:
@@ -294,44 +217,10 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                 f"expected an object or a JSON string, got {type_name(arguments)}",
             )
         opening = CALL_NEXT
-    out.append(CALLS_END)
-
-
-def _write_assistant(
-    out: list[str], message: Mapping[str, Any], content: str, index: int | None, keeps_thinking: bool
-) -> None:
-    """An assistant turn: its reasoning resolved (a field, else the ``<think>`` block of its
-    content), kept or dropped, then its content and tool calls."""
-    reasoning = reasoning_of(message)
-    if reasoning is None:
-        reasoning = ""
-        if THINK_CLOSE in content:
-            reasoning, content = _split_think(content)
-    elif type(reasoning) is not str and not isinstance(reasoning, str):
-        raise _bad_reasoning(message, index)
-    if keeps_thinking:
-        out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
-    else:
-        out.extend((ASSISTANT_TURN, content))
-    calls = message.get("tool_calls")
-    if calls:
-        _write_tool_calls(out, calls, content, index)
-    else:
-        out.append(TURN_END)
+    append(CALLS_END)
 
 
 # --- The other roles, and the template's order. ------------------------------------------------------
-
-
-def _write_tool(out: list[str], content: str, opens_run: bool, closes_run: bool) -> None:
-    """A tool result: a run of them is one user turn."""
-    out.extend((TOOL_RESPONSE_FIRST if opens_run else TOOL_RESPONSE_NEXT, content,
-                TOOL_RESPONSE_LAST if closes_run else TOOL_RESPONSE_MORE))
-
-
-def _write_user(out: list[str], content: str) -> None:
-    """A user turn."""
-    out.extend((USER_TURN, content, TURN_END))
 
 
 def _write_turns(
@@ -351,12 +240,33 @@ def _write_turns(
         else:
             content = content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
         # The template's branches, most frequent first (a role equals at most one of these names).
-        if role == "tool":
-            _write_tool(out, content, pos > 0 and roles[pos - 1] != "tool", pos == last or roles[pos + 1] != "tool")
+        # The user and tool turns are written here, without a call (the agent row of ab_chatml.py).
+        if role == "tool":  # a run of tool results is one user turn
+            out.extend((TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT, content,
+                        TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE))
         elif role == "assistant":
-            _write_assistant(out, message, content, origins[pos], pos > thinking_after)
+            # The reasoning: a field, else the <think> block of the content. Fast path for the agent row
+            # of benchmarks/ab_chatml.py: the first of the fields read here, reasoning_of read otherwise.
+            reasoning = message.get(REASONING_FIELDS[0])
+            if reasoning is None:
+                reasoning = reasoning_of(message)
+            if reasoning is None:
+                reasoning = ""
+                if THINK_CLOSE in content:
+                    reasoning, content = _split_think(content)
+            elif type(reasoning) is not str and not isinstance(reasoning, str):
+                raise _bad_reasoning(message, origins[pos])
+            if pos > thinking_after:
+                out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
+            else:
+                out.extend((ASSISTANT_TURN, content))
+            calls = message.get("tool_calls")
+            if calls:
+                _write_tool_calls(out, calls, content, origins[pos])
+            else:
+                out.append(TURN_END)
         elif role == "user":
-            _write_user(out, content)
+            out.extend((USER_TURN, content, TURN_END))
         elif role == "system":
             if pos:
                 raise TemplateError("System message must be at the beginning.")
@@ -383,45 +293,52 @@ def render_chatml(
     Cost is linear in the size of the input: each message is visited a bounded number of times and
     the prompt is joined once, at the end.
     """
-    msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
+    pieces = _pieces(messages, tools, add_generation_prompt, merge_system, enable_thinking, preserve_thinking,
+                     add_vision_id, None)[0]
+    return "".join(pieces)
+
+
+#: One conversation's pieces, as ``chatml_pieces`` returns them: ``(pieces, roles, origins, starts,
+#: merged)``. ``"".join(pieces)`` is the prompt; message ``pos`` (after merging system messages) has
+#: role ``roles[pos]``, came from input message ``origins[pos]`` (``None``: the merged system message)
+#: and wrote ``pieces[starts[pos]:starts[pos + 1]]`` (the system message at position 0 writes the
+#: prologue, before ``starts[0]``); ``merged`` holds ``(input index, length)`` of each system text
+#: the merged system message joined, in order. A plain tuple: made on every render_spans call.
+ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], list[int], Sequence[tuple[int, int]]]
+
+
+def chatml_pieces(
+    messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, options: Mapping[str, Any]
+) -> ChatMLPieces:
+    """:func:`render_chatml`'s pieces before the join, and where each message's turn starts in them
+    (for ``render_spans``: the same builder, so the same errors and ``"".join(pieces)`` the same
+    text). ``options``: the template's options, checked by the caller."""
+    starts: list[int] = []
+    pieces, roles, origins, merged = _pieces(
+        messages, tools, add_generation_prompt, merge_system, options.get("enable_thinking"),
+        options.get("preserve_thinking"), options.get("add_vision_id"), starts,
+    )
+    return pieces, roles, origins, starts, merged
+
+
+def _pieces(
+    messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, enable_thinking: Any,
+    preserve_thinking: Any, add_vision_id: Any, starts: list[int] | None,
+) -> tuple[list[str], list[str], Sequence[int | None], Sequence[tuple[int, int]]]:
+    """The one builder, in the template's order (the module docstring): the prompt's pieces, the
+    roles and origins of the messages after merging, the merged system texts' origins and lengths.
+
+    ``starts`` (render_spans only) gets, for each message, the index of its turn's first piece,
+    then the index after the last turn."""
+    msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
     # The template's image and video counters; only list content reads them.
     vision = VisionCount()
     out = _prologue(msgs, roles, tools, vision, add_vision_id)
     last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
-    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query)
+    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
+                 starts)
+    if starts is not None:
+        starts.append(len(out))
     if add_generation_prompt:
         out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
-    return "".join(out)
-
-
-#: One conversation's pieces, as ``chatml_pieces`` returns them: ``(pieces, roles, origins, starts)``.
-#: ``"".join(pieces)`` is the prompt; message ``pos`` (after merging system messages) has role
-#: ``roles[pos]``, came from input message ``origins[pos]`` (``None``: the merged system message) and
-#: wrote ``pieces[starts[pos]:starts[pos + 1]]`` (the system message at position 0 writes the
-#: prologue, before ``starts[0]``). A plain tuple: made on every render_spans call.
-ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], list[int]]
-
-
-def chatml_pieces(
-    messages: Conversation,
-    tools: Tools = None,
-    add_generation_prompt: Any = False,
-    merge_system: bool = False,
-    *,
-    enable_thinking: Any = None,
-    preserve_thinking: Any = None,
-    add_vision_id: Any = None,
-) -> ChatMLPieces:
-    """:func:`render_chatml`'s pieces before the join, and where each message's turn starts in them
-    (for ``render_spans``: the same steps, the same errors, ``"".join(pieces)`` the same text)."""
-    msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
-    vision = VisionCount()
-    out = _prologue(msgs, roles, tools, vision, add_vision_id)
-    last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
-    starts: list[int] = []
-    thinking_after = -1 if preserve_thinking is True else last_query
-    _write_turns(out, msgs, roles, origins, vision, add_vision_id, thinking_after, starts)
-    starts.append(len(out))
-    if add_generation_prompt:
-        out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
-    return out, roles, origins, starts
+    return out, roles, origins, merged

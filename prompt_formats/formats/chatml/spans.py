@@ -1,7 +1,8 @@
 """``render_spans`` for the ChatML formats: where each message landed, and what the model generated.
 
-:func:`~.render.chatml_pieces` runs the renderer's own steps and notes, per message, the index of
-its turn's first piece; the writers of ``render.py`` lay each turn out as a fixed sequence:
+:func:`~.render.chatml_pieces` runs the renderer's own builder and notes, per message, the index
+of its turn's first piece (and the merge notes each merged system text's length); the writers of
+``render.py`` lay each turn out as a fixed sequence:
 
 - a user message: ``USER_TURN, content, TURN_END``;
 - a tool result: ``TOOL_RESPONSE_FIRST or TOOL_RESPONSE_NEXT, content, TOOL_RESPONSE_LAST or
@@ -24,13 +25,9 @@ literals, so a writer whose layout changes fails them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from ...format import Conversation
-from ...messages import message_dict
 from ...spans import GeneratedPolicy, Range, RenderedPrompt
-from .content import system_text
 from .render import ChatMLPieces
 from .tokens import ASSISTANT_TURN, SYSTEM_TURN, TURN_END
 
@@ -40,32 +37,30 @@ _HEADER = len(ASSISTANT_TURN)
 _BLANK_LINE = len("\n\n")
 
 
-def rendered_prompt(
-    prompt: ChatMLPieces, messages: Conversation, add_vision_id: Any, policy: GeneratedPolicy
-) -> RenderedPrompt:
-    """The :class:`RenderedPrompt` of one conversation's pieces (``messages``: the rendered input)."""
-    pieces, roles, origins, starts = prompt
+def rendered_prompt(prompt: ChatMLPieces, message_count: int, policy: GeneratedPolicy) -> RenderedPrompt:
+    """The :class:`RenderedPrompt` of one conversation's pieces (``message_count``: input messages)."""
+    pieces, roles, origins, starts, merged = prompt
     offsets = list(itertools.accumulate(map(len, pieces), initial=0))
     # Each turn's ranges by position, in one comprehension (a loop with statements costs a large part
     # of the budget on the "everyday" rows of benchmarks/bench_spans.py). A system role here is
     # position 0's (a later one raised), whose text is in the prologue.
     turns: list[tuple[Range, ...]] = [
         ((offsets[first] + _HEADER, offsets[after] - 1),) if role == "assistant"
-        else ((offsets[first + 1], offsets[first + 2]),) if role != "system" and pieces[first + 1]
-        else ()
-        for role, first, after in zip(roles, starts, itertools.islice(starts, 1, None), strict=False)
+        else () if role == "system" or not pieces[first + 1]
+        else ((offsets[first + 1], offsets[first + 2]),)
+        for role, first, after in zip(roles, starts, starts[1:], strict=False)  # starts: one more
     ]
     if roles[0] == "system":
         turns[0] = _system_range(pieces, offsets, starts[0])
     if type(origins) is range:  # every input message kept, or all but a leading blank system one
-        ranges = [()] * origins.start + turns
+        ranges = [()] * origins.start + turns if origins.start else turns
     else:
-        ranges = [()] * len(messages)
+        ranges = [()] * message_count
         for pos, origin in enumerate(origins):
             if origin is not None:
                 ranges[origin] = turns[pos]
         if origins[0] is None:
-            _split_merged(turns[0], messages, origins, add_vision_id, ranges)
+            _split_merged(turns[0], merged, ranges)
     return RenderedPrompt.unchecked("".join(pieces), tuple(ranges), _generated(turns, roles, policy))
 
 
@@ -96,20 +91,12 @@ def _system_range(pieces: list[str], offsets: list[int], prologue: int) -> tuple
     return ()
 
 
-def _split_merged(
-    merged: tuple[Range, ...], messages: Conversation, origins: Sequence[int | None], add_vision_id: Any,
-    ranges: list[tuple[Range, ...]],
-) -> None:
-    """Give each system message merged into ``merged`` its part: the merged text is every non-empty
-    system text, in input order, joined with blank lines (``render._merge_system``; the texts are
-    made again here, as they rendered once already they cannot raise)."""
-    (at, _), = merged
-    kept = set(origins)
-    for index, message in enumerate(messages):
-        if index in kept:
-            continue
-        mapping: Mapping[str, Any] = message if type(message) is dict else message_dict(message, index)
-        size = len(system_text(mapping, index, add_vision_id))
-        if size:
-            ranges[index] = ((at, at + size),)
-            at += size + _BLANK_LINE
+def _split_merged(merged_range: tuple[Range, ...], merged: Sequence[tuple[int, int]],
+                  ranges: list[tuple[Range, ...]]) -> None:
+    """Give each system message merged into ``merged_range`` its part: the merged text is every
+    non-empty system text, in input order, joined with blank lines (``render._merge_system``, which
+    noted each one's input index and length in ``merged``)."""
+    (at, _), = merged_range
+    for index, size in merged:
+        ranges[index] = ((at, at + size),)
+        at += size + _BLANK_LINE
