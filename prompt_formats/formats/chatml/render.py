@@ -24,9 +24,10 @@ from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojso
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format import Conversation, Tools
 from ...shape import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
+from ...spans import Range
 from ...tools import PreparedTools, rendered_tools
 from .content import VisionCount, content_text, trimmed_text
-from .read import read_messages
+from .read import Merged, read_messages
 from .tokens import (
     ASSISTANT_THINKING,
     ASSISTANT_TURN,
@@ -52,7 +53,9 @@ from .tokens import (
     USER_TURN,
 )
 
-__all__ = ["ChatMLPieces", "chatml_pieces", "render_chatml", "tools_block"]
+__all__ = ["ChatMLPieces", "TurnSpans", "chatml_pieces", "render_chatml", "tools_block"]
+
+_ASSISTANT_HEADER = len(ASSISTANT_TURN)
 
 _TOOLS_KEY = "chatml.tools_block"
 
@@ -130,6 +133,17 @@ def _split_think(content: str) -> tuple[str, str]:
 def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInputError:
     key = reasoning_field(message)
     return InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(reasoning_of(message))}")
+
+
+def _reasoning(message: Mapping[str, Any], content: str, index: int | None) -> tuple[str, str]:
+    """An assistant turn's reasoning and content: a reasoning field's text, else the ``<think>`` block
+    of its content (the content becoming what follows it), else nothing."""
+    reasoning = reasoning_of(message)
+    if reasoning is None:
+        return _split_think(content) if THINK_CLOSE in content else ("", content)
+    if type(reasoning) is not str and not isinstance(reasoning, str):
+        raise _bad_reasoning(message, index)
+    return reasoning, content
 
 
 def _not_an_object(path: str, value: Any) -> InvalidInputError:
@@ -223,17 +237,37 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
 # --- The other roles, and the template's order. ------------------------------------------------------
 
 
+#: What ``render_spans`` needs of one render, noted by the builder as it writes each turn: the
+#: ranges of each message by position (after merging), and the assistant turns' ranges in order
+#: (what the model generated: from right after ``<|im_start|>assistant\n`` up to and including
+#: ``<|im_end|>``, not the newline after it). A plain pair: made on every render_spans call.
+TurnSpans = tuple[list[tuple[Range, ...]], list[Range]]
+
+
+def _system_range(prologue: list[str]) -> tuple[Range, ...]:
+    """The system text's range in the prologue's pieces (:func:`_prologue`)."""
+    if len(prologue) == 3:  # tools block, "\n\n" + text, TURN_END
+        start = len(prologue[0]) + len("\n\n")
+        return ((start, len(prologue[0]) + len(prologue[1])),)
+    if len(prologue) == 1 and len(prologue[0]) > len(SYSTEM_TURN) + len(TURN_END):  # SYSTEM_TURN + text + TURN_END
+        return ((len(SYSTEM_TURN), len(prologue[0]) - len(TURN_END)),)
+    return ()
+
+
 def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
-    vision: VisionCount, add_vision_id: Any, thinking_after: int, starts: list[int] | None = None,
+    vision: VisionCount, add_vision_id: Any, thinking_after: int, spans: TurnSpans | None = None,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning.
 
-    ``starts`` (render_spans only): gets the index in ``out`` of each message's first piece."""
+    ``spans`` (render_spans only) notes each turn's ranges as it is written (:class:`TurnSpans`)."""
     last = len(roles) - 1
+    ranges, generated = spans if spans is not None else ([], [])
+    at = 0
+    if spans is not None:  # the prologue's text comes first
+        for piece in out:
+            at += len(piece)
     for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
-        if starts is not None:
-            starts.append(len(out))
         content = message.get("content")
         if type(content) is str:
             content = content.strip()
@@ -242,20 +276,15 @@ def _write_turns(
         # The template's branches, most frequent first (a role equals at most one of these names).
         # The user and tool turns are written here, without a call (the agent row of ab_chatml.py).
         if role == "tool":  # a run of tool results is one user turn
-            out.extend((TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT, content,
-                        TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE))
+            opener = TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT
+            closer = TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE
         elif role == "assistant":
-            # The reasoning: a field, else the <think> block of the content. Fast path for the agent row
-            # of benchmarks/ab_chatml.py: the first of the fields read here, reasoning_of read otherwise.
+            first = len(out)
+            # Fast path for the agent row of benchmarks/ab_chatml.py: reasoning in the first of the
+            # fields, a string; any other case read in full by _reasoning.
             reasoning = message.get(REASONING_FIELDS[0])
-            if reasoning is None:
-                reasoning = reasoning_of(message)
-            if reasoning is None:
-                reasoning = ""
-                if THINK_CLOSE in content:
-                    reasoning, content = _split_think(content)
-            elif type(reasoning) is not str and not isinstance(reasoning, str):
-                raise _bad_reasoning(message, origins[pos])
+            if type(reasoning) is not str:
+                reasoning, content = _reasoning(message, content, origins[pos])
             if pos > thinking_after:
                 out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
             else:
@@ -265,13 +294,27 @@ def _write_turns(
                 _write_tool_calls(out, calls, content, origins[pos])
             else:
                 out.append(TURN_END)
+            if spans is not None:  # generated: right after the header, up to and including <|im_end|>
+                end = at + len("".join(out[first:]))  # (a join: faster than summing a few lengths)
+                turn = (at + _ASSISTANT_HEADER, end - 1)
+                ranges.append((turn,))
+                generated.append(turn)
+                at = end
+            continue
         elif role == "user":
-            out.extend((USER_TURN, content, TURN_END))
+            opener, closer = USER_TURN, TURN_END
         elif role == "system":
             if pos:
                 raise TemplateError("System message must be at the beginning.")
+            continue  # its text is in the prologue, its range noted with it
         else:
             raise TemplateError("Unexpected message role.")
+        out.extend((opener, content, closer))
+        if spans is not None:  # a user or tool message's range: its printed content
+            begin = at + len(opener)
+            at = begin + len(content)
+            ranges.append(((begin, at),) if content else ())
+            at += len(closer)
 
 
 def render_chatml(
@@ -298,47 +341,45 @@ def render_chatml(
     return "".join(pieces)
 
 
-#: One conversation's pieces, as ``chatml_pieces`` returns them: ``(pieces, roles, origins, starts,
-#: merged)``. ``"".join(pieces)`` is the prompt; message ``pos`` (after merging system messages) has
-#: role ``roles[pos]``, came from input message ``origins[pos]`` (``None``: the merged system message)
-#: and wrote ``pieces[starts[pos]:starts[pos + 1]]`` (the system message at position 0 writes the
-#: prologue, before ``starts[0]``); ``merged`` holds ``(input index, length)`` of each system text
-#: the merged system message joined, in order. A plain tuple: made on every render_spans call.
-ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], list[int], Sequence[tuple[int, int]]]
+#: One conversation's pieces, as ``chatml_pieces`` returns them: ``(pieces, roles, origins, merged,
+#: spans)``. ``"".join(pieces)`` is the prompt; message ``pos`` (after merging system messages) has
+#: role ``roles[pos]`` and came from input message ``origins[pos]`` (``None``: the merged system
+#: message); ``merged`` holds ``(input index, length)`` of each system text the merged system message
+#: joined, in order; ``spans``: the ranges the builder noted. A plain tuple: made on every
+#: render_spans call.
+ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], Merged, TurnSpans]
 
 
 def chatml_pieces(
     messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, options: Mapping[str, Any]
 ) -> ChatMLPieces:
-    """:func:`render_chatml`'s pieces before the join, and where each message's turn starts in them
-    (for ``render_spans``: the same builder, so the same errors and ``"".join(pieces)`` the same
-    text). ``options``: the template's options, checked by the caller."""
-    starts: list[int] = []
+    """:func:`render_chatml`'s pieces before the join, with the ranges of every turn (for
+    ``render_spans``: the same builder, so the same errors and ``"".join(pieces)`` the same text).
+    ``options``: the template's options, checked by the caller."""
+    spans: TurnSpans = ([], [])
     pieces, roles, origins, merged = _pieces(
         messages, tools, add_generation_prompt, merge_system, options.get("enable_thinking"),
-        options.get("preserve_thinking"), options.get("add_vision_id"), starts,
+        options.get("preserve_thinking"), options.get("add_vision_id"), spans,
     )
-    return pieces, roles, origins, starts, merged
+    return pieces, roles, origins, merged, spans
 
 
 def _pieces(
     messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, enable_thinking: Any,
-    preserve_thinking: Any, add_vision_id: Any, starts: list[int] | None,
-) -> tuple[list[str], list[str], Sequence[int | None], Sequence[tuple[int, int]]]:
+    preserve_thinking: Any, add_vision_id: Any, spans: TurnSpans | None,
+) -> tuple[list[str], list[str], Sequence[int | None], Merged]:
     """The one builder, in the template's order (the module docstring): the prompt's pieces, the
     roles and origins of the messages after merging, the merged system texts' origins and lengths.
-
-    ``starts`` (render_spans only) gets, for each message, the index of its turn's first piece,
-    then the index after the last turn."""
+    ``spans`` (render_spans only) gets the ranges of the turns as they are written."""
     msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
     # The template's image and video counters; only list content reads them.
     vision = VisionCount()
     out = _prologue(msgs, roles, tools, vision, add_vision_id)
     last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
+    if spans is not None and roles[0] == "system":
+        spans[0].append(_system_range(out))
     _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
-                 starts)
-    if starts is not None:
-        starts.append(len(out))
+                 spans)
     if add_generation_prompt:
         out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
     return out, roles, origins, merged
