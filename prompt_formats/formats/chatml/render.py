@@ -279,7 +279,7 @@ def _write_turns(
             opener = TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT
             closer = TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE
         elif role == "assistant":
-            first = len(out)
+            first = len(out) if spans is not None else 0
             # Fast path for the agent row of benchmarks/ab_chatml.py: reasoning in the first of the
             # fields, a string; any other case read in full by _reasoning.
             reasoning = message.get(REASONING_FIELDS[0])
