@@ -175,8 +175,11 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
     try:
         kind = type(value)
         # Fast path for the "everyday" row of benchmarks/ab_chatml.py: the usual kinds spelt here as
-        # tojson spells them (exact types only), saving text_or_json's and tojson's dispatch (ints and
-        # bools are spelt by the caller).
+        # tojson spells them (exact types only), saving text_or_json's and tojson's dispatch.
+        if kind is int:
+            return int.__repr__(value)
+        if kind is bool:
+            return "true" if value else "false"
         if kind is dict or kind is list:
             return "".join(json_chunks(value, 0))
         if kind is float and isfinite(value):
@@ -200,9 +203,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     for k, call in enumerate(calls):
         if type(call) is not dict and not isinstance(call, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
-        # Fast path for the agent row of benchmarks/ab_chatml.py: call_body's reading of an exact dict,
-        # without the call.
-        function = call["function"] if type(call) is dict and "function" in call else call_body(call)
+        function = call_body(call)
         if type(function) is not dict and function is not call and not isinstance(function, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
         name = function.get("name")
@@ -216,12 +217,8 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
             for key, value in arguments.items():
                 if type(key) is not str:
                     key = _argument_name(key, index, calls, k)
-                kind = type(value)
-                if kind is not str:
-                    # Fast path for the agent row of benchmarks/ab_chatml.py: ints and bools spelt as
-                    # tojson spells them (exact types only), without a call.
-                    value = (int.__repr__(value) if kind is int else ("true" if value else "false") if kind is bool
-                             else _argument_text(value, index, calls, k, key))
+                if type(value) is not str:
+                    value = _argument_text(value, index, calls, k, key)
                 append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
