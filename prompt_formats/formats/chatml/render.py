@@ -271,7 +271,6 @@ def _write_turns(
         else:
             content = content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
         # The template's branches, most frequent first (a role equals at most one of these names).
-        # The user and tool turns are written here, without a call (the agent row of ab_chatml.py).
         if role == "tool":  # a run of tool results is one user turn
             opener = TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT
             closer = TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE
