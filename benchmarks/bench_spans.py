@@ -8,7 +8,7 @@ round and the median shown.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_spans.py [--rounds 11] [--formats chatml-multi-system,chatml-safety]
+    .venv/bin/python benchmarks/bench_spans.py [--rounds 11] [--formats chatml-multi-system,chatml-safety,harmony]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _runner(call: Callable[..., Any], jobs: Sequence[Job]) -> Callable[[], None]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=11)
-    parser.add_argument("--formats", default="chatml-multi-system,chatml-safety")
+    parser.add_argument("--formats", default="chatml-multi-system,chatml-safety,harmony")
     args = parser.parse_args(argv)
     rows = []
     for name in args.formats.split(","):

@@ -4,46 +4,61 @@
 >>> fmt = pf.get_format("chatml-multi-system")
 >>> fmt.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
 '<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n<think>\\n'
+
+Every public name is imported from its module on first use (PEP 562), so ``import prompt_formats``
+and the command (``prompt_formats.cli``) load only the modules their work needs.
 """
 
 from __future__ import annotations
 
-from .detect import TemplateMatch, detect_format, match_template
-from .errors import (
-    FormatError,
-    InjectionError,
-    InvalidInputError,
-    ParseError,
-    TemplateError,
-    UnknownOptionError,
-)
-from .format import ChatFormat
-from .guard import CHATML_CONTROL_TOKENS, HARMONY_CONTROL_TOKENS, ControlTokenGuard, unescape
-from .messages import (
-    AssistantReply,
-    ImagePart,
-    Message,
-    TextPart,
-    ToolCall,
-    ToolDefinition,
-    VideoPart,
-)
-from .registry import available_formats, get_format
-from .spans import RenderedPrompt
-from .streaming import (
-    ContentDelta,
-    Event,
-    Malformed,
-    ReasoningDelta,
-    StreamParser,
-    ToolCallArgumentsDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    assemble,
-)
-from .tools import PreparedTools, prepare_tools
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .detect import TemplateMatch, detect_format, match_template
+    from .errors import (
+        FormatError,
+        InjectionError,
+        InvalidInputError,
+        ParseError,
+        TemplateError,
+        UnknownOptionError,
+    )
+    from .format import ChatFormat
+    from .guard import CHATML_CONTROL_TOKENS, HARMONY_CONTROL_TOKENS, ControlTokenGuard, unescape
+    from .messages import AssistantReply, ImagePart, Message, TextPart, ToolCall, ToolDefinition, VideoPart
+    from .registry import available_formats, get_format
+    from .spans import RenderedPrompt
+    from .streaming import (
+        ContentDelta,
+        Event,
+        Malformed,
+        ReasoningDelta,
+        StreamParser,
+        ToolCallArgumentsDelta,
+        ToolCallEnd,
+        ToolCallStart,
+        assemble,
+    )
+    from .tools import PreparedTools, prepare_tools
 
 __version__ = "0.1.0"
+
+# Public name -> the module (relative to this package) that defines it.
+_HOMES: dict[str, str] = {
+    **dict.fromkeys(("TemplateMatch", "detect_format", "match_template"), ".detect"),
+    **dict.fromkeys(("FormatError", "InjectionError", "InvalidInputError", "ParseError", "TemplateError",
+                     "UnknownOptionError"), ".errors"),
+    "ChatFormat": ".format",
+    **dict.fromkeys(("CHATML_CONTROL_TOKENS", "HARMONY_CONTROL_TOKENS", "ControlTokenGuard", "unescape"), ".guard"),
+    **dict.fromkeys(("AssistantReply", "ImagePart", "Message", "TextPart", "ToolCall", "ToolDefinition",
+                     "VideoPart"), ".messages"),
+    **dict.fromkeys(("available_formats", "get_format"), ".registry"),
+    "RenderedPrompt": ".spans",
+    **dict.fromkeys(("ContentDelta", "Event", "Malformed", "ReasoningDelta", "StreamParser",
+                     "ToolCallArgumentsDelta", "ToolCallEnd", "ToolCallStart", "assemble"), ".streaming"),
+    **dict.fromkeys(("PreparedTools", "prepare_tools"), ".tools"),
+}
 
 __all__ = [
     "CHATML_CONTROL_TOKENS",
@@ -82,3 +97,17 @@ __all__ = [
     "prepare_tools",
     "unescape",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module the first time it is asked for (then a plain attribute)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -22,6 +22,9 @@ __all__ = ["MAX_NESTING", "Hit", "TooDeep", "nesting_exceeds", "walk_strings"]
 MAX_NESTING = 256
 
 _CONTAINERS = (dict, list, tuple)
+# An ancestor of the container walk_strings is in: its entries, the position, its new entries once
+# one changed, the checked key of a dict entry.
+_Frame = tuple[Any, Any, bool, int, list[Any] | None, Any]
 
 
 class Hit(Exception):
@@ -85,7 +88,7 @@ def walk_strings(value: Any, text: Callable[[str], str], limit: int = MAX_NESTIN
     # The container being walked is in locals (its entries, the position, its new entries once
     # one changed, the checked key of a dict entry); its ancestors' are on `stack`. One loop, no
     # call per item: this walk runs on every value the guard's prefilter could not clear.
-    stack: list[tuple[Any, Any, bool, int, list[Any] | None, Any]] = []
+    stack: list[_Frame] = []
     container: Any = value
     is_dict = isinstance(container, dict)
     entries: Any = list(container.items()) if is_dict else container
@@ -126,10 +129,19 @@ def walk_strings(value: Any, text: Callable[[str], str], limit: int = MAX_NESTIN
             if out is not None:
                 out.append((key, done) if is_dict else done)
             pos += 1
-    except TooDeep:  # named by the value's path, not by the steps down to where it went too deep
-        raise
     except Hit as hit:
-        hit.trail.append(f".{entries[pos][0]}" if is_dict else f"[{pos}]")
-        for _, frame_entries, frame_is_dict, frame_pos, _, _ in reversed(stack):
-            hit.trail.append(f".{frame_entries[frame_pos][0]}" if frame_is_dict else f"[{frame_pos}]")
+        _add_steps(hit, stack, entries, is_dict, pos)
         raise
+
+
+def _add_steps(hit: Hit, stack: list[_Frame], entries: Any, is_dict: bool, pos: int) -> None:
+    """Give a :class:`Hit` raised inside :func:`walk_strings` the path steps down to where it was raised.
+
+    A :class:`TooDeep` gets none: it is named by the walked value's path, not by the steps down to
+    where it went too deep.
+    """
+    if isinstance(hit, TooDeep):
+        return
+    hit.trail.append(f".{entries[pos][0]}" if is_dict else f"[{pos}]")
+    for _, frame_entries, frame_is_dict, frame_pos, _, _ in reversed(stack):
+        hit.trail.append(f".{frame_entries[frame_pos][0]}" if frame_is_dict else f"[{frame_pos}]")

@@ -13,14 +13,14 @@ renders only a message's first call, has its own pass (``formats/gpt_oss/argumen
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import InvalidInputError, type_name
 from .messages import Message, message_dict
 from .shape import decoded_json_object, is_list
 
-__all__ = ["decode_arguments_option", "decode_every_call"]
+__all__ = ["decode_arguments_option", "decode_every_call", "decoded_each"]
 
 
 def decode_arguments_option(value: Any) -> bool:
@@ -65,16 +65,20 @@ def _decoded_message(message: Any, index: int) -> Any:
     return {**message, "tool_calls": decoded}
 
 
-def decode_every_call(messages: Any) -> Any:
-    """``messages`` with every call's JSON-object string arguments decoded: a new list when any is,
-    the very object otherwise. Shapes the renderer refuses are passed through for it to refuse."""
-    if not is_list(messages):
-        return messages
+def decoded_each(messages: Sequence[Any], decoded_message: Callable[[Any, int], Any]) -> Any:
+    """``decoded_message(message, index)`` for each message: a new list when any of them is not the very
+    object it was given, ``messages`` itself otherwise (nothing copied when nothing is decoded)."""
     out: list[Any] | None = None
     for index, message in enumerate(messages):
-        new = _decoded_message(message, index)
+        new = decoded_message(message, index)
         if new is not message:
             if out is None:
                 out = list(messages)
             out[index] = new
     return messages if out is None else out
+
+
+def decode_every_call(messages: Any) -> Any:
+    """``messages`` with every call's JSON-object string arguments decoded: a new list when any is,
+    the very object otherwise. Shapes the renderer refuses are passed through for it to refuse."""
+    return decoded_each(messages, _decoded_message) if is_list(messages) else messages

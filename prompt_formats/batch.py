@@ -18,6 +18,7 @@ entry point with ``if __name__ == "__main__":``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import multiprocessing
 import os
@@ -26,10 +27,10 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from .errors import FormatError
-from .tools import prepare_tools
+from .session import shared_tools
 
 if TYPE_CHECKING:
     from .format import ChatFormat, Conversation, Tools
@@ -47,6 +48,7 @@ __all__ = [
 
 T = TypeVar("T")
 R = TypeVar("R")
+P = ParamSpec("P")
 
 ErrorMode = Literal["raise", "collect"]
 
@@ -289,23 +291,6 @@ class ParseJob:
         self.fmt, self.tools, self.context, self.id_factory = state
 
 
-def _shared_tools(tools: Tools | Iterator[Any]) -> Tools:
-    """The batch's tools, prepared once when ``prepare_tools`` takes them, else as they are.
-
-    Preparing is a speed-up here, never a check: ``prepare_tools`` refuses some lists that a format
-    renders (ChatML writes each tool as JSON, so a tool without a name renders), and every
-    conversation must get what ``render`` gives with these tools, its prompt or its error.
-    """
-    if isinstance(tools, Iterator):
-        tools = list(tools)  # read once: it is needed again if preparing refuses it
-    if not tools:
-        return None
-    try:
-        return prepare_tools(tools)
-    except Exception:
-        return tools
-
-
 def iter_render(
     fmt: ChatFormat,
     conversations: Iterable[Conversation],
@@ -331,31 +316,8 @@ def iter_render(
     _check_errors(errors)
     _check_workers(workers)
     fmt.check_options(options)
-    job = RenderJob(fmt, _shared_tools(tools), add_generation_prompt, options)
+    job = RenderJob(fmt, shared_tools(tools), add_generation_prompt, options)
     return _raise_or_collect(ordered_map(job, conversations, workers=workers, chunk_size=chunk_size), errors)
-
-
-def render_batch(
-    fmt: ChatFormat,
-    conversations: Iterable[Conversation],
-    tools: Tools = None,
-    add_generation_prompt: bool | None = None,
-    *,
-    workers: int | None = None,
-    errors: ErrorMode = "raise",
-    chunk_size: int | None = None,
-    **options: Any,
-) -> list[str | FormatError]:
-    """The list of :func:`iter_render`'s results: one prompt (or, with ``errors="collect"``, error) per conversation.
-
-    The result is the same, element for element, whatever ``workers`` is.
-    """
-    return list(
-        iter_render(
-            fmt, conversations, tools, add_generation_prompt,
-            workers=workers, errors=errors, chunk_size=chunk_size, **options,
-        )
-    )
 
 
 def iter_parse(
@@ -379,7 +341,7 @@ def iter_parse(
     _check_errors(errors)
     _check_workers(workers)
     fmt.check_options(context, fmt.parse_options)
-    shared = _shared_tools(tools)
+    shared = shared_tools(tools)
     # Fail here, not inside a worker, when the format cannot parse at all.
     if not fmt.parses:
         raise NotImplementedError(f"format {fmt.name!r} has no reply parser")
@@ -387,21 +349,28 @@ def iter_parse(
     return _raise_or_collect(ordered_map(job, completions, workers=workers, chunk_size=chunk_size), errors)
 
 
-def parse_batch(
-    fmt: ChatFormat,
-    completions: Iterable[str],
-    tools: Tools = None,
-    *,
-    workers: int | None = None,
-    errors: ErrorMode = "raise",
-    chunk_size: int | None = None,
-    id_factory: Callable[[], str] | None = None,
-    **context: Any,
-) -> list[AssistantReply | FormatError]:
-    """The list of :func:`iter_parse`'s results; the same whatever ``workers`` is, tool-call ids aside."""
-    return list(
-        iter_parse(
-            fmt, completions, tools,
-            workers=workers, errors=errors, chunk_size=chunk_size, id_factory=id_factory, **context,
-        )
-    )
+def _listed(iterate: Callable[P, Iterator[T]], name: str, doc: str) -> Callable[P, list[T]]:
+    """``iterate``'s results as one list: its signature, checks and errors, under ``name`` and ``doc``.
+
+    One signature for the iterating and the listing form of each batch function, so they cannot drift.
+    """
+
+    @functools.wraps(iterate)
+    def listed(*args: P.args, **kwargs: P.kwargs) -> list[T]:
+        return list(iterate(*args, **kwargs))
+
+    listed.__name__ = listed.__qualname__ = name  # pickled by reference under its module-level name
+    listed.__doc__ = doc
+    return listed
+
+
+render_batch = _listed(iter_render, "render_batch", """The list of :func:`iter_render`'s results: one prompt
+    (or, with ``errors="collect"``, error) per conversation.
+
+    Takes :func:`iter_render`'s arguments. The result is the same, element for element, whatever
+    ``workers`` is.
+    """)
+
+parse_batch = _listed(iter_parse, "parse_batch", """The list of :func:`iter_parse`'s results; the same whatever
+    ``workers`` is, tool-call ids aside. Takes :func:`iter_parse`'s arguments.
+    """)

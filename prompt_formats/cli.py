@@ -25,18 +25,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any, NamedTuple
 
 import orjson
 
 from . import __version__
-from .batch import cpu_count, ordered_map
 from .cli_files import OutputFile, UsageError, refuse_same_file, write_stderr
 from .cli_progress import Progress, terminal_width
 from .cli_setup import key_text, make_format, make_job
@@ -163,7 +162,7 @@ def _run(args: argparse.Namespace) -> int:
     refuse_same_file(args.output, args.errors)
     fmt = make_format(args.format, args.config)
     job = make_job(args, fmt)
-    workers = cpu_count() if args.workers == 0 else args.workers
+    workers = _cpu_count() if args.workers == 0 else args.workers
     reader = BlockReader(args.input, args.block_size, ranges=workers > 1)
     outputs: list[OutputFile] = []
     progress = Progress(
@@ -216,6 +215,33 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         write_stderr(_summary(args, done, failed, time.monotonic() - progress.start, workers, output.direct))
     return EXIT_RECORDS_FAILED if failed else EXIT_OK
+
+
+def _cpu_count() -> int:
+    from .batch import cpu_count  # with the worker processes' machinery: only for a run that uses them
+
+    return cpu_count()
+
+
+def ordered_map(
+    job: WorkerJob, items: Iterable[tuple[int, bytes | FileRange]], *, workers: int, chunk_size: int,
+) -> Iterator[BlockResult]:
+    """:func:`prompt_formats.batch.ordered_map` of the blocks; a run in this process (``workers=1``)
+    loops here, without importing the worker processes' machinery."""
+    if workers == 1:
+        blocks = iter(items)
+        while chunk := list(itertools.islice(blocks, chunk_size)):
+            yield from job(chunk)
+        return
+    from .batch import ordered_map as batch_ordered_map
+
+    yield from batch_ordered_map(job, items, workers=workers, chunk_size=chunk_size)
+
+
+def _is_broken_pool(exc: BaseException) -> bool:
+    """Whether ``exc`` says a worker process died (only a run that started workers imported their module)."""
+    pool_module = sys.modules.get("concurrent.futures.process")
+    return pool_module is not None and isinstance(exc, pool_module.BrokenProcessPool)
 
 
 def _finish(output: OutputFile, error_file: OutputFile | None, stopped: bool) -> None:
@@ -387,12 +413,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _last_words("prompt-formats: interrupted")
         return EXIT_INTERRUPTED
-    except BrokenProcessPool:
-        # A worker was killed (by a signal, the out-of-memory killer...): its records are lost, so the
-        # run cannot be completed. Not 1, which says that records were reported as failed.
-        _last_words("prompt-formats: a worker process died before finishing its work (killed, or out of memory?); "
-                    "the run is incomplete")
-        return EXIT_USAGE
     except BrokenPipeError:
         # The reader of standard output (or error) went away (`| head`): stop quietly, as a command that
         # SIGPIPE stops would. What is still buffered for either goes to /dev/null at exit, without an error.
@@ -404,7 +424,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         _last_words(f"prompt-formats: {exc}")
         return EXIT_USAGE
-    except Exception:
+    except Exception as exc:
+        if _is_broken_pool(exc):
+            # A worker was killed (by a signal, the out-of-memory killer...): its records are lost, so
+            # the run cannot be completed. Not 1, which says that records were reported as failed.
+            _last_words("prompt-formats: a worker process died before finishing its work (killed, or out of "
+                        "memory?); the run is incomplete")
+            return EXIT_USAGE
         # A bug of this program (a record's own failure never gets here: it is reported and the run goes
         # on). The traceback is for the report; the status says the run is incomplete, not that records
         # failed, which is what Python's default 1 would say.

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cli_files import UsageError
-from .cli_spans import SpansRenderer, check_spans_format
 from .errors import FormatError, InvalidInputError
-from .format import ChatFormat
 from .options import Option, read_value
 from .records import RecordParser, RecordRenderer
 from .registry import format_class, get_format
+
+if TYPE_CHECKING:
+    from .cli_spans import SpansRenderer
+    from .format import ChatFormat
 
 __all__ = ["key_text", "make_format", "make_job"]
 
@@ -124,6 +126,8 @@ def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | Reco
 
 def _spans_job(args: argparse.Namespace, fmt: ChatFormat, options: dict[str, Any], generation: Any) -> SpansRenderer:
     """The renderer of ``--spans`` / ``--tokenizer``: the format and the tokenizer are checked here, once."""
+    from .cli_spans import SpansRenderer, check_spans_format  # the spans and tokenizer machinery: only for them
+
     check_spans_format(fmt)
     _check_render_settings(fmt, options, generation, _settings(options, args.option, generation))
     job = SpansRenderer(fmt, generation, options, strict_keys=args.strict_keys, tokenizer_path=args.tokenizer)

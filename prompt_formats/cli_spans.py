@@ -12,14 +12,13 @@ so it stays picklable.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from .cli_files import UsageError
 from .errors import FormatError, type_name
 from .format import ChatFormat
 from .integrations.transformers import encode_with_tokenizer
-from .records import TOOLS_CACHE_SIZE, RecordRenderer
+from .records import RecordRenderer
 from .spans import RenderedPrompt
 
 __all__ = ["SpansRenderer", "check_spans_format", "load_tokenizer"]
@@ -54,18 +53,10 @@ class SpansRenderer(RecordRenderer):
     """A :class:`RecordRenderer` whose output records add the spans (and token ids and masks when
     ``tokenizer_path`` is given) of each prompt. Picklable: the tokenizer is loaded lazily, once per process."""
 
-    def __init__(
-        self,
-        fmt: ChatFormat,
-        add_generation_prompt: Any = None,
-        options: Mapping[str, Any] | None = None,
-        tools_cache_size: int = TOOLS_CACHE_SIZE,
-        *,
-        strict_keys: bool = False,
-        tokenizer_path: str | None = None,
-    ) -> None:
+    def __init__(self, fmt: ChatFormat, *args: Any, tokenizer_path: str | None = None, **kwargs: Any) -> None:
+        """``RecordRenderer``'s arguments, and ``tokenizer_path``, the ``tokenizer.json`` to encode with."""
         check_spans_format(fmt)
-        super().__init__(fmt, add_generation_prompt, options, tools_cache_size, strict_keys=strict_keys)
+        super().__init__(fmt, *args, **kwargs)
         self.tokenizer_path = tokenizer_path
         self._tokenizer: Any = None
 

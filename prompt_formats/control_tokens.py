@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -20,9 +20,11 @@ from .shape import part_kind
 
 __all__ = [
     "ESCAPE_MARKER",
+    "FastGuard",
     "TokenFamily",
     "UntrustedReading",
     "is_text_part",
+    "parts_clean",
 ]
 
 #: The character :meth:`ControlTokenGuard.escape` inserts after a token's first character.
@@ -48,6 +50,22 @@ def is_text_part(part: Any) -> bool:
     return isinstance(part, Mapping) and part_kind(part) == "text" and isinstance(part.get("text"), str)
 
 
+def parts_clean(content: Any, lead: str) -> bool:
+    """True if ``content`` is a list of exact dicts none of whose ``text`` can hold a token (each is
+    ``None``, absent, or an exact ``str`` without ``lead``); False if unsure.
+
+    No text part then holds the lead, so no run of them does: the guard leaves such content as it is."""
+    if type(content) is not list:
+        return False
+    for part in content:
+        if type(part) is not dict:
+            return False
+        text = part.get("text")
+        if text is not None and (type(text) is not str or lead in text):
+            return False
+    return True
+
+
 @attrs.frozen
 class UntrustedReading:
     """One format family's reading of untrusted fields.
@@ -66,3 +84,25 @@ class UntrustedReading:
     tool_calls: bool = True
     name_follower: str = ""
     text_part: Callable[[Any], bool] = is_text_part
+
+
+class FastGuard(NamedTuple):
+    """The guard's policy as a renderer applies it where it reads each untrusted string
+    (:meth:`ControlTokenGuard.fast_path`). Each function is the one :meth:`~ControlTokenGuard.guard_messages`
+    applies to that field; each may raise (a token under ``reject``, a value too deep to check), and
+    the renderer then steps aside to the checked path."""
+
+    #: The one character every token starts with: a string without it is left as it is. JSON text
+    #: writes it as itself (it is none of ``"``, ``\\`` and the control characters).
+    lead: str
+    #: The fixed text the format writes right after a tool-call name or argument name.
+    follower: str
+    #: A search that finds something in every string the policy would change or refuse (followed
+    #: by its fixed text), and in the JSON text of every such value; it may find more.
+    suspect: Callable[[str], object]
+    #: The policy on one string followed by fixed text: ``text(string, follower)``.
+    text: Callable[[str, str], str]
+    #: The policy on a message's content (a string, a list of parts, anything else as it is).
+    content: Callable[[Any], Any]
+    #: The policy on a JSON-like value, every string in it (a tool-call argument value).
+    json: Callable[[Any], Any]

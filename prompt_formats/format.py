@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from .errors import FormatError, InvalidInputError, UnknownOptionError, type_name
 from .messages import AssistantReply
 from .options import Option
-from .spans import RenderedPrompt
+from .spans import GeneratedPolicy, RenderedPrompt, check_generated_policy
 from .streaming import StreamParser
 from .tools import PreparedTools
 
 if TYPE_CHECKING:
     from .guard import ControlTokenGuard
+    from .session import IncrementalRenderer, Session
 
-__all__ = ["GUARD_CONFIG", "ChatFormat", "Conversation", "Tools", "checked_guard"]
+__all__ = ["GUARD_CONFIG", "ChatFormat", "Conversation", "GuardedFormat", "Tools", "checked_guard"]
 
 #: The ``guard`` configuration a format with an optional control-token guard declares.
 GUARD_CONFIG = Option("guard", frozenset({"null"}), "a ControlTokenGuard applied to untrusted text, or null")
@@ -56,7 +57,7 @@ class ChatFormat(abc.ABC):
                 setattr(cls, method, _refusing_deep_stacks(function, field))
         if "parses" not in cls.__dict__:
             cls.parses = cls.parse is not ChatFormat.parse or cls.stream_parser is not ChatFormat.stream_parser
-        if "renders_spans" not in cls.__dict__ and "render_spans" in cls.__dict__:
+        if "renders_spans" not in cls.__dict__ and ("render_spans" in cls.__dict__ or "_render_spans" in cls.__dict__):
             cls.renders_spans = True
 
     name: ClassVar[str]
@@ -65,8 +66,11 @@ class ChatFormat(abc.ABC):
     #: not say is taken to parse when it defines ``parse`` or ``stream_parser`` itself.
     parses: ClassVar[bool] = False
     #: Whether the format has :meth:`render_spans` (the package's formats say so; a subclass that
-    #: does not say is taken to have it when it defines ``render_spans`` itself).
+    #: does not say is taken to have it when it defines ``_render_spans`` or ``render_spans`` itself).
     renders_spans: ClassVar[bool] = False
+    #: Whether :meth:`session` reuses the work for messages already rendered (the format defines
+    #: ``_incremental_renderer``); otherwise a session renders each request in full.
+    renders_incrementally: ClassVar[bool] = False
     option_specs: ClassVar[tuple[Option, ...]] = ()
     parse_option_specs: ClassVar[tuple[Option, ...]] = ()
     #: The keyword arguments the constructor takes (``get_format(name, **config)``), in order.
@@ -75,13 +79,8 @@ class ChatFormat(abc.ABC):
     parse_options: ClassVar[Mapping[str, str]] = {}
 
     @abc.abstractmethod
-    def render(
-        self,
-        messages: Conversation,
-        tools: Tools = None,
-        add_generation_prompt: bool = False,
-        **options: Any,
-    ) -> str:
+    def render(self, messages: Conversation, tools: Tools = None, add_generation_prompt: bool = False,
+               **options: Any) -> str:
         """Render one conversation to the exact prompt text of the format's reference template.
 
         ``add_generation_prompt=None`` means unset: the format's default (the batch functions pass
@@ -103,10 +102,44 @@ class ChatFormat(abc.ABC):
         model generated under the ``generated=`` policy (``"all"``, ``"last"``, ``"after_last_user"``);
         see :class:`~prompt_formats.spans.RenderedPrompt` and docs/training-data.md.
 
-        Takes :meth:`render`'s arguments and raises its errors. A format without it
-        (:attr:`renders_spans` false) raises :class:`~prompt_formats.errors.FormatError` naming the format.
+        Takes :meth:`render`'s arguments and raises its errors, after
+        :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for an unknown policy. A
+        format without it (:attr:`renders_spans` false) raises
+        :class:`~prompt_formats.errors.FormatError` naming the format, before any other check.
         """
-        raise FormatError(f"format {self.name!r} has no render_spans: its spans and assistant masks are not available")
+        if not self.renders_spans:
+            raise FormatError(
+                f"format {self.name!r} has no render_spans: its spans and assistant masks are not available"
+            )
+        return self._render_spans(messages, tools, add_generation_prompt, check_generated_policy(generated), options)
+
+    def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
+                      policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
+        """The format's part of :meth:`render_spans`, ``generated`` already checked (``policy``).
+
+        A format with spans defines this (and is then taken to have :attr:`renders_spans`); the
+        arguments are as :meth:`render_spans` got them, ``options`` a fresh dict it may change.
+        """
+        raise NotImplementedError(f"format {self.name!r} declares renders_spans but defines no _render_spans")
+
+    def session(self, tools: Tools = None, **options: Any) -> Session:
+        """A :class:`~prompt_formats.session.Session` for one conversation rendered request after request.
+
+        Its ``render(messages, add_generation_prompt=None)`` returns exactly
+        ``self.render(messages, tools, add_generation_prompt, **options)``; it reuses the work for
+        messages it rendered before when the new list extends the old one with the same message
+        objects, which must not have been mutated (see :mod:`prompt_formats.session`). The tools are
+        prepared once; an unknown option raises :class:`UnknownOptionError` here.
+        """
+        from .session import Session
+
+        return Session(self, tools, options)
+
+    def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> IncrementalRenderer | None:
+        """A new per-session :class:`~prompt_formats.session.IncrementalRenderer` for these tools and
+        options, or ``None`` where every render must be a full one (a format with
+        :attr:`renders_incrementally` defines it)."""
+        return None
 
     def render_batch(
         self,
@@ -234,7 +267,7 @@ def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..
     return entry
 
 
-for _method in ("render_batch", "parse", "parse_batch", "stream_parser"):  # render is abstract
+for _method in ("render_spans", "render_batch", "parse", "parse_batch", "stream_parser"):  # render is abstract
     setattr(ChatFormat, _method, _refusing_deep_stacks(getattr(ChatFormat, _method), _ENTRY_FIELDS[_method]))
 
 
@@ -249,3 +282,19 @@ def checked_guard(guard: object) -> ControlTokenGuard | None:
     if guard is not None and not isinstance(guard, ControlTokenGuard):
         raise InvalidInputError("guard", f"expected a ControlTokenGuard or null, got {type_name(guard)}")
     return guard
+
+
+class GuardedFormat(ChatFormat):
+    """A format made with an optional control-token guard (its ``config_specs`` declare :data:`GUARD_CONFIG`).
+
+    ``guard`` is checked when the format is made (:func:`checked_guard`); the format's renderer
+    applies it to the fields the template renders. ``None``, the default: exactly the template's text.
+    """
+
+    guard: ControlTokenGuard | None
+
+    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
+        self.guard = checked_guard(guard)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"

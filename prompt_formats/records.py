@@ -34,7 +34,6 @@ A record that cannot be rendered or parsed gives an *error record* instead:
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 from collections.abc import Callable, Mapping
@@ -44,8 +43,8 @@ import orjson
 
 from .errors import InjectionError, InvalidInputError
 from .jsonl import decode_record, has_long_digit_run, json_type, record_id_at, refuse, unwrap_record
+from .record_tools import KnownToolset, RawToolsets
 from .request_keys import IGNORED_REQUEST_KEYS, REFUSED_REQUEST_KEYS, merge_extra_body
-from .tools import ToolsetCache
 
 if TYPE_CHECKING:
     from .format import ChatFormat
@@ -88,6 +87,8 @@ def _encode(record: Mapping[str, Any]) -> bytes:
 class _RecordJob:
     """Shared by the renderer and the parser: decode a line, run, encode a result or an error report."""
 
+    _tools: RawToolsets
+
     def handle(self, record: Any, line: int) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -102,10 +103,28 @@ class _RecordJob:
             record = decode_record(data, long_digits, line)
         except InvalidInputError as exc:
             return False, _encode(error_record(line, None, exc))
+        return self._handled(record, line)
+
+    def _handled(self, record: Any, line: int) -> tuple[bool, bytes]:
         try:
             return True, _encode(self.handle(record, line))
         except Exception as exc:
             return False, _encode(error_record(line, _id_of(record), exc))
+
+    def _process_at(self, block: bytes, start: int, end: int, line: int, long_digits: bool) -> tuple[bool, bytes]:
+        """:meth:`process_line` of ``block[start:end]``, its toolset recognised by its bytes when it
+        repeats an earlier record's (:mod:`prompt_formats.record_tools`): the same result."""
+        tools = self._tools
+        record = tools.decode_known(block, start, end, long_digits)
+        if record is None:
+            try:
+                record = decode_record(memoryview(block)[start:end], long_digits, line)
+            except InvalidInputError as exc:
+                return False, _encode(error_record(line, None, exc))
+            holder = _tools_holder(record)
+            if holder is not None:
+                holder["tools"] = KnownToolset(tools.learn(block, start, end, holder["tools"]))
+        return self._handled(record, line)
 
     def process_block(self, first_line: int, block: bytes) -> BlockResult:
         """Process every non-blank line of ``block`` (whole lines of JSONL; the first is ``first_line``).
@@ -118,11 +137,10 @@ class _RecordJob:
         reports = bytearray()
         failed = 0
         cut = before_error = -1
-        process = self.process_line
+        process = self._process_at
         records = 0
         # Lines are decoded from views of the block: splitting it into copies first costs more than
         # the copying itself (the decoder then reads memory that has left the cache).
-        view = memoryview(block)
         find = block.find
         start = 0
         number = first_line
@@ -134,7 +152,7 @@ class _RecordJob:
                 end = size
             if end > start and (block[start] not in _WHITESPACE or not block[start:end].isspace()):
                 records += 1
-                ok, encoded = process(number, view[start:end], long_digits)
+                ok, encoded = process(block, start, end, number, long_digits)
                 if ok:
                     output += encoded
                 else:
@@ -145,6 +163,14 @@ class _RecordJob:
             start = end + 1
             number += 1
         return BlockResult(records, bytes(output), bytes(reports), failed, before_error, cut)
+
+    def _toolset(self, tools: Any, prefix: str) -> Any:
+        """The toolset a record's ``tools`` (not ``None``) is rendered or parsed with."""
+        if type(tools) is KnownToolset:
+            return tools.toolset
+        if not isinstance(tools, list):
+            raise InvalidInputError(prefix + "tools", f"expected an array or null, got {json_type(tools)}")
+        return self._tools.get(tools) if tools else None
 
     def __call__(self, chunk: list[tuple[int, bytes]]) -> list[BlockResult]:
         """:meth:`process_block` for each ``(first line number, block)`` of ``chunk``: a job for
@@ -166,6 +192,20 @@ class BlockResult(NamedTuple):
     failed: int
     before_error: int
     first_error: int
+
+
+def _tools_holder(record: Any) -> dict[str, Any] | None:
+    """The dict holding a record's non-empty ``tools`` list: the record, or its Batch API ``body``."""
+    if type(record) is not dict:
+        return None
+    holder = record
+    if "tools" not in record:
+        body = record.get("body")
+        if type(body) is not dict:
+            return None
+        holder = body
+    tools = holder.get("tools")
+    return holder if type(tools) is list and tools else None
 
 
 def _id_of(record: Any) -> Any:
@@ -201,7 +241,7 @@ class RecordRenderer(_RecordJob):
         fmt.check_options(self.options)
         self.tools_cache_size = tools_cache_size
         self.strict_keys = strict_keys
-        self._tools = ToolsetCache(tools_cache_size)
+        self._tools = RawToolsets(tools_cache_size)
         kinds = {"id": _ID, "custom_id": _ID, "messages": _MESSAGES, "tools": _TOOLS,
                  "add_generation_prompt": _GENERATION, "chat_template_kwargs": _KWARGS}
         kinds.update(dict.fromkeys(IGNORED_REQUEST_KEYS, _STRICT if strict_keys else _IGNORED))
@@ -270,9 +310,7 @@ class RecordRenderer(_RecordJob):
         if own_options:
             options = {**options, **own_options}
         if tools is not None:
-            if not isinstance(tools, list):
-                raise InvalidInputError(prefix + "tools", f"expected an array or null, got {json_type(tools)}")
-            tools = self._tools.get(tools) if tools else None
+            tools = self._toolset(tools, prefix)
         if record_id is None:
             record_id = line
         try:
@@ -292,6 +330,8 @@ def call_ids(record_id: Any) -> Callable[[], str]:
     The same record always gets the same ids, in every run and worker; different records get
     different ones (the digest of the id's JSON text and the call's position).
     """
+    import hashlib  # only the parser needs it
+
     seed = orjson.dumps(record_id)
     position = itertools.count()
 
@@ -326,7 +366,7 @@ class RecordParser(_RecordJob):
         self.tools_cache_size = tools_cache_size
         self.strict_keys = strict_keys
         self._passthrough = self._PASSTHROUGH if strict_keys else self._PASSTHROUGH | IGNORED_REQUEST_KEYS
-        self._tools = ToolsetCache(tools_cache_size)
+        self._tools = RawToolsets(tools_cache_size)
 
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.fmt, self.context, self.tools_cache_size, self.strict_keys)
@@ -369,9 +409,7 @@ class RecordParser(_RecordJob):
             _merge_kwargs(own, kwargs, prefix)
         tools = request.get("tools")
         if tools is not None:
-            if not isinstance(tools, list):
-                raise InvalidInputError(prefix + "tools", f"expected an array or null, got {json_type(tools)}")
-            tools = self._tools.get(tools) if tools else None
+            tools = self._toolset(tools, prefix)
         if own:
             context = {**context, **own}
         if record_id is None:

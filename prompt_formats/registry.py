@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import FormatError
-from .format import ChatFormat
+
+if TYPE_CHECKING:
+    from .format import ChatFormat
 
 __all__ = ["available_formats", "format_class", "get_format"]
 

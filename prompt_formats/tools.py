@@ -6,19 +6,16 @@ dicts are deep-copied when it is made), so a format can cache its rendered form 
 and reuse that on every call. Keep one per session, or per distinct tool list, in a server.
 
 A plain list of tool dicts gets the next best thing: :data:`PLAIN_TOOLS_CACHE`, a small bounded
-cache keyed by the list's *content* (its ``marshal`` dump), so a server that passes the same tools
-on every request serialises them once without doing anything. It never changes the output; a
-prepared toolset still skips even the dump.
+cache keyed by the list's *content*, which makes it a ``PreparedTools`` once, so a server that
+passes the same tools on every request serialises them once without doing anything. It never
+changes the output; a prepared toolset still skips even the look-up.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import marshal
-import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -33,6 +30,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+L = TypeVar("L")
 
 
 class PreparedTools:
@@ -144,103 +142,192 @@ def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> Prepare
     return PreparedTools(tools)
 
 
-# orjson encodes exact str, int, float, bool, None, dict, list and tuple; with these options it
-# raises for every subclass of them (and for dataclasses and datetimes). See PlainToolsCache.
+# With these options orjson raises for every subclass of str, int, float, dict and list, for
+# dataclasses and datetimes (and, always, for bytes, lone surrogates, integers beyond 64 bits,
+# non-string keys and nesting beyond its limit). It still writes tuples, enums and UUIDs as JSON,
+# and NaN and infinities as null (see PlainToolsCache).
 _EXACT_TYPES_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-# What is known of the lists with an entry's key.
-_UNCHECKED, _EXACT, _NOT_EXACT = 0, 1, 2
+#: An entry for a list that PreparedTools refuses: such a list is rendered from itself every time.
+_REFUSED: Any = None
+_UNKNOWN: Any = object()
+#: An entry for a content seen once: at its next sighting, it is prepared.
+_SEEN_ONCE: Any = object()
+
+
+def _containers_copied(value: Any) -> Any:
+    """``value`` with its dicts and lists copied and everything else shared (nesting bounded by orjson's limit)."""
+    if type(value) is dict:
+        return {key: _containers_copied(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_containers_copied(item) for item in value]
+    return value
 
 
 class PlainToolsCache:
-    """What a format renders from a plain tool list, keyed by the list's content; bounded, thread-safe.
+    """The one content-keyed cache from a plain tool list to its :class:`PreparedTools`; bounded, thread-safe.
 
-    ``get(key, tools, build)`` returns ``build(tools)``, from the cache when a tool list with the
-    same content was built under the same ``key`` before. At most ``max_entries`` entries and
-    ``max_bytes`` in all (the content key plus ``sys.getsizeof`` of the built value: meant for flat
-    values such as the rendered text) are kept; the oldest entry goes first (first in, first out:
-    a hit costs one dictionary look-up, without a lock). A list that is mutated afterwards simply
-    has another key; nothing refers to the caller's objects.
+    :meth:`get` returns the toolset a format renders a plain list as: from the second sighting of
+    its content on, a ``PreparedTools`` of it (an exact copy, made once); the list itself when it is
+    seen for the first time (it costs its key only), is not made of exact JSON types only, or is
+    refused by ``PreparedTools``. Every rendered form (:func:`rendered_tools`) is cached on the toolset.
 
-    Why the output never changes. The content key is ``marshal.dumps(tools)``; a value is cached
-    only if its build succeeded, and served only once a list with that key has been found to hold
-    exact JSON types only (by orjson, which rejects every subclass; checked on the first hit, so
-    a list seen once never pays for it):
+    Why a list never gets another content's toolset. The key is ``marshal.dumps(list)``, which
+    writes every object by its exact type (``int``, ``float`` by its 8 bytes, ``bool``, ``None``,
+    ``str``, ``tuple``, ``list``, ``dict`` in key order) and refuses other types, except those with
+    the buffer protocol (numpy's ``float64``), written as ``bytes``. An entry is served only once a
+    list with its key passed orjson with subclasses refused (no ``bytes`` either): then every list
+    with that key is made of the same exact values, in the same order. The list served last is
+    recognised by identity first: the next time by its key, from then on by its orjson text
+    together with equality (``==``) to a copy of its own containers sharing its values, which is
+    cheaper (equality mostly compares identities) and as exact: equal texts fix the structure, key
+    order, strings and the type and bits of every number, and equality rules out what orjson writes
+    alike (a tuple and a list, an enum member or a UUID and its value, NaN and ``None``). A list
+    mutated in place therefore never hits a stale entry.
 
-    - marshal writes every object by its *exact* type (a distinct code for ``int``, ``float``,
-      ``bool``, ``None``, ``str``, ``tuple``, ``list``, ``dict``), floats as their 8 bytes
-      (``0.0`` and ``-0.0`` differ), strings as their code points, dicts in their key order. It
-      raises ``ValueError`` for every other type, with one exception: an object of another type
-      that exposes the buffer protocol (numpy's ``float64`` and ``str_`` do, and ``json.dumps``
-      writes them as a float and a string) is written as if it were ``bytes``.
-    - A list of exact JSON types has no ``bytes`` code in its dump. Any list with the same dump
-      therefore has no buffer-protocol object either (each would have put a ``bytes`` code there),
-      so it is made of exact types too, and ``marshal.loads`` gives both lists back identical in
-      types, values, order and float bits. ``json.dumps`` of exact types depends on nothing else:
-      every list with that dump, the one the value was built from included, has the same JSON text.
-
-    A list that is not made of exact JSON types only is built on every call: marshal rejects most
-    (a subclass, too much nesting); the others (a lone surrogate, an integer beyond 64 bits, a
-    non-string key, a buffer-protocol object) fail orjson's check and their entry is never served.
-    Some lists with equal content dump differently (marshal marks objects referenced more than once
-    and interned strings); they are merely separate entries.
+    At most ``max_entries`` entries and about ``max_bytes`` (twice the key's length per entry: the
+    key and the toolset's copy) are kept; the oldest goes first. Readers take no lock.
     """
 
+    #: Whether every list is decoded JSON, never changed afterwards (:class:`ToolsetCache`): its
+    #: orjson text is then an exact key, and the toolset adopts the list itself.
+    decoded = False
+
     def __init__(self, max_entries: int = 64, max_bytes: int = 32 * 1024 * 1024) -> None:
-        # key -> (value, size, state): state _EXACT once a list with this key held exact JSON types
-        # only, _NOT_EXACT once one did not (then no list with this key does: the value is never
-        # served), _UNCHECKED before. Insertion order is eviction order. Readers use dict.get
-        # alone (atomic); writers hold the lock.
-        self._entries: dict[tuple[str, bytes], tuple[Any, int, int]] = {}
+        # key -> (key, toolset, _REFUSED or _SEEN_ONCE), insertion order is eviction order; the list
+        # served last: (list, key, toolset, its orjson text, a copy of its containers).
+        self._entries: dict[bytes, tuple[bytes, Any]] = {}
+        self._last: tuple[Any, bytes, PreparedTools, Any, Any] | None = None
+        self._unseen: tuple[Any, bytes] | None = None  # (list, key) of a first sighting being built
         self._lock = threading.Lock()
         self._bytes = 0
         self.max_entries = max_entries
         self.max_bytes = max_bytes
 
-    def get(self, key: str, tools: Any, build: Callable[[Any], T]) -> T:
-        """``build(tools)``, from the cache when ``tools`` has the content of a list built under ``key`` before."""
-        try:
-            entry_key = (key, marshal.dumps(tools))
-        except ValueError:  # another type, or nested too deeply: not keyable
-            return build(tools)
-        entry = self._entries.get(entry_key)
-        if entry is None:
-            value = build(tools)  # outside the lock: builds may be slow, and two threads may build alike
-            self._add(entry_key, value, len(entry_key[1]) + sys.getsizeof(value))
-            return value
-        state = entry[2]
-        if state == _UNCHECKED:
-            try:
-                orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
-                state = _EXACT
-            except (TypeError, ValueError, RecursionError):
-                state = _NOT_EXACT
-            with self._lock:
-                if entry_key in self._entries:
-                    self._entries[entry_key] = (entry[0], entry[1], state)
-        if state == _NOT_EXACT:
-            return build(tools)
-        return entry[0]  # type: ignore[no-any-return]
+    def get(self, tools: L) -> L | PreparedTools:
+        """The toolset to render ``tools`` with: its ``PreparedTools`` when the content is cacheable, else ``tools``."""
+        prepared = self.lookup(tools)[0]
+        return tools if prepared is None else prepared
 
-    def _add(self, entry_key: tuple[str, bytes], value: Any, size: int) -> None:
+    def rendered(self, key: str, tools: Any, build: Callable[[Any], T]) -> T:
+        """``build(tools)``, cached on the toolset of ``tools`` under ``key`` (see :func:`rendered_tools`).
+        A content seen for the first time counts as seen only once its build succeeded."""
+        prepared, _ = self.lookup(tools, see=False)
+        if prepared is None:
+            value = build(tools)
+            unseen = self._unseen
+            if unseen is not None and unseen[0] is tools:
+                self._unseen = None
+                self._insert((unseen[1], _SEEN_ONCE))
+            return value
+        return prepared.cached(key, build)
+
+    def lookup(self, tools: Any, see: bool = True) -> tuple[PreparedTools | None, bool]:
+        """``(toolset, seen)``: the ``PreparedTools`` of ``tools`` (``None`` when not cacheable, or
+        seen for the first time), and whether its content was seen already. ``see=False``: a content
+        seen for the first time is not yet marked as seen."""
+        if type(tools) is not list:
+            return None, False
+        if self.decoded:
+            return self._decoded_list(tools)
+        last = self._last
+        if last is not None and last[0] is tools:
+            prepared = self._known_list(last)
+            if prepared is not _UNKNOWN:
+                return prepared, True
+        try:
+            key = marshal.dumps(tools)
+        except ValueError:  # another type, or nested too deeply: not keyable
+            return None, False
+        entry = self._entries.get(key)
+        if entry is None:  # a content seen once costs its key only
+            if see:
+                self._insert((key, _SEEN_ONCE))
+            else:
+                self._unseen = (tools, key)
+            return None, False
+        if entry[1] is _SEEN_ONCE:
+            entry = self._promoted(key, tools)
+            if entry is None:
+                return None, True
+        prepared = entry[1]
+        if prepared is not None:
+            self._last = (tools, key, prepared, None, None)
+        return prepared, True
+
+    def _decoded_list(self, tools: list[Any]) -> tuple[PreparedTools | None, bool]:
+        """:meth:`lookup` of a list decoded from JSON (exact types: its orjson text is an exact key)."""
+        try:
+            key = orjson.dumps(tools)
+        except TypeError:  # an integer beyond 64 bits, a lone surrogate
+            return None, False
+        entry = self._entries.get(key)
+        if entry is not None:
+            return entry[1], True
+        try:
+            prepared: PreparedTools | None = PreparedTools.owning(tools)
+        except InvalidInputError:
+            prepared = _REFUSED
+        self._insert((key, prepared))
+        return prepared, False
+
+    def _promoted(self, key: bytes, tools: list[Any]) -> tuple[bytes, PreparedTools | None] | None:
+        """The entry of a content seen once before, when its list is made of exact JSON types only
+        (then every list with its key is): its toolset made from the key, an exact copy."""
+        try:
+            orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
+        except (TypeError, ValueError, RecursionError):
+            return None
+        try:
+            prepared: PreparedTools | None = PreparedTools.owning(marshal.loads(key))
+        except InvalidInputError:
+            prepared = _REFUSED
+        entry = (key, prepared)
+        self._insert(entry)
+        return entry
+
+    def _known_list(self, last: tuple[Any, bytes, PreparedTools, Any, Any]) -> Any:
+        """The toolset of the very list served last, its content verified; ``_UNKNOWN`` when it no
+        longer has it. The second time by its key; from then on by its orjson text and equality
+        with a copy of its containers sharing its values (equality mostly compares identities)."""
+        tools, key, prepared, text, shadow = last
+        try:
+            if shadow is None:
+                if marshal.dumps(tools) != key:
+                    return _UNKNOWN
+                self._last = (tools, key, prepared, orjson.dumps(tools, option=_EXACT_TYPES_ONLY),
+                              _containers_copied(tools))
+                return prepared
+            same = orjson.dumps(tools, option=_EXACT_TYPES_ONLY) == text and tools == shadow
+        except (TypeError, ValueError):
+            return _UNKNOWN
+        return prepared if same else _UNKNOWN
+
+    def _insert(self, entry: tuple[bytes, Any]) -> None:
+        key = entry[0]
+        size = 2 * len(key)
         if size > self.max_bytes:
             return
         with self._lock:
-            old = self._entries.pop(entry_key, None)
+            old = self._entries.pop(key, None)
             if old is not None:
-                self._bytes -= old[1]
-            self._entries[entry_key] = (value, size, _UNCHECKED)
+                self._bytes -= 2 * len(old[0])
+            self._entries[key] = entry
             self._bytes += size
             self._evict()
 
     def _evict(self) -> None:
         entries = self._entries
         while entries and (len(entries) > self.max_entries or self._bytes > self.max_bytes):
-            self._bytes -= entries.pop(next(iter(entries)))[1]
+            key, _ = entries.pop(next(iter(entries)))
+            self._bytes -= 2 * len(key)
+        if not entries:
+            self._last = None
 
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
             self._entries.clear()
+            self._last = None
             self._bytes = 0
 
     def resize(self, max_entries: int, max_bytes: int) -> None:
@@ -251,12 +338,24 @@ class PlainToolsCache:
             self._evict()
 
     def __len__(self) -> int:
+        """How many contents the cache knows: prepared, or seen once."""
         return len(self._entries)
 
     @property
     def nbytes(self) -> int:
         """The bytes counted against ``max_bytes``."""
         return self._bytes
+
+
+class ToolsetCache(PlainToolsCache):
+    """The record readers' cache (one per job): :class:`PlainToolsCache` over lists decoded from
+    JSON, which the caller made and never changes, so the toolset adopts the list itself (no copy,
+    :meth:`PreparedTools.owning`). ``size`` bounds the entries."""
+
+    decoded = True
+
+    def __init__(self, size: int) -> None:
+        super().__init__(max_entries=size)
 
 
 #: The process-wide cache the formats use for plain tool lists (ChatML: the tools block).
@@ -267,55 +366,9 @@ def rendered_tools(tools: Sequence[Mapping[str, Any]] | PreparedTools, key: str,
     """What a format renders from ``tools`` under ``key``: ``build(tools)``, computed once per toolset.
 
     The one way a format asks for a toolset's rendered form: a :class:`PreparedTools` caches it on
-    itself, a plain list through the process-wide content-keyed cache. ``build`` must depend on the
-    tools' content only.
+    itself; a plain list becomes one through :data:`PLAIN_TOOLS_CACHE` (or, not cacheable, is built
+    from every time). ``build`` must depend on the tools' content only.
     """
     if isinstance(tools, PreparedTools):
         return tools.cached(key, build)
-    return PLAIN_TOOLS_CACHE.get(key, tools, build)
-
-
-class ToolsetCache:
-    """A bounded LRU of prepared toolsets keyed by their JSON bytes: the record jobs prepare a toolset once per worker.
-
-    Records of one corpus often repeat a few toolsets; each is validated and rendered once, when it
-    is first seen, and its rendered form (the largest part of an agent prompt) is reused by every
-    later record with the same bytes. The lists come from the record's JSON, decoded by the caller
-    and never shared, so the toolset keeps them as they are (:meth:`PreparedTools.owning`).
-
-    A list that :class:`PreparedTools` refuses is kept and returned as it is: some templates render
-    what it refuses (ChatML writes each tool as JSON, so a tool without a name renders), and a
-    record must get what ``render`` gives with its tools, its prompt or its error.
-    """
-
-    __slots__ = ("_entries", "_size")
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: OrderedDict[bytes, PreparedTools | list[Any]] = OrderedDict()
-
-    def __len__(self) -> int:
-        """How many toolsets the cache holds (never more than its ``size``)."""
-        return len(self._entries)
-
-    def get(self, tools: list[Any]) -> PreparedTools | list[Any]:
-        """The toolset of a decoded tool list: a :class:`PreparedTools` of it, or the list if refused."""
-        try:
-            key = orjson.dumps(tools)
-        except TypeError:
-            # Beyond orjson (an integer over 64 bits): the standard library's text, marked so that it
-            # can never equal an orjson key.
-            key = b"\0" + json.dumps(tools, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        entries = self._entries
-        prepared = entries.get(key)
-        if prepared is None:
-            try:
-                prepared = PreparedTools.owning(tools)
-            except InvalidInputError:
-                prepared = tools
-            entries[key] = prepared
-            if len(entries) > self._size:
-                entries.popitem(last=False)
-        else:
-            entries.move_to_end(key)
-        return prepared
+    return PLAIN_TOOLS_CACHE.rendered(key, tools, build)

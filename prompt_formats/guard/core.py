@@ -9,13 +9,14 @@ usual error). The threat, the escape scheme and what each policy guarantees: doc
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
 
-from ..control_tokens import TokenFamily, UntrustedReading
+from ..control_tokens import FastGuard, TokenFamily, UntrustedReading
 from ..errors import FormatError
 from ..formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
 from ..formats.harmony.tokens import TOKEN_FAMILIES as HARMONY_TOKEN_FAMILIES
@@ -23,7 +24,7 @@ from .policy import resolved
 from .scheme import Scanner, check_tokens
 from .toolset import ToolsetPolicy
 
-__all__ = ["ControlTokenGuard", "Policy"]
+__all__ = ["ControlTokenGuard", "FastGuard", "Policy"]
 
 Policy = Literal["escape", "reject", "allow"]
 
@@ -67,6 +68,7 @@ class ControlTokenGuard(ToolsetPolicy):
     _lead_bytes: bytes = attrs.field(init=False, repr=False, eq=False, hash=False)
     _cache_key: str = attrs.field(init=False, repr=False, eq=False, hash=False)
     _blob_patterns: dict[str, re.Pattern[bytes] | None] = attrs.field(init=False, repr=False, eq=False, hash=False)
+    _fast_for: tuple[Any, FastGuard | None] = attrs.field(init=False, repr=False, eq=False, hash=False)
 
     def __attrs_post_init__(self) -> None:
         if self.policy not in _POLICIES:
@@ -81,6 +83,7 @@ class ControlTokenGuard(ToolsetPolicy):
         object.__setattr__(self, "_lead_bytes", leads[0].encode() if lead is not None else b"")
         families = "".join(f"\x1e{family.prefix}\x1f{family.suffix}" for family in self.families)
         object.__setattr__(self, "_cache_key", f"guard.tools:{self.policy}:" + "\x1f".join(self.tokens) + families)
+        object.__setattr__(self, "_fast_for", (None, None))
 
     def guard_messages(
         self, messages: Any, reading: UntrustedReading | None = None, *,
@@ -120,3 +123,37 @@ class ControlTokenGuard(ToolsetPolicy):
                     out = list(messages)
                 out[index] = new
         return messages if out is None else out
+
+    def fast_path(self, reading: UntrustedReading) -> FastGuard | None:
+        """The policy for a renderer to apply where it reads each untrusted field, or ``None``.
+
+        Instead of :meth:`guard_messages`, a renderer may pass each untrusted field (those
+        :meth:`guard_messages` reads, as ``reading`` reads them), where it reads it, through the
+        function :meth:`guard_messages` applies to it: a content holding ``lead`` or not a string
+        through ``content``; a tool-call name or argument name holding ``lead`` through
+        ``text(name, follower)``; string arguments or an argument value holding it through
+        ``json`` (a value not a string: whose JSON text holds ``lead``, or is longer than
+        :data:`MAX_NESTING`, or of another type than ``str``, ``int``, ``bool``, ``float``,
+        ``None``, ``dict``, ``list``). What it leaves alone the guard leaves as it is, so the prompt
+        is the checked path's. Where a function raises (a token under ``reject``, a value too deep
+        to check), the renderer must step aside to the checked path, which raises the guard's error
+        first. ``suspect`` may clear a string or JSON text before those functions run. ``None``
+        where the checked path is all there is: ``allow``, untrusted assistant text, several leads,
+        a token holding a character JSON text escapes, or a reading that renders no tool calls.
+        """
+        seen_reading, fast = self._fast_for
+        if seen_reading is reading:
+            return fast
+        lead = self._lead
+        fast = None
+        # JSON text writes every character as itself but '"', '\\' and the control characters: the
+        # lead and every token must hold none, so that the search finds them in it.
+        spelt = "".join(self.tokens) + "".join(family.prefix + family.suffix for family in self.families)
+        if (lead is not None and self.policy != "allow" and self.trust_assistant and reading.tool_calls
+                and not any(c == '"' or c < " " for c in spelt)):
+            content = functools.partial(self._content, join_parts=reading.join_parts, text_part=reading.text_part)
+            fast = FastGuard(
+                lead, reading.name_follower, self._scanner.needs_escape.search, self._text, content, self._json
+            )
+        object.__setattr__(self, "_fast_for", (reading, fast))  # one tuple: a racing thread sees a pair
+        return fast

@@ -13,7 +13,7 @@ from typing import Any
 
 from .._walk import Hit as _Hit
 from .._walk import walk_strings
-from ..control_tokens import UntrustedReading, is_text_part
+from ..control_tokens import UntrustedReading, is_text_part, parts_clean
 from ..messages import Message, message_dict
 from ..shape import call_body, reasoning_field
 from .prefilter import Prefilters
@@ -41,6 +41,18 @@ def resolved(reading: UntrustedReading | None, join_parts: bool | None, tool_cal
         tool_calls=base.tool_calls if tool_calls is None else tool_calls,
         name_follower=base.name_follower, text_part=base.text_part,
     )
+
+
+def _walk_field(changes: dict[str, Any], key: str, value: Any, walk: Callable[..., Any], *args: Any) -> None:
+    """Put ``walk(value, *args)`` in ``changes[key]`` when it is not ``value`` itself; a token found
+    under ``reject`` gets the step ``.key`` on its way out."""
+    try:
+        new = walk(value, *args)
+    except _Hit as hit:
+        hit.trail.append(f".{key}")
+        raise
+    if new is not value:
+        changes[key] = new
 
 
 class FieldPolicy(Prefilters):
@@ -84,6 +96,9 @@ class FieldPolicy(Prefilters):
         if isinstance(content, str):
             return self._text(content)
         if not isinstance(content, (list, tuple)):
+            return content
+        lead = self._lead
+        if lead is not None and parts_clean(content, lead):
             return content
         runs: list[list[int]] = []
         run: list[int] = []
@@ -163,6 +178,13 @@ class FieldPolicy(Prefilters):
         except _Hit as hit:
             raise hit.error(path) from None
 
+    def _tool_calls(self, calls: Any, name_followed_by: str) -> Any:
+        """An assistant message's (non-empty) tool calls, the policy applied; cleared in one go
+        when their JSON encoding holds nothing to find (the prefilter)."""
+        if self._blob_clean(calls, name_followed_by):
+            return calls
+        return self._calls(calls, name_followed_by)
+
     def _calls(self, calls: Any, name_followed_by: str) -> Any:
         if not isinstance(calls, (list, tuple)):
             return calls
@@ -189,22 +211,9 @@ class FieldPolicy(Prefilters):
         try:
             name = body.get("name")
             if isinstance(name, str):
-                try:
-                    new_name = self._text(name, name_followed_by)
-                except _Hit as hit:
-                    hit.trail.append(".name")
-                    raise
-                if new_name is not name:
-                    changes["name"] = new_name
+                _walk_field(changes, "name", name, self._text, name_followed_by)
             if "arguments" in body:
-                arguments = body["arguments"]
-                try:
-                    new_arguments = self._arguments(arguments, name_followed_by)
-                except _Hit as hit:
-                    hit.trail.append(".arguments")
-                    raise
-                if new_arguments is not arguments:
-                    changes["arguments"] = new_arguments
+                _walk_field(changes, "arguments", body["arguments"], self._arguments, name_followed_by)
         except _Hit as hit:
             if wrapped:
                 hit.trail.append(".function")
@@ -255,36 +264,17 @@ class FieldPolicy(Prefilters):
             return message
         changes: dict[str, Any] = {}
         if role != "assistant" or not self.trust_assistant:
-            content = data.get("content")
-            try:
-                new_content = self._content(content, reading.join_parts, reading.text_part)
-            except _Hit as hit:
-                hit.trail.append(".content")
-                raise
-            if new_content is not content:
-                changes["content"] = new_content
+            _walk_field(changes, "content", data.get("content"), self._content, reading.join_parts, reading.text_part)
         if role == "assistant":
             if not self.trust_assistant:
                 key = reasoning_field(data) or ""
                 value = data.get(key)
                 if isinstance(value, str):
-                    try:
-                        new_value = self._text(value)
-                    except _Hit as hit:
-                        hit.trail.append(f".{key}")
-                        raise
-                    if new_value is not value:
-                        changes[key] = new_value
+                    _walk_field(changes, key, value, self._text)
             if reading.tool_calls:
                 calls = data.get("tool_calls")
-                if calls and not self._blob_clean(calls, reading.name_follower):
-                    try:
-                        new_calls = self._calls(calls, reading.name_follower)
-                    except _Hit as hit:
-                        hit.trail.append(".tool_calls")
-                        raise
-                    if new_calls is not calls:
-                        changes["tool_calls"] = new_calls
+                if calls:
+                    _walk_field(changes, "tool_calls", calls, self._tool_calls, reading.name_follower)
         if not changes:
             return message
         return {**data, **changes}

@@ -2,14 +2,14 @@
 
 Tool definitions are rendered as JSON: every string, keys included, is untrusted. A
 :class:`~prompt_formats.tools.PreparedTools` is checked once (the verdict is cached on it); a large
-plain list goes through :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE`.
+plain list becomes one through :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE`, the cache the
+formats render plain lists through, so it is checked once per content too.
 """
 
 from __future__ import annotations
 
 import copy
-import marshal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import FormatError
@@ -29,8 +29,10 @@ class ToolsetPolicy(FieldPolicy):
 
         A :class:`~prompt_formats.tools.PreparedTools` is checked once: the verdict (itself, a new
         ``PreparedTools`` of the escaped tools, or the error) is cached on it; it is returned itself
-        when unchanged. A plain list is checked on every call (one orjson encoding, one search) and
-        returned itself when unchanged, else as a new list.
+        when unchanged. A large plain list is replaced by the ``PreparedTools`` of its content from
+        :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE` (which renders the same bytes) and checked
+        as one; a small one, or one not cacheable, is checked on every call (one orjson encoding,
+        one search) and returned itself when unchanged, else as a new list.
         """
         if self.policy == "allow" or not tools:
             return tools
@@ -46,7 +48,9 @@ class ToolsetPolicy(FieldPolicy):
         ):
             return tools
         if len(tools) >= _LARGE_TOOLSET:
-            return PLAIN_TOOLS_CACHE.get(self._cache_key, tools, _SeenToolset.first_sight(self)).tools_for(self, tools)
+            toolset = PLAIN_TOOLS_CACHE.get(tools)
+            if isinstance(toolset, PreparedTools):
+                return self.guard_tools(toolset)
         return self._checked_tool_list(tools)
 
     def _checked_tool_list(self, tools: Sequence[Any]) -> Any:
@@ -74,60 +78,6 @@ class ToolsetPolicy(FieldPolicy):
         return None if new_tools is tools else PreparedTools(new_tools)
 
 
-# From this many tools on, a plain list goes through the content-keyed cache (see _SeenToolset).
-
-
+#: From this many tools on, a plain list is checked as the PreparedTools of its content: one check
+#: per content, where a small list costs little to check on every call.
 _LARGE_TOOLSET = 16
-
-
-class _SeenToolset:
-    """What the guard keeps, in :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE`, about a large plain
-    tool list it has checked: that its content is clean (or needs escaping), and from its second
-    sighting on a :class:`PreparedTools` of it.
-
-    Agents resend the same large toolset on every request. Checking it costs an encoding of the
-    whole list each time; handing the format a ``PreparedTools`` instead lets the guard's cache
-    lookup replace the format's own (one ``marshal`` dump either way) and the tools block be
-    rendered once. The deep copy a ``PreparedTools`` makes is paid on the second sighting, so a
-    toolset seen only once never pays it. Entries are keyed by content, so every call builds from
-    its own list: nothing of an earlier caller's list is handed out.
-    """
-
-    __slots__ = ("clean", "prepared")
-
-    def __init__(self, clean: bool) -> None:
-        self.clean = clean
-        self.prepared: PreparedTools | None = None
-
-    @staticmethod
-    def first_sight(guard: ToolsetPolicy) -> Callable[[Sequence[Any]], _SeenToolset]:
-        def build(tools: Sequence[Any]) -> _SeenToolset:
-            seen = _SeenToolset(guard._blob_clean(tools))
-            if not seen.clean:
-                guard._tool_list(tools)  # under reject, raises (and nothing is cached)
-            seen.prepared = _FIRST_SIGHT
-            return seen
-
-        return build
-
-    def tools_for(self, guard: ToolsetPolicy, tools: Sequence[Any]) -> Any:
-        prepared = self.prepared
-        if prepared is _FIRST_SIGHT:  # the call that just built this entry: no copy yet
-            self.prepared = None
-            return tools if self.clean else guard._tool_list(tools)
-        if prepared is None:
-            try:
-                # Built from a marshal copy, not from the caller's list: a deep copy shares the
-                # list's strings, which would change its marshal dump (and so its cache keys).
-                own = marshal.loads(marshal.dumps(list(tools)))
-                prepared = PreparedTools(own if self.clean else guard._tool_list(own))
-            except (FormatError, ValueError):  # not preparable (a tool without a name): a list every time
-                prepared = _UNPREPARABLE
-            self.prepared = prepared
-        if prepared is _UNPREPARABLE:
-            return tools if self.clean else guard._tool_list(tools)
-        return prepared
-
-
-_FIRST_SIGHT: Any = object()
-_UNPREPARABLE: Any = object()

@@ -7,6 +7,8 @@
   a tagged template.
 - :func:`apply_chat_template` takes ``apply_chat_template``'s arguments and returns what it returns,
   rendering with a format of this package instead of Jinja.
+- :class:`~prompt_formats.integrations.segments.SegmentEncoder` returns :func:`encode`'s result with
+  the text between the tokenizer's added tokens tokenized once and cached, where that is exact.
 
 The tokenizer is called exactly as transformers calls it (the whole prompt, ``add_special_tokens=False``)
 and the mask comes from the tokenizer's own character offsets by transformers' rule: a token is

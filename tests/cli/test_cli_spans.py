@@ -161,13 +161,79 @@ def assert_usage_error(proc: subprocess.CompletedProcess[bytes], words: str) -> 
     assert len(lines) == 1 and words in lines[0], lines
 
 
+# A Harmony conversation (Ollama's Go template): a merged user run, reasoning after the last user
+# message, a python result (a conversation ending with an assistant message would be a prefill).
+HARMONY_RECORD: dict[str, Any] = {
+    "id": "harmony-1",
+    "current_date": "2026-01-02",
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Compute"},
+        {"role": "user", "content": "2 + 2"},
+        {"role": "assistant", "thinking": "Use python.", "content": "Running it."},
+        {"role": "tool", "tool_name": "python", "content": "4"},
+    ],
+    "tools": [{"type": "function", "function": {"name": "python"}}],
+}
+
+
+@pytest.fixture(scope="module")
+def harmony_oracles(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The Go oracle on the Harmony template's tagged copy (fails, does not skip, without Go)."""
+    from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle
+
+    tagged = ROOT / "tests" / "fixtures" / "harmony_gpt_oss_generation.gotmpl"
+    oracle = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_cli_oracle")), tagged)
+    yield oracle
+    oracle.close()
+
+
+def test_harmony_spans_and_tokens_equal_the_go_oracle_and_encode(tmp_path: Path, harmony_oracles: Any) -> None:
+    from tests.support.harmony_oracle import to_case
+
+    line = json.dumps(HARMONY_RECORD)
+    path = tmp_path / "tokenizer.json"
+    build_tokenizer([line], HARMONY_SPECIAL).backend_tokenizer.save(str(path))
+    spans_run = run("render", "-f", "harmony", "--spans", "-", stdin=line.encode() + b"\n")
+    tokens_run = run("render", "-f", "harmony", "--tokenizer", str(path), "-", stdin=line.encode() + b"\n")
+    assert spans_run.returncode == 0 and tokens_run.returncode == 0, (spans_run.stderr, tokens_run.stderr)
+    (spans_output,) = [json.loads(text) for text in spans_run.stdout.splitlines()]
+    (output,) = [json.loads(text) for text in tokens_run.stdout.splitlines()]
+    assert set(spans_output) == {"id", "prompt", "generated", "messages"}
+    assert {key: output[key] for key in spans_output} == spans_output
+    expected = harmony_oracles.render(to_case(HARMONY_RECORD["messages"], HARMONY_RECORD["tools"],
+                                              {"current_date": HARMONY_RECORD["current_date"]}))
+    assert output["prompt"] == expected["output"]
+    assert output["generated"] == expected["generation"]
+    spans = get_format("harmony").render_spans(HARMONY_RECORD["messages"], HARMONY_RECORD["tools"],
+                                               current_date=HARMONY_RECORD["current_date"])
+    assert output["messages"] == [as_lists(ranges) for ranges in spans.messages]
+    reference = encode_reference(spans, path)
+    assert output["input_ids"] == reference["input_ids"]
+    assert output["assistant_masks"] == reference["assistant_masks"]
+    turns = [output["prompt"][start:end] for start, end in output["generated"]]
+    assert turns == [
+        "<|channel|>analysis<|message|>Use python.<|end|>", "<|channel|>final<|message|>Running it.<|end|>"
+    ]
+    assert output["prompt"].endswith("<|start|>assistant")
+
+
 def test_spans_of_a_format_without_render_spans_is_a_usage_error() -> None:
-    assert_usage_error(run_usage("render", "-f", "harmony", "--spans", "-"), "format 'harmony' has no render_spans")
+    from prompt_formats import ChatFormat
+    from prompt_formats.cli_files import UsageError
+    from prompt_formats.cli_spans import check_spans_format
 
+    class NoSpans(ChatFormat):
+        name = "no-spans"
 
-def test_tokenizer_of_a_format_without_render_spans_is_a_usage_error(chatml_tokenizer: Path) -> None:
-    assert_usage_error(run_usage("render", "-f", "harmony", "--tokenizer", str(chatml_tokenizer), "-"),
-                       "has no render_spans")
+        def render(self, messages: Any, tools: Any = None, add_generation_prompt: bool = False, **options: Any) -> str:
+            return "x"
+
+    # Every package format has render_spans: the refusal is checked on a format without one.
+    with pytest.raises(UsageError, match=r"^format 'no-spans' has no render_spans: --spans and --tokenizer"):
+        check_spans_format(NoSpans())
+    for name in ("chatml-multi-system", "chatml-safety", "gpt-oss", "harmony"):
+        check_spans_format(get_format(name))
 
 
 @pytest.mark.parametrize("content", [None, b"{not a tokenizer"])

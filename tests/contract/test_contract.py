@@ -353,3 +353,142 @@ def test_docs_page_names_every_option(fmt: pf.ChatFormat) -> None:
     declared = {option.name for option in (*fmt.option_specs, *fmt.parse_option_specs)}
     missing = sorted(name for name in declared if name not in text)
     assert not missing, f"{docs_page(fmt).name} does not mention {missing}"
+
+
+# What issue 14's contract lists beyond the checks above: configured instances, parsers mid-stream
+# and prepared tools pickle; a prepared toolset is shared by threads; every entry refuses unknown
+# options; prepared tools parse and render spans like the plain list; bad option values and bad
+# input to render_spans are FormatErrors.
+
+#: The control tokens of each format family, for a guard configured over them.
+FAMILY_TOKENS: dict[str, tuple[str, ...]] = {
+    "chatml": pf.CHATML_CONTROL_TOKENS, "harmony": pf.HARMONY_CONTROL_TOKENS, "gpt_oss": pf.HARMONY_CONTROL_TOKENS,
+}
+
+
+def guarded(fmt: pf.ChatFormat) -> tuple[pf.ChatFormat, str]:
+    """``fmt`` with a rejecting guard over its family's tokens (every format takes ``guard``), and one token."""
+    assert "guard" in {spec.name for spec in fmt.config_specs}, f"{fmt.name} takes no guard"
+    if family(fmt) not in FAMILY_TOKENS:
+        pytest.fail(f"format {fmt.name!r} (family {family(fmt)!r}) has no entry in FAMILY_TOKENS: add its tokens")
+    tokens = FAMILY_TOKENS[family(fmt)]
+    return pf.get_format(fmt.name, guard=pf.ControlTokenGuard(tokens, "reject")), tokens[0]
+
+
+class CountingIds:
+    """A picklable id factory giving call_0, call_1, ... (a parser pickled mid-stream carries it)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self) -> str:
+        self.count += 1
+        return f"call_{self.count - 1}"
+
+
+def test_configured_format_pickles(fmt: pf.ChatFormat) -> None:
+    configured, token = guarded(fmt)
+    copy = pickle.loads(pickle.dumps(configured))
+    assert type(copy) is type(configured) and repr(copy) == repr(configured)
+    assert renders(copy) == renders(configured)
+    injected = [{"role": "user", "content": "x" + token}]
+    for instance in (configured, copy):
+        with pytest.raises(pf.InjectionError):
+            instance.render(injected)
+
+
+def test_stream_parser_pickles_mid_stream(fmt: pf.ChatFormat) -> None:
+    if not fmt.parses:
+        pytest.skip(f"{fmt.name} has no reply parser")
+    for text in REPLIES:
+        for cut in sorted({0, len(text) // 2, len(text)}):
+            parser = fmt.stream_parser(TOOLS, id_factory=CountingIds())
+            first = parser.feed(text[:cut])
+            copy = pickle.loads(pickle.dumps(parser))
+            rest = [each.feed(text[cut:]) + each.close() for each in (parser, copy)]
+            assert rest[0] == rest[1], (text, cut)
+            assert pf.assemble(first + rest[1]) == fmt.parse(text, TOOLS, id_factory=counting_ids()), (text, cut)
+
+
+def test_prepared_tools_pickle_and_render_the_same(fmt: pf.ChatFormat) -> None:
+    prepared = pf.prepare_tools(TOOLS)
+    renders(fmt, prepared)  # the rendered form is built and cached before pickling
+    assert renders(fmt, pickle.loads(pickle.dumps(prepared))) == renders(fmt, TOOLS)
+
+
+def test_one_prepared_toolset_shared_across_threads(fmt: pf.ChatFormat) -> None:
+    prepared = pf.prepare_tools(TOOLS)  # fresh: the threads race to build its rendered form
+    expected = renders(fmt, TOOLS)
+    assert run_in_threads(lambda: renders(fmt, prepared)) == [expected] * 4
+
+
+def test_unknown_option_refused_by_every_entry(fmt: pf.ChatFormat) -> None:
+    entries: list[Callable[[], Any]] = [lambda: fmt.render_batch(CONVERSATIONS[:1], no_such_option=True)]
+    if fmt.renders_spans:
+        entries.append(lambda: fmt.render_spans(CONVERSATIONS[0], no_such_option=True))
+    if fmt.parses:
+        entries.append(lambda: fmt.parse_batch(["Hello"], no_such_option=True))
+    for entry in entries:
+        with pytest.raises(pf.UnknownOptionError, match="no_such_option"):
+            entry()
+    with pytest.raises(pf.FormatError, match="no_such_key"):
+        pf.get_format(fmt.name, no_such_key=True)
+
+
+def test_prepared_tools_parse_and_render_spans_like_the_plain_list(fmt: pf.ChatFormat) -> None:
+    prepared = pf.prepare_tools(TOOLS)
+    if fmt.parses:
+        assert [fmt.parse(text, prepared, id_factory=counting_ids()) for text in REPLIES] == parses(fmt)
+    if fmt.renders_spans:
+        for messages in CONVERSATIONS:
+            spans = []
+            for tools in (prepared, TOOLS):
+                try:
+                    spans.append(fmt.render_spans(messages, tools, add_generation_prompt=True))
+                except pf.FormatError as error:
+                    spans.append(outcome(error))
+            assert spans[0] == spans[1]
+
+
+BAD_OPTION_VALUE = st.one_of(JUNK, st.lists(JUNK, max_size=2), st.dictionaries(st.text(max_size=2), JUNK, max_size=2))
+
+
+@pytest.mark.parametrize("name", FORMAT_NAMES)
+@differential_settings
+@given(data=st.data())
+def test_bad_option_values_raise_format_error(name: str, data: st.DataObject) -> None:
+    fmt = pf.get_format(name)
+    option = data.draw(st.sampled_from([spec.name for spec in fmt.option_specs]), label="option")
+    value = data.draw(BAD_OPTION_VALUE, label="value")
+    options = {option: value}
+    raises_only_format_errors(lambda: fmt.render(CONVERSATIONS[1], TOOLS, add_generation_prompt=True, **options))
+    if fmt.parses and option in fmt.parse_options:
+        raises_only_format_errors(lambda: fmt.parse("Hello", TOOLS, **options))
+
+
+@pytest.mark.parametrize("name", FORMAT_NAMES)
+@differential_settings
+@given(messages=BAD_MESSAGES, generated=st.one_of(st.sampled_from(["all", "last", "after_last_user"]), JUNK))
+def test_bad_messages_to_render_spans_raise_format_error(name: str, messages: Any, generated: Any) -> None:
+    fmt = pf.get_format(name)
+    raises_only_format_errors(lambda: fmt.render_spans(messages, generated=generated))
+
+
+def session_or_render(call: Callable[..., str], *arguments: Any) -> str | tuple[type, str]:
+    try:
+        return call(*arguments)
+    except pf.FormatError as error:
+        return outcome(error)
+
+
+def test_session_renders_like_render_as_the_conversation_grows(fmt: pf.ChatFormat) -> None:
+    # The reference engines' side of sessions: tests/serving/test_session.py.
+    session = fmt.session(TOOLS)
+    for messages in CONVERSATIONS:
+        grown: list[Any] = []
+        for message in messages:
+            grown.append(message)
+            session = pickle.loads(pickle.dumps(session)) if len(grown) == 2 else session
+            for generation in (None, True):
+                assert session_or_render(session.render, grown, generation) == session_or_render(
+                    fmt.render, grown, TOOLS, generation)

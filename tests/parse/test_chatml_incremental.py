@@ -1,5 +1,6 @@
 """ChatML streaming is incremental: a call is announced at its <function=NAME>, string values stream as they
-arrive, typed values when they close; and the sloppy shapes real models write are read as what they mean."""
+arrive, typed values when they are known to close; and the sloppy shapes real models write are read as what
+they mean."""
 
 from __future__ import annotations
 
@@ -43,9 +44,10 @@ def test_string_values_stream_as_they_arrive_and_typed_ones_when_they_close() ->
     p_at = text.index("Paris")
     assert sent_by[p_at] == "P"
     assert "".join(sent_by[: text.index("</parameter>")]).endswith('Paris is \\"big\\"')
-    # The integer goes out whole, with the feed that completes its "</parameter>".
-    days_end = text.index("</parameter>", text.index("<parameter=days>")) + len("</parameter>") - 1
-    assert sent_by[days_end] == ',"days":3'
+    # The integer goes out whole, with the feed that shows its "</parameter>" ends it: the feed that
+    # completes the next parameter's tag (a "</parameter>" followed by text would be the value's own).
+    days_end = text.index("<parameter=note>") + len("<parameter=note>") - 1
+    assert sent_by[days_end].startswith(',"days":3')
     assert all("3" not in piece for piece in sent_by[text.index("<parameter=days>"):days_end])
     events = [e for feed in per_feed for e in feed]
     (end,) = [e for e in events if isinstance(e, ToolCallEnd)]

@@ -151,13 +151,14 @@ def test_malformed_calls_are_content_with_a_note(text: str, note: str) -> None:
     assert reply.content == expected
 
 
-def test_unknown_tool_is_malformed_when_tools_are_given() -> None:
+def test_unknown_tool_is_a_malformed_call_when_tools_are_given() -> None:
     text = "</think><tool_call>\n<function=nope>\n</function>\n</tool_call>"
     reply = parse(text, [WEATHER])
-    assert reply.tool_calls == ()
-    assert reply.malformed == ("tool call to unknown tool 'nope': kept as text",)
-    assert reply.content == "<tool_call>\n<function=nope>\n</function>\n</tool_call>"
+    assert reply.tool_calls == (call("nope", {}),)
+    assert reply.malformed == ("tool call 0 (nope) to a tool not offered: read as a call, its values untyped",)
+    assert reply.content is None
     assert parse(text).tool_calls == (call("nope", {}),)
+    assert parse(text).malformed == ()
 
 
 def test_malformed_call_then_good_call() -> None:
@@ -363,8 +364,11 @@ def test_any_text_parses_and_nothing_is_lost(thinking: bool, text: str) -> None:
 @given(text=completions(CHATML_MARKERS))
 def test_any_text_with_tools_parses(text: str) -> None:
     reply = parse(text, TOOLS)
-    for c in reply.tool_calls:
-        assert c.name in ("tool one", "t\nwo")
+    for index, c in enumerate(reply.tool_calls):
+        if c.name not in ("tool one", "t\nwo"):  # a tool not offered: a call only with its note
+            assert f"tool call {index} ({c.name}) to a tool not offered: read as a call, its values untyped" in (
+                reply.malformed)
+            assert not any(ch in "{}'\"" or ch.isspace() for ch in c.name)
         json.loads(c.arguments_json())  # arguments always serialise
 
 

@@ -117,13 +117,25 @@ def test_render_options_are_accepted() -> None:
      "message on unknown channel 'bogus': kept as text"),
     ("<|start|>user<|message|>hi", "<|start|>user<|message|>hi",
      "message from role 'user', not 'assistant': kept as text"),
-    ("<|channel|>final<|channel|>final<|message|>b", "<|channel|>final<|channel|>final<|message|>b",
-     "message header with two channels: kept as text"),
     ("<|channel|>final<|message|>a<|end|>junk", "a\n\njunk", "text between messages: kept as content"),
 ])
 def test_malformed_structure_is_content_with_a_note(text: str, content: str, note: str) -> None:
     reply = parse(text)
     assert (reply.content, reply.malformed) == (content, (note,))
+
+
+@pytest.mark.parametrize(("text", "abandoned"), [
+    ("<|channel|>final<|channel|>final<|message|>b", "<|channel|>final"),
+    ("<|channel|>commentary to=assistant<|channel|>final<|message|>b", "<|channel|>commentary to=assistant"),
+    ("<|channel|>analysis<|channel|>commentary<|channel|>final<|message|>b",
+     "<|channel|>analysis<|channel|>commentary"),
+])
+def test_a_header_with_a_second_channel_heads_the_message_of_its_last(text: str, abandoned: str) -> None:
+    # The header before the last "<|channel|>" never got its "<|message|>" (llama.cpp reads it so too).
+    reply = parse(text)
+    assert (reply.content, reply.reasoning) == ("b", None)
+    assert reply.malformed == (f"message header {abandoned!r} not followed by '<|message|>' before another "
+                               "'<|channel|>': read as an empty message",)
 
 
 def test_whitespace_between_messages_is_not_noted() -> None:

@@ -257,11 +257,12 @@ def test_chatml_cut_off_call_is_a_call_named_as_cut_off(text: str, arguments: di
     assert reply.malformed[0] == note
 
 
-def test_chatml_cut_off_call_to_an_unknown_tool_is_still_text() -> None:
+def test_chatml_cut_off_call_to_an_unknown_tool_is_a_call_cut_off() -> None:
     text = "<tool_call>\n<function=nope>\n<parameter=a>\n1"
     reply = parse_both(CHATML, text, [tool("w", {})], enable_thinking=False)
-    assert reply.tool_calls == ()
-    assert reply.content == text
+    assert reply.tool_calls == (ToolCall("nope", {"a": "1"}, "call_0"),)
+    assert reply.content is None
+    assert reply.malformed[-1].startswith("tool call 0 (nope) cut off by the end of the completion")
 
 
 # --- Property: what a prefix of a well-formed completion gives (the rule for calls cut off). --------

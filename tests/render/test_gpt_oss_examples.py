@@ -175,6 +175,18 @@ def template_fails(messages: list[Any], tools: Any = None) -> bool:
      "tools[0].function.parameters.properties.p.default"),
     ([USER], [tool_def({"properties": {"p": {"type": "object", "properties": [1]}}})],
      "tools[0].function.parameters.properties.p.properties"),
+    # Paths the namespace spells out only when it raises: each key at its own schema.
+    ([USER], [{"type": "function", "function": {"name": 3, "description": "d"}}], "tools[0].function.name"),
+    ([USER], [tool_def({"properties": {"p": {"type": "string"}}, "required": 5})],
+     "tools[0].function.parameters.required"),
+    ([USER], [tool_def({"properties": {"p": {"type": "string", "description": 7}}})],
+     "tools[0].function.parameters.properties.p.description"),
+    ([USER], [tool_def({"properties": {"p": {"type": "object", "properties": {"q": {}}, "required": 5}}})],
+     "tools[0].function.parameters.properties.p.required"),
+    ([USER], [tool_def({"properties": {"p": {"oneOf": [{"type": "string", "description": 7}]}}})],
+     "tools[0].function.parameters.properties.p.oneOf[0].description"),
+    ([USER], [tool_def({"properties": {"p": {"oneOf": [{"type": "string"}], "default": 1}}})],
+     "tools[0].function.parameters.properties.p.default"),
 ])
 def test_input_the_template_fails_on_is_refused_naming_the_field(messages: list[Any], tools: Any, path: str) -> None:
     assert template_fails(messages, tools)
@@ -258,3 +270,25 @@ def test_each_template_error_has_the_template_message(messages: list[Any]) -> No
     expected = render_gpt_oss_jinja(messages, None, True, current_date=DAY)
     assert expected[0] == "error"
     assert render_ours(FMT.render, messages, None, True, current_date=DAY) == expected
+
+
+def test_a_later_message_that_is_not_one_is_reported_before_an_earlier_template_error() -> None:
+    # The template's look-ahead for a final answer reads every later message first; so does ours.
+    both = {"role": "assistant", "content": "a", "thinking": "t", "tool_calls": [call()["tool_calls"][0]]}
+    with pytest.raises(pf.TemplateError):
+        FMT.render([USER, both], current_date=DAY)
+    with pytest.raises(pf.InvalidInputError) as info:
+        FMT.render([USER, both, "not a message"], current_date=DAY)
+    assert info.value.path == "messages[2]"
+
+
+def test_analyses_before_each_final_answer_are_dropped_and_later_ones_kept() -> None:
+    def thinking_call(i: int) -> dict[str, Any]:
+        return {**call("f", {"i": i}), "reasoning_content": f"thought {i}"}
+
+    result = {"role": "tool", "content": "ok"}
+    answer = {"role": "assistant", "content": "done"}
+    messages = [USER, thinking_call(0), result, thinking_call(1), result, answer, USER,
+                thinking_call(2), result, thinking_call(3), result, answer, USER, thinking_call(4), result]
+    text = assert_matches(messages)
+    assert [f"thought {i}" in text for i in range(5)] == [False, False, False, False, True]

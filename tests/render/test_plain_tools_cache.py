@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.tools import PLAIN_TOOLS_CACHE, PlainToolsCache
+from prompt_formats.tools import PLAIN_TOOLS_CACHE, PlainToolsCache, rendered_tools
 from tests.support.oracles import render_jinja, render_ours
 from tests.support.strategies import differential_settings, json_values
 
@@ -39,6 +39,12 @@ def tools_with(value: Any, key: str = "default") -> list[dict[str, Any]]:
         "name": "f", "description": "d",
         "parameters": {"type": "object", "properties": {"x": {"type": "number", key: value}}},
     }}]
+
+
+def rendered(cache: PlainToolsCache, key: str, tools: Any, build: Any) -> Any:
+    """What ``rendered_tools`` does with a plain list, through ``cache``."""
+    toolset = cache.get(tools)
+    return toolset.cached(key, build) if isinstance(toolset, pf.PreparedTools) else build(toolset)
 
 
 def oracle(format_name: str, tools: Any) -> tuple[str, str]:
@@ -114,10 +120,11 @@ def test_lists_not_made_of_exact_json_types_are_built_every_time(value: Any) -> 
         built.append(1)
         return len(built)
 
-    assert [cache.get("k", tools, build) for _ in range(3)] == [1, 2, 3]
+    assert [rendered(cache, "k", tools, build) for _ in range(3)] == [1, 2, 3]
 
 
-def test_a_value_is_served_from_the_second_sighting_once_the_list_is_checked() -> None:
+def test_a_content_seen_twice_is_prepared_and_its_value_served_from_then_on() -> None:
+    # A content seen once costs its key only: no copy, no value kept (it is built from the list).
     cache = PlainToolsCache()
     built: list[int] = []
 
@@ -126,7 +133,8 @@ def test_a_value_is_served_from_the_second_sighting_once_the_list_is_checked() -
         return len(built)
 
     tools = tools_with("x")
-    assert [cache.get("k", copy.deepcopy(tools), build) for _ in range(4)] == [1, 1, 1, 1]
+    assert [rendered(cache, "k", copy.deepcopy(tools), build) for _ in range(4)] == [1, 2, 2, 2]
+    assert isinstance(cache.get(copy.deepcopy(tools)), pf.PreparedTools)
 
 
 # numpy's float64 and str_ are a float and a str to json.dumps, but marshal writes them as the bytes
@@ -159,6 +167,45 @@ def test_a_mutated_list_renders_its_new_content() -> None:
     tools[0]["function"]["description"] = "changed"
     tools.append({"type": "function", "function": {"name": "g"}})
     assert render_ours(fmt.render, MESSAGES, tools, True) == oracle("chatml-multi-system", tools)
+
+
+# What one list object can be changed into, in place, one after the other: each must render its own
+# text although the list is the very object the cache saw before (its identity check must not be
+# taken for the content).
+IN_PLACE = [1, 1.0, True, 0.0, -0.0, False, None, math.nan, math.inf, "abc", LoudStr("abc"), (1, 2), [1, 2],
+            {"a": 1, "b": 2}, {"b": 2, "a": 1}, 1]
+
+
+@pytest.mark.parametrize("format_name", sorted(FORMATS))
+def test_a_list_mutated_in_place_never_gets_a_stale_toolset(format_name: str) -> None:
+    fmt = pf.get_format(format_name)
+    tools = tools_with(IN_PLACE[0])
+    schema = tools[0]["function"]["parameters"]["properties"]["x"]
+    for value in IN_PLACE:
+        schema["default"] = value
+        want = oracle(format_name, tools)
+        for _ in range(4):  # first sight, prepared, recognised by its key, by its text and containers
+            assert render_ours(fmt.render, MESSAGES, tools, True) == want
+    function = tools[0]["function"]
+    function["name"] = function.pop("name")  # the same keys, in another order
+    assert render_ours(fmt.render, MESSAGES, tools, True) == oracle(format_name, tools)
+    tools[0] = {"function": dict(function), "type": "function"}  # a tool replaced by an equal one, keys reordered
+    assert render_ours(fmt.render, MESSAGES, tools, True) == oracle(format_name, tools)
+
+
+def test_the_same_list_is_recognised_and_a_changed_one_is_not() -> None:
+    tools = tools_with(1)
+    assert PLAIN_TOOLS_CACHE.get(tools) is tools  # first sight: the list itself, nothing copied
+    first = PLAIN_TOOLS_CACHE.get(tools)
+    assert isinstance(first, pf.PreparedTools)
+    assert first.tools[0] is not tools[0]  # a copy: the caller's list may change
+    assert PLAIN_TOOLS_CACHE.get(tools) is first
+    assert PLAIN_TOOLS_CACHE.get(copy.deepcopy(tools)) is first  # the same content, other objects
+    tools[0]["function"]["parameters"]["properties"]["x"]["default"] = 1.0
+    assert PLAIN_TOOLS_CACHE.get(tools) is tools  # a new content, seen once
+    second = PLAIN_TOOLS_CACHE.get(tools)
+    assert second is not first and second.tools == tuple(tools)  # type: ignore[union-attr]
+    assert rendered_tools(tools, "test.key", lambda t: json.dumps(list(t))) == json.dumps(tools)
 
 
 def test_errors_are_raised_every_time_and_not_cached() -> None:
@@ -199,42 +246,52 @@ def test_marshal_gives_json_values_back_exactly(value: Any) -> None:
     assert json.dumps(loaded, ensure_ascii=False) == text
 
 
+def named(n: int, description: str = "d") -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": f"f{n}", "description": description}}]
+
+
 def test_bounds_by_count_oldest_first_out() -> None:
     cache = PlainToolsCache(max_entries=3)
     built: list[int] = []
 
-    def build(tools: list[int]) -> str:
-        built.append(tools[0])
-        return f"text {tools[0]}"
+    def build_for(n: int) -> Any:
+        def build(tools: Any) -> str:
+            built.append(n)
+            return f"text {n}"
+
+        return build
 
     for n in (1, 2, 3):
-        assert cache.get("k", [n], build) == f"text {n}"
-    assert cache.get("k", [1], build) == "text 1"  # a hit
+        assert cache.get(named(n))[0]["function"]["name"] == f"f{n}"  # first sight: its key only
+        assert rendered(cache, "k", named(n), build_for(n)) == f"text {n}"
+    assert rendered(cache, "k", named(1), build_for(1)) == "text 1"  # a hit
     assert built == [1, 2, 3]
-    assert cache.get("k", [4], build) == "text 4"  # evicts 1, the oldest
+    cache.get(named(4))
+    assert rendered(cache, "k", named(4), build_for(4)) == "text 4"  # evicts 1, the oldest
     assert len(cache) == 3
     for n in (2, 3, 4):
-        cache.get("k", [n], build)
+        rendered(cache, "k", named(n), build_for(n))
     assert built == [1, 2, 3, 4]
-    assert cache.get("k", [1], build) == "text 1"
+    assert rendered(cache, "k", named(1), build_for(1)) == "text 1"  # seen once again: built from the list
     assert built == [1, 2, 3, 4, 1]
-    assert cache.get("other key", [3], build) == "text 3"  # keys are per format
+    assert rendered(cache, "other key", named(3), build_for(3)) == "text 3"  # keys are per format
     assert built == [1, 2, 3, 4, 1, 3]
 
 
 def test_bounds_by_bytes() -> None:
-    cache = PlainToolsCache(max_entries=100, max_bytes=20_000)
+    cache = PlainToolsCache(max_entries=100, max_bytes=25_000)
     for n in range(10):
-        cache.get("k", [n], lambda tools: "x" * 5_000)
-        assert cache.nbytes <= 20_000
-    assert 1 <= len(cache) <= 4
-    cache.get("k", ["big"], lambda tools: "x" * 30_000)  # larger than the bound: not kept
-    assert cache.nbytes <= 20_000
-    cache.resize(max_entries=1, max_bytes=20_000)
+        for _ in range(2):
+            rendered(cache, "k", named(n, "x" * 5_000), lambda tools: "built")
+            assert cache.nbytes <= 25_000
+    assert 1 <= len(cache) <= 2
+    rendered(cache, "k", named(99, "x" * 30_000), lambda tools: "built")  # larger than the bound: not kept
+    assert cache.nbytes <= 25_000
+    cache.resize(max_entries=1, max_bytes=25_000)
     assert len(cache) == 1
-    cache.resize(max_entries=0, max_bytes=20_000)
+    cache.resize(max_entries=0, max_bytes=25_000)
     assert len(cache) == 0
-    assert cache.get("k", [1], lambda tools: "y") == "y"
+    assert rendered(cache, "k", named(1), lambda tools: "y") == "y"
     assert len(cache) == 0
 
 

@@ -23,7 +23,7 @@ def test_a_format_without_render_spans_says_so_and_raises_naming_itself() -> Non
         fmt.render_spans([{"role": "user", "content": "hi"}])
 
 
-@pytest.mark.parametrize("name", ["chatml-multi-system", "chatml-safety", "gpt-oss"])
+@pytest.mark.parametrize("name", ["chatml-multi-system", "chatml-safety", "gpt-oss", "harmony"])
 def test_the_package_formats_declare_render_spans(name: str) -> None:
     fmt = pf.get_format(name)
     declared_by = [klass for klass in type(fmt).__mro__ if "renders_spans" in klass.__dict__]
@@ -39,9 +39,3 @@ def test_masks_refused_for_a_format_without_render_spans() -> None:
     with pytest.raises(pf.FormatError, match=r"^format 'no-spans' has no render_spans: assistant masks"):
         _render_spans(NoSpans(), [{"role": "user", "content": "hi"}], None, False, {})
 
-
-def test_harmony_does_not_render_spans_yet_and_says_so() -> None:
-    fmt = pf.get_format("harmony")
-    assert fmt.renders_spans is False
-    with pytest.raises(pf.FormatError, match=r"^format 'harmony' has no render_spans"):
-        fmt.render_spans([{"role": "user", "content": "hi"}])

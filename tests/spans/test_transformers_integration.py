@@ -341,7 +341,7 @@ def test_unsupported_arguments_are_refused(chatml_tokenizers: dict[str, Any]) ->
     with pytest.raises(pf.UnknownOptionError):
         apply_chat_template(tokenizer, messages, format="chatml-multi-system", bos_token="<s>")
     with pytest.raises(pf.FormatError, match=r"has no render_spans"):
-        apply_chat_template(tokenizer, messages, format=pf.get_format("harmony"), return_assistant_tokens_mask=True)
+        apply_chat_template(tokenizer, messages, format=_NoSpans(), return_assistant_tokens_mask=True)
     with pytest.raises(pf.InvalidInputError, match=r"^tokenizer_kwargs: padding: given"):
         apply_chat_template(tokenizer, messages, format="chatml-multi-system", tokenizer_kwargs={"padding": True})
 
@@ -358,3 +358,12 @@ def test_none_values_are_dropped_as_transformers_drops_them(harmony_tokenizers: 
         theirs = tokenizer.apply_chat_template(messages, chat_template=fixture_text(TAGGED["gpt_oss.jinja"]), **kwargs)
         ours = apply_chat_template(tokenizer, messages, format=TaggedOracleFormat("gpt_oss.jinja"), **kwargs)
     assert dict(ours) == dict(theirs) and 1 in ours["assistant_masks"]
+
+
+class _NoSpans(pf.ChatFormat):
+    """A format without render_spans (every package format has one)."""
+
+    name = "no-spans"
+
+    def render(self, messages: Any, tools: Any = None, add_generation_prompt: bool = False, **options: Any) -> str:
+        return "x"

@@ -23,15 +23,20 @@ def build_tokenizer(
     added: tuple[str, ...] = (),
     kind: str = "words",
     vocab_size: int = 400,
+    offsets_prefix_space: bool = True,
 ) -> Any:
-    """A ``PreTrainedTokenizerFast`` over a byte-level BPE trained on ``corpus``."""
+    """A ``PreTrainedTokenizerFast`` over a byte-level BPE trained on ``corpus``.
+
+    ``offsets_prefix_space=False`` makes the post-processor trim every token's offsets alike, as
+    GPT-2-style tokenizers without a prefix space do (with True it spares a text's first token).
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=kind == "words")
     tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.post_processor = processors.ByteLevel(trim_offsets=True)
+    tokenizer.post_processor = processors.ByteLevel(add_prefix_space=offsets_prefix_space, trim_offsets=True)
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         special_tokens=special,

@@ -13,15 +13,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ...arguments import decode_arguments_option, decode_every_call
 from ...continuation import continued_field, render_continued
 from ...errors import FormatError, InvalidInputError, type_name
-from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
+from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import BOOLEAN, Option, describe
-from ...spans import RenderedPrompt, check_generated_policy
+from ...spans import GeneratedPolicy, RenderedPrompt
+from .incremental import ChatMLIncremental, incremental_renderer
 from .parse import ChatMLReplyParser
 from .render import chatml_pieces, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
 from .spans import rendered_prompt
 from .tokens import CONTROL_TOKENS
-from .untrusted import CHATML_READING
+from .untrusted import CHATML_READING, render_guarded
 
 if TYPE_CHECKING:
     from ...guard import ControlTokenGuard, Policy
@@ -57,13 +58,7 @@ _SERVING_NAMES = frozenset(spec.name for spec in _SERVING_SPECS)
 _OPTIONS = describe((*_OPTION_SPECS, *_SERVING_SPECS))
 
 
-def _guarded(guard: ControlTokenGuard, messages: Conversation, tools: Tools) -> tuple[Conversation, Tools]:
-    """The guard's policy applied to the tools, then to the messages (so its errors come in that order)."""
-    tools = guard.guard_tools(tools)
-    return guard.guard_messages(messages, CHATML_READING), tools
-
-
-class ChatMLFormat(ChatFormat):
+class ChatMLFormat(GuardedFormat):
     """Base of the two ChatML formats: the Qwen3.6 template's options and turn rules.
 
     ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
@@ -106,8 +101,10 @@ class ChatMLFormat(ChatFormat):
             self.check_options(context, self.parse_options)
         return ChatMLReplyParser(tool_schemas(tools), context.get("enable_thinking") is not False, id_factory)
 
-    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        self.guard = checked_guard(guard)
+    renders_incrementally = True
+
+    def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> ChatMLIncremental | None:
+        return incremental_renderer(self.guard, tools, self.merge_system, options)
 
     def render(
         self,
@@ -128,27 +125,25 @@ class ChatMLFormat(ChatFormat):
         field = None
         if options:
             messages, options, field = self._serving_options(messages, options, add_generation_prompt)
-        if self.guard is not None:
-            messages, tools = _guarded(self.guard, messages, tools)
+        guard = self.guard
+        if guard is not None:
+            tools = guard.guard_tools(tools)
+            fast = guard.fast_path(CHATML_READING) if field is None and not self.merge_system else None
+            if fast is not None:  # the guard's fast path (see .untrusted): its prompt, or None to step aside
+                prompt = render_guarded(fast, render_chatml, messages, tools, add_generation_prompt, options)
+                if prompt is not None:
+                    return prompt
+            messages = guard.guard_messages(messages, CHATML_READING)
         if field is not None:
             merge, template_options = self.merge_system, options
             return render_continued(
                 lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
         return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
 
-    def render_spans(
-        self,
-        messages: Conversation,
-        tools: Tools = None,
-        add_generation_prompt: bool = False,
-        generated: object = "all",
-        **options: Any,
-    ) -> RenderedPrompt:
-        """:meth:`render`'s text, with the ranges each message produced and the ranges the model generated.
+    def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
+                      policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
+        """:meth:`render_spans` for ChatML (its contract: :meth:`ChatFormat.render_spans`).
 
-        Takes :meth:`render`'s arguments and raises its errors (and
-        :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for a policy other than
-        ``"all"``, ``"last"``, ``"after_last_user"``; see ``prompt_formats.spans.select_generated``).
         A user, tool or system message's range is its printed content (several system messages
         merged into one turn each keep their own part); an assistant message's range, and what it
         generated, is its turn from right after ``<|im_start|>assistant\n`` up to and including its
@@ -156,20 +151,21 @@ class ChatMLFormat(ChatFormat):
         the guarded text. ``decode_tool_arguments`` as in :meth:`render`; ``continue_final_message``
         raises :class:`~prompt_formats.errors.FormatError`.
         """
-        policy = check_generated_policy(generated)
         if options:
             messages, options, field = self._serving_options(messages, options, add_generation_prompt)
             if field is not None:
                 # A prompt cut inside its final message has no turn end to generate (transformers
                 # refuses continue_final_message with assistant masks, too).
                 raise FormatError("continue_final_message is not supported by render_spans")
-        if self.guard is not None:
-            messages, tools = _guarded(self.guard, messages, tools)
+        guard = self.guard
+        if guard is not None:  # the tools first, then the messages (so its errors come in that order)
+            tools = guard.guard_tools(tools)
+            messages = guard.guard_messages(messages, CHATML_READING)
         prompt = chatml_pieces(messages, tools, add_generation_prompt, self.merge_system, options)
         return rendered_prompt(prompt, len(messages), policy)
 
     def _serving_options(
-        self, messages: Conversation, options: dict[str, Any], add_generation_prompt: bool
+        self, messages: Conversation, options: dict[str, Any], add_generation_prompt: bool | None
     ) -> tuple[Conversation, dict[str, Any], str | None]:
         """``options`` checked, then the serving ones taken out: the messages (their call arguments
         decoded under ``decode_tool_arguments``), the template's options, and the field
@@ -181,9 +177,6 @@ class ChatMLFormat(ChatFormat):
         if decode_arguments_option(options.pop("decode_tool_arguments", None)):
             messages = decode_every_call(messages)
         return messages, options, continued_field(options.pop("continue_final_message", None), add_generation_prompt)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"
 
 
 class ChatMLMultiSystemFormat(ChatMLFormat):

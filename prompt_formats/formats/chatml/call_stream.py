@@ -57,6 +57,7 @@ class CallInProgress:
     # still comes, else the value ended there. Held, not sent, until that is known.
     held: list[str] = attrs.Factory(list)
     gap: list[str] = attrs.Factory(list)  # whitespace read since the last tag (content if text follows)
+    nested: int = 0  # "<parameter=…>" tags taken as the value's text whose "</parameter>" has not come
 
     def label(self) -> str:
         """How notes name the call."""

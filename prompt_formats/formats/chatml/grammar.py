@@ -48,15 +48,35 @@ CLOSE_ENDS = (PARAMETER_END, IM_END, END_OF_TEXT)
 
 WS_RUN = re.compile(WS + "*")
 THINK_OPEN = regex.compile(re.escape(t.THINK_OPEN))
-# What may follow inside a function block, after whitespace.
+# What may follow inside a function block, after whitespace: a parameter, the function's end, a stop
+# marker, or (tolerated) the block's end where the model left out "</function>".
 FUNCTION_ITEM = regex.compile(
     re.escape(t.PARAMETER_OPEN) + "(" + NAME + ")>|(" + re.escape(t.FUNCTION_CLOSE) + ")|("
-    + re.escape(t.IM_END) + "|" + re.escape(t.END_OF_TEXT) + ")"
+    + re.escape(t.IM_END) + "|" + re.escape(t.END_OF_TEXT) + ")|(" + re.escape(t.TOOL_CALL_CLOSE) + ")"
 )
+# What makes a "</parameter>" the value's end: after whitespace, a parameter's tag (group 1: its name),
+# the function's or the block's end, or a stop marker. Followed by anything else, it is the value's text.
+AFTER_VALUE = regex.compile(
+    WS + "{0,32}" + PLUS + "(?:" + re.escape(t.PARAMETER_OPEN) + "(" + NAME + ")>|" + re.escape(t.FUNCTION_CLOSE) + "|"
+    + re.escape(t.TOOL_CALL_CLOSE) + "|" + re.escape(t.IM_END) + "|" + re.escape(t.END_OF_TEXT) + ")"
+)
+#: More whitespace than this after a "</parameter>" ends the value without looking further.
+AFTER_VALUE_WS = 32
 # What may follow a function's end: the block's end, or another function in the same block.
 AFTER_FUNCTION = regex.compile(
     WS + "{0,32}(?:(" + re.escape(t.TOOL_CALL_CLOSE) + ")|" + re.escape(t.FUNCTION_OPEN) + "(" + NAME + ")>)"
 )
+
+#: What a tool's name cannot hold (besides ``<>``, which ``NAME`` excludes): a name with these is an
+#: unrendered template or prose (``<function={{ tc.name }}>``), so when no tool offered has it, it is
+#: no call; vLLM rejects such names too.
+_NOT_IN_A_NAME = frozenset("{}\"'")
+
+
+def could_name_a_tool(name: str) -> bool:
+    """Whether ``name`` (read in ``<function=NAME>``) could be a tool's name: no braces, quotes or whitespace."""
+    return not any(c in _NOT_IN_A_NAME or c.isspace() for c in name)
+
 
 JUNK_CALL_NOTE = "'<tool_call>' not followed by '<function=NAME>': kept as text"
 

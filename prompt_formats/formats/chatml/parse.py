@@ -1,11 +1,14 @@
 """The reply parser of the ChatML family: a completion into reasoning, content and typed tool calls.
 
 The rules it follows are written in ``docs/chatml.md`` ("Parsing replies"): reasoning up to
-``</think>``; content stripped as a whole; ``<tool_call>`` + ``<function=NAME>`` opens a call, which
-is announced at once and whose arguments stream as they arrive (:mod:`.call_stream`); values typed
-by the tools' schemas (:mod:`.schema`); a call cut off or ended by stray text stays a call, with a
-note; tolerated, with a note: a function block without ``<tool_call>``, a value whose
-``</parameter>`` is missing (it ends at the next tag); ``<|im_end|>`` / ``<|endoftext|>`` end the reply.
+``</think>``; content stripped as a whole; ``<tool_call>`` + ``<function=NAME>`` opens a call (of a
+tool not offered too, noted, its values untyped; not a NAME with braces, quotes or whitespace),
+which is announced at once and whose arguments stream as they arrive (:mod:`.call_stream`); values
+typed by the tools' schemas (:mod:`.schema`); a call cut off or ended by stray text stays a call,
+with a note; where a value ends, ``</parameter>`` and tags inside it included: :mod:`.value_ends`;
+tolerated, with a note: a function block of an offered tool without ``<tool_call>``, a value whose
+``</parameter>`` is missing (it ends at the next tag), a block ended by ``</tool_call>`` without
+``</function>``; ``<|im_end|>`` / ``<|endoftext|>`` end the reply.
 """
 
 from __future__ import annotations
@@ -46,15 +49,14 @@ from .grammar import (
     THINK_END,
     THINK_OPEN,
     VALUE_ENDS,
-    WS,
     WS_RUN,
+    could_name_a_tool,
     value_end_past,
 )
 from .schema import schema_types
+from .value_ends import ValueEnds
 
 __all__ = ["ChatMLReplyParser"]
-
-_WS = WS  # the whitespace class (tests check it is exactly str.isspace)
 
 class State(enum.IntEnum):
     """Where the parser is in the reply."""
@@ -69,7 +71,7 @@ class State(enum.IntEnum):
     DONE = 7  # after <|im_end|>/<|endoftext|>: the reply has ended
 
 
-class ChatMLReplyParser(StreamParser):
+class ChatMLReplyParser(ValueEnds, StreamParser):
     """Streaming parser of a Qwen3.6 ChatML completion (rules: this module's docstring).
 
     Made by :meth:`~prompt_formats.formats.chatml.ChatMLFormat.stream_parser`; per stream,
@@ -155,27 +157,33 @@ class ChatMLReplyParser(StreamParser):
         self._set_state(State.CONTENT)
 
     def _open_call(self, raw: str, name: str, bare: bool = False) -> None:
-        """``<function=NAME>`` was read (``bare``: without ``<tool_call>``): announce the call, if offered."""
+        """``<function=NAME>`` was read (``bare``: without ``<tool_call>``, of an offered tool): announce the call.
+
+        A name no tool offered has is a call too (noted), unless it cannot be a tool's name: then text.
+        """
         self._call = call = CallInProgress(name, [raw])
-        schemas = self._schemas
-        if schemas is not None and name not in schemas:
-            self._not_a_call(f"tool call to unknown tool {name!r}: kept as text")
+        offered = self._schemas is None or name in self._schemas
+        if not offered and not could_name_a_tool(name):
+            self._not_a_call(f"tool call to unknown tool {name!r} (not a tool's name): kept as text")
             return
         call.index = self._calls
         self._calls += 1
         call.call_id = self._id_factory()
         self._out.append(ToolCallStart(call.index, call.call_id, name))
         if bare:
-            call.notes.append(f"{self._call.label()} written without '<tool_call>': read as a call")
+            call.notes.append(f"{call.label()} written without '<tool_call>': read as a call")
+        if not offered:  # as vLLM reads it; a strict user rejects the reply by its note
+            call.notes.append(f"{call.label()} to a tool not offered: read as a call, its values untyped")
         self._set_state(State.FUNCTION)
 
     def _open_value(self, name: str) -> None:
         """``<parameter=NAME>`` was read: a value typed as a string (or untyped) is streamed as it comes."""
         call = self._call
         call.param_name = name
+        call.nested = 0
         if name not in call.params:
             schemas = self._schemas
-            kinds = schema_types(schemas[call.name].get(name)) if schemas is not None else set()
+            kinds = schema_types(schemas.get(call.name, {}).get(name)) if schemas is not None else set()
             if kinds <= {"string"}:
                 call.open_string_value(self._out)
         self._set_state(State.VALUE)
@@ -199,7 +207,7 @@ class ChatMLReplyParser(StreamParser):
         if closed and value.endswith("\n"):
             value = value[:-1]
         schemas = self._schemas
-        schema = schemas[call.name].get(call.param_name) if closed and schemas is not None else None
+        schema = schemas.get(call.name, {}).get(call.param_name) if closed and schemas is not None else None
         call.keep_value(self._out, value, schema, closed, raw)
 
     def _close_call(self, cut_off: str | None = None) -> None:
@@ -323,6 +331,11 @@ class ChatMLReplyParser(StreamParser):
             self._call.raw.append(t.FUNCTION_CLOSE)
             self._close_call()
             self._set_state(State.AFTER)
+        elif item.group(4) is not None:  # "</tool_call>" where "</function>" was left out
+            self._call.raw.append(t.TOOL_CALL_CLOSE)
+            self._call.notes.append(f"{self._call.label()} ended by '</tool_call>' without '</function>'")
+            self._close_call()
+            self._set_state(State.CONTENT)
         else:  # a stop marker ended the reply inside the call
             self._cut_off()
             self._set_state(State.DONE)
@@ -350,17 +363,13 @@ class ChatMLReplyParser(StreamParser):
         if at > pos:
             value_text(buf[pos:at])
         if term is PARAMETER_END:
-            if held:  # the tags held were the value's own text
-                self._call.held = []
-                value_text("".join(held))
-            self._close_value()
-            self._set_state(State.FUNCTION)
-            return at + len(t.PARAMETER_CLOSE), True
+            return self._parameter_end(buf, at, final)
         if term is NEXT_PARAMETER and self._names_a_read_parameter(match):
             # A model that lost a "</parameter>" goes on to another parameter: this tag is the value's text.
             call = self._call
             found = value_end_past(buf, match.end(), (call.param_name, *call.params))
             skip = found if found >= 0 else len(buf) if final else hold_point(buf, match.end(), VALUE_ENDS)
+            call.nested += buf.count(t.PARAMETER_OPEN, at, skip)
             value_text(buf[at:skip])
             return skip, True
         if term is NEXT_PARAMETER or term is FUNCTION_END:
@@ -378,34 +387,9 @@ class ChatMLReplyParser(StreamParser):
         self._set_state(State.DONE)
         return at + len(term.literal), True  # type: ignore[union-attr]
 
-    def _names_a_read_parameter(self, match: Any) -> bool:
-        call = self._call
-        name = match.group()[len(t.PARAMETER_OPEN):-1]
-        return name == call.param_name or name in call.params
-
-    def _is_tool_parameter(self, tag: str) -> bool:
-        return self._schemas is None or tag[len(t.PARAMETER_OPEN):-1] in self._schemas[self._call.name]
-
-    def _end_unclosed(self, buf: str, at: int) -> int:
-        """The value ends, unclosed, at the tag at ``buf[at]`` (the next parameter's or the function's end)."""
-        self._close_value(marker="")
-        if buf.startswith(t.FUNCTION_CLOSE, at):
-            self._call.raw.append(t.FUNCTION_CLOSE)
-            self._close_call()
-            self._set_state(State.AFTER)
-            return at + len(t.FUNCTION_CLOSE)
-        self._set_state(State.FUNCTION)
-        return at
-
-    def _reread_unclosed(self, buf: str, at: int, final: bool) -> tuple[int, bool]:
-        """No ``</parameter>`` after a tag held in a value (``at``: the reply's end): the value ended there."""
-        call = self._call
-        text = "".join(call.held)
-        call.held = []
-        self._unclosed = True
-        skip = self._end_unclosed(text, 0)
-        self._advance(text[skip:] + buf[at:], final)  # once: from here on no value is held
-        return len(buf), False
+    def _after_value(self, closed_call: bool) -> None:
+        """A value was read: next, the function's items, or (``closed_call``) what follows the function."""
+        self._set_state(State.AFTER if closed_call else State.FUNCTION)
 
     def _after_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
         """AFTER: ``</tool_call>``, another ``<function=…>`` in the same block, or content."""

@@ -52,6 +52,7 @@ from .tokens import (
     TURN_END,
     USER_TURN,
 )
+from .untrusted import JSON_KINDS, MAX_NESTING, FastGuard, guarded_content, guarded_json, guarded_message, guarded_name
 
 __all__ = ["ChatMLPieces", "TurnSpans", "chatml_pieces", "render_chatml", "tools_block"]
 
@@ -91,14 +92,16 @@ def tools_block(tools: Tools) -> str:
 
 
 def _prologue(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any
+    msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any,
+    guard: FastGuard | None,
 ) -> list[str]:
     """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
     block = tools_block(tools)
     has_system = roles[0] == "system"
     if has_system:
+        system = msgs[0] if guard is None else guarded_message(guard, msgs[0], roles[0])
         # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
-        system_prompt = trimmed_text(msgs[0], 0, vision, False, True, add_vision_id)
+        system_prompt = trimmed_text(system, 0, vision, False, True, add_vision_id)
     if block:
         if has_system and system_prompt:
             return [block, "\n\n" + system_prompt, TURN_END]
@@ -110,12 +113,13 @@ def _prologue(
 
 def _last_query(
     msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], vision: VisionCount,
-    add_vision_id: Any,
+    add_vision_id: Any, guard: FastGuard | None,
 ) -> int:
     """The position of the last user message that is not a wrapped tool response; none raises."""
     for pos in range(len(roles) - 1, -1, -1):
         if roles[pos] == "user":
-            query = trimmed_text(msgs[pos], origins[pos], vision, False, False, add_vision_id)
+            message = msgs[pos] if guard is None else guarded_message(guard, msgs[pos], roles[pos])
+            query = trimmed_text(message, origins[pos], vision, False, False, add_vision_id)
             if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
                 return pos
     raise TemplateError("No user query found in messages.")
@@ -189,7 +193,7 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
         raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
 
 
-def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None) -> None:
+def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None) -> None:
     """The turn's tool calls, and its end. Names and argument values are made exact strings first,
     so that the f-strings copy characters and call nothing."""
     if type(calls) is not list and not isinstance(calls, (list, tuple)):
@@ -200,6 +204,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     # just when it is.)
     opening = CALL_AFTER_CONTENT if content else CALL_FIRST
     append = out.append
+    lead = None if guard is None else guard.lead  # see render_chatml (what is no string fails a test)
     for k, call in enumerate(calls):
         if type(call) is not dict and not isinstance(call, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
@@ -207,6 +212,8 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
         if type(function) is not dict and function is not call and not isinstance(function, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
         name = function.get("name")
+        if lead is not None and isinstance(name, str) and lead in name:
+            name = guarded_name(guard, name)
         if type(name) is not str:
             name = _call_name(name, index, calls, k)
         arguments = function.get("arguments")  # absent and null both render nothing
@@ -215,12 +222,21 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
         elif type(arguments) is dict or isinstance(arguments, Mapping):
             append(f"{opening}{name}>\n")
             for key, value in arguments.items():
+                if lead is not None and lead in key:
+                    key = guarded_name(guard, key)
                 if type(key) is not str:
                     key = _argument_name(key, index, calls, k)
                 if type(value) is not str:
-                    value = _argument_text(value, index, calls, k, key)
+                    text = _argument_text(value, index, calls, k, key)
+                    if lead is not None and (lead in text or len(text) > MAX_NESTING or type(value) not in JSON_KINDS):
+                        text = guarded_json(guard, value, text, _argument_text, index, calls, k, key)
+                    value = text
+                elif lead is not None and lead in value:
+                    value = guarded_json(guard, value, value, str)
                 append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
+            if lead is not None and lead in arguments:
+                arguments = guarded_json(guard, arguments, arguments, str)
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
         else:
             raise InvalidInputError(
@@ -237,8 +253,11 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
 #: What ``render_spans`` needs of one render, noted by the builder as it writes each turn: the
 #: ranges of each message by position (after merging), and the assistant turns' ranges in order
 #: (what the model generated: from right after ``<|im_start|>assistant\n`` up to and including
-#: ``<|im_end|>``, not the newline after it). A plain pair: made on every render_spans call.
-TurnSpans = tuple[list[tuple[Range, ...]], list[Range]]
+#: ``<|im_end|>``, not the newline after it), and the index in the pieces of each message's first
+#: piece, then of the piece after the last turn (sessions read a turn's pieces from them; the system
+#: message at position 0 writes the prologue, before them). A plain tuple: made on every
+#: render_spans call.
+TurnSpans = tuple[list[tuple[Range, ...]], list[Range], list[int]]
 
 
 def _system_range(prologue: list[str]) -> tuple[Range, ...]:
@@ -253,19 +272,19 @@ def _system_range(prologue: list[str]) -> tuple[Range, ...]:
 
 def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
-    vision: VisionCount, add_vision_id: Any, thinking_after: int, spans: TurnSpans | None = None,
+    vision: VisionCount, add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning.
 
     ``spans`` (render_spans only) notes each turn's ranges as it is written (:class:`TurnSpans`)."""
     last = len(roles) - 1
-    ranges, generated = spans if spans is not None else ([], [])
-    at = 0
-    if spans is not None:  # the prologue's text comes first
-        for piece in out:
-            at += len(piece)
+    ranges, generated, starts = spans if spans is not None else ([], [], [])
+    at = sum(map(len, out)) if spans is not None else 0  # the prologue's text comes first
+    lead = None if guard is None else guard.lead  # untrusted: what is not an assistant's (see render_chatml)
     for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
         content = message.get("content")
+        if lead is not None and role != "assistant" and (type(content) is not str or lead in content):
+            content = guarded_content(guard, content)
         if type(content) is str:
             content = content.strip()
         else:
@@ -285,9 +304,8 @@ def _write_turns(
                 out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
             else:
                 out.extend((ASSISTANT_TURN, content))
-            calls = message.get("tool_calls")
-            if calls:
-                _write_tool_calls(out, calls, content, origins[pos])
+            if calls := message.get("tool_calls"):
+                _write_tool_calls(out, calls, content, origins[pos], guard)
             else:
                 out.append(TURN_END)
             if spans is not None:  # generated: right after the header, up to and including <|im_end|>
@@ -295,21 +313,22 @@ def _write_turns(
                 turn = (at + _ASSISTANT_HEADER, end - 1)
                 ranges.append((turn,))
                 generated.append(turn)
+                starts.append(first)
                 at = end
             continue
         elif role == "user":
             opener, closer = USER_TURN, TURN_END
-        elif role == "system":
-            if pos:
-                raise TemplateError("System message must be at the beginning.")
+        elif role == "system" and not pos:
             continue  # its text is in the prologue, its range noted with it
         else:
-            raise TemplateError("Unexpected message role.")
+            raise TemplateError("System message must be at the beginning." if role == "system"
+                                else "Unexpected message role.")
         out.extend((opener, content, closer))
         if spans is not None:  # a user or tool message's range: its printed content
             begin = at + len(opener)
             at = begin + len(content)
             ranges.append(((begin, at),) if content else ())
+            starts.append(len(out) - 3)
             at += len(closer)
 
 
@@ -322,6 +341,7 @@ def render_chatml(
     enable_thinking: Any = None,
     preserve_thinking: Any = None,
     add_vision_id: Any = None,
+    _fast_guard: FastGuard | None = None,
 ) -> str:
     """Render ``messages`` exactly as the Qwen3.6 template does.
 
@@ -330,10 +350,10 @@ def render_chatml(
     Options have the template's semantics: ``enable_thinking`` disables only when it ``is False``,
     ``preserve_thinking`` enables only when it ``is True``, ``add_vision_id`` by truthiness.
     Cost is linear in the size of the input: each message is visited a bounded number of times and
-    the prompt is joined once, at the end.
+    the prompt is joined once, at the end. ``_fast_guard``: the guard's fast path (:mod:`.untrusted`).
     """
     pieces = _pieces(messages, tools, add_generation_prompt, merge_system, enable_thinking, preserve_thinking,
-                     add_vision_id, None)[0]
+                     add_vision_id, None, _fast_guard)[0]
     return "".join(pieces)
 
 
@@ -352,30 +372,34 @@ def chatml_pieces(
     """:func:`render_chatml`'s pieces before the join, with the ranges of every turn (for
     ``render_spans``: the same builder, so the same errors and ``"".join(pieces)`` the same text).
     ``options``: the template's options, checked by the caller."""
-    spans: TurnSpans = ([], [])
+    spans: TurnSpans = ([], [], [])
     pieces, roles, origins, merged = _pieces(
         messages, tools, add_generation_prompt, merge_system, options.get("enable_thinking"),
-        options.get("preserve_thinking"), options.get("add_vision_id"), spans,
+        options.get("preserve_thinking"), options.get("add_vision_id"), spans, None,
     )
     return pieces, roles, origins, merged, spans
 
 
 def _pieces(
     messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, enable_thinking: Any,
-    preserve_thinking: Any, add_vision_id: Any, spans: TurnSpans | None,
+    preserve_thinking: Any, add_vision_id: Any, spans: TurnSpans | None, guard: FastGuard | None,
 ) -> tuple[list[str], list[str], Sequence[int | None], Merged]:
     """The one builder, in the template's order (the module docstring): the prompt's pieces, the
     roles and origins of the messages after merging, the merged system texts' origins and lengths.
-    ``spans`` (render_spans only) gets the ranges of the turns as they are written."""
+    ``spans`` (render_spans only) gets the ranges of the turns as they are written; ``guard``
+    (render only) tests each untrusted string where it is read."""
     msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
     # The template's image and video counters; only list content reads them.
     vision = VisionCount()
-    out = _prologue(msgs, roles, tools, vision, add_vision_id)
-    last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
+    out = _prologue(msgs, roles, tools, vision, add_vision_id, guard)
+    last_query = _last_query(msgs, roles, origins, vision, add_vision_id, guard)
     if spans is not None and roles[0] == "system":
         spans[0].append(_system_range(out))
+        spans[2].append(len(out))
     _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
-                 spans)
+                 spans, guard)
+    if spans is not None:
+        spans[2].append(len(out))
     if add_generation_prompt:
         out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
     return out, roles, origins, merged

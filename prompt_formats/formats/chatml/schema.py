@@ -27,6 +27,8 @@ TYPE_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _FAIL = object()
+# Type names that are not JSON Schema's but that tools declare and vLLM and SGLang read as these.
+_TYPE_ALIASES = {"float": "number", "double": "number", "int": "integer", "long": "integer"}
 
 
 def _parameter_schemas(tools: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -67,9 +69,9 @@ def _node_types(schema: Mapping[str, Any], branch_types: list[frozenset[str]]) -
     found: set[str] = set()
     declared = schema.get("type")
     if isinstance(declared, str):
-        found.add(declared)
+        found.add(_TYPE_ALIASES.get(declared, declared))
     elif isinstance(declared, (list, tuple)):
-        found.update(t for t in declared if isinstance(t, str))
+        found.update(_TYPE_ALIASES.get(t, t) for t in declared if isinstance(t, str))
     for types in branch_types:
         found |= types
     if not found:

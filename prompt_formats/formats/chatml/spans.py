@@ -27,7 +27,7 @@ _BLANK_LINE = len("\n\n")
 
 def rendered_prompt(prompt: ChatMLPieces, message_count: int, policy: GeneratedPolicy) -> RenderedPrompt:
     """The :class:`RenderedPrompt` of one conversation's pieces (``message_count``: input messages)."""
-    pieces, roles, origins, merged, (turns, generated) = prompt
+    pieces, roles, origins, merged, (turns, generated, _) = prompt
     if type(origins) is range:  # every input message kept, or all but a leading blank system one
         ranges = [()] * origins.start + turns if origins.start else turns
     else:

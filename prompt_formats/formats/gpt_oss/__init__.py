@@ -8,30 +8,28 @@ openai-harmony's own renderer are in ``docs/gpt-oss.md``. Replies are parsed by 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import attrs
 
+from ...arguments import decode_arguments_option
 from ...errors import InvalidInputError, type_name
-from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
+from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import Option, describe
-from ...spans import RenderedPrompt, check_generated_policy
+from ...spans import GeneratedPolicy, RenderedPrompt
 from ..harmony import HarmonyReplyParser
 from .arguments import decode_conversation
 from .guarding import guard_conversation
-from .options import OPTION_SPECS, OPTIONS, SystemOptions, decode_arguments_option
+from .options import OPTION_SPECS, OPTIONS, SystemOptions
 from .prompt import prompt_pieces, render_gpt_oss
 from .spans import rendered_prompt
-
-if TYPE_CHECKING:
-    from ...guard import ControlTokenGuard
 
 __all__ = ["GptOssFormat", "render_gpt_oss"]
 
 _OPTION_NAMES = frozenset(OPTIONS)
 
 
-class GptOssFormat(ChatFormat):
+class GptOssFormat(GuardedFormat):
     """gpt-oss, byte-identical to OpenAI's chat template rendered by Jinja2 as transformers does.
 
     Options: :data:`~prompt_formats.formats.gpt_oss.options.OPTIONS`. ``guard``: an optional
@@ -51,9 +49,6 @@ class GptOssFormat(ChatFormat):
         for spec in OPTION_SPECS
     )
     parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
-
-    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        self.guard = checked_guard(guard)
 
     def render(
         self,
@@ -80,19 +75,10 @@ class GptOssFormat(ChatFormat):
         )
         return render_gpt_oss(messages, tools, add_generation_prompt, system_options)
 
-    def render_spans(
-        self,
-        messages: Conversation,
-        tools: Tools = None,
-        add_generation_prompt: bool | None = False,
-        generated: object = "all",
-        **options: Any,
-    ) -> RenderedPrompt:
-        """:meth:`render`'s text, with the ranges each message produced and the ranges the model generated.
+    def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
+                      policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
+        """:meth:`render_spans` for gpt-oss (its contract: :meth:`ChatFormat.render_spans`).
 
-        Takes :meth:`render`'s arguments and raises its errors (and
-        :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for an unknown policy:
-        ``"all"``, ``"last"``, ``"after_last_user"``, as ``prompt_formats.spans.select_generated``).
         ``text`` is exactly :meth:`render`'s text. A message's ranges: each Harmony message it
         produced, from right after ``<|start|>`` and its author up to and including its terminator
         (two ranges for an analysis message and the call or answer after it); the leading system or
@@ -100,7 +86,6 @@ class GptOssFormat(ChatFormat):
         selected assistant messages' ranges (from right after ``<|start|>assistant`` up to and
         including ``<|end|>``, ``<|call|>`` or ``<|return|>``); the generation prompt is not generated.
         """
-        policy = check_generated_policy(generated)
         messages, tools, add_generation_prompt, system_options = self._prepared(
             messages, tools, add_generation_prompt, options
         )
@@ -120,7 +105,7 @@ class GptOssFormat(ChatFormat):
         if options and not _OPTION_NAMES.issuperset(options):
             self.check_options(options)
         system_options = SystemOptions(options)
-        if options and decode_arguments_option(options):
+        if options and decode_arguments_option(options.get("decode_tool_arguments")):
             messages = decode_conversation(messages)
         if self.guard is not None:
             messages, tools = guard_conversation(self.guard, messages, tools)
@@ -143,6 +128,3 @@ class GptOssFormat(ChatFormat):
         if context:
             self.check_options(context, self.parse_options)
         return HarmonyReplyParser(None, id_factory)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(guard={self.guard!r})" if self.guard is not None else "GptOssFormat()"

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...arguments import decoded_each
 from ...messages import Message, ToolCall, message_dict
 from ...shape import decoded_json_object as decoded_object
 
@@ -56,13 +57,4 @@ def _decoded_message(message: Any, index: int) -> Any:
 def decode_conversation(messages: Any) -> Any:
     """``messages`` with the rendered call's JSON-object string arguments decoded (a new list when any
     is; the very object otherwise). Shapes the renderer refuses are passed through for it to refuse."""
-    if not isinstance(messages, (list, tuple)):
-        return messages
-    out: list[Any] | None = None
-    for index, message in enumerate(messages):
-        new = _decoded_message(message, index)
-        if new is not message:
-            if out is None:
-                out = list(messages)
-            out[index] = new
-    return messages if out is None else out
+    return decoded_each(messages, _decoded_message) if isinstance(messages, (list, tuple)) else messages

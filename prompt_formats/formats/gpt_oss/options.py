@@ -3,7 +3,8 @@
 The template's own keyword arguments are ``model_identity``, ``reasoning_effort`` and
 ``builtin_tools``; ``current_date`` stands for the date it takes from ``strftime_now("%Y-%m-%d")``
 (transformers: ``datetime.now()``, local time). ``decode_tool_arguments`` is the serving option of
-``arguments.py`` (what a server does to the messages before it renders them).
+``arguments.py`` (what a server does to the messages before it renders them), read as every format
+reads it (:func:`prompt_formats.arguments.decode_arguments_option`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ...options import Option, describe
 from ..harmony.options import date_from_string
 from .tokens import END, SYSTEM
 
-__all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions", "decode_arguments_option", "system_message"]
+__all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions", "system_message"]
 
 OPTION_SPECS: tuple[Option, ...] = (
     Option("reasoning_effort", frozenset({"string", "null"}),
@@ -101,14 +102,6 @@ class SystemOptions:
         self.date = date_text(options.get("current_date"))
         self.effort = _effort(options.get("reasoning_effort"))
         self.builtin = _builtin_tools(options.get("builtin_tools"))
-
-
-def decode_arguments_option(options: Mapping[str, Any]) -> bool:
-    """The ``decode_tool_arguments`` option: a bool, ``None`` (absent) meaning ``False``."""
-    value = options.get("decode_tool_arguments")
-    if value is None or type(value) is bool:
-        return value is True
-    raise InvalidInputError("decode_tool_arguments", f"expected a bool or null, got {type_name(value)}")
 
 
 def _identity(value: Any) -> str:

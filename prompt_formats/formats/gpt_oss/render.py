@@ -9,12 +9,12 @@ reads where, and what it keeps, is in ``docs/gpt-oss.md``; the writers below fol
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
 from ..._json import json_chunks, not_serialisable, tojson
-from ...errors import InvalidInputError, TemplateError, type_name
+from ...errors import FormatError, InvalidInputError, TemplateError, type_name
 from ...messages import message_dict
 from .tokens import (
     ANALYSIS,
@@ -66,8 +66,9 @@ def as_mapping(message: Any, index: int) -> Mapping[str, Any]:
     return message if type(message) is dict else message_dict(message, index)
 
 
-def json_text(value: Any, index: int, field: str) -> str:
-    """The template's ``value|tojson`` (``json.dumps(value, ensure_ascii=False)``) for ``messages[index].field``.
+def json_text(value: Any, index: int, field: str, key: str = "") -> str:
+    """The template's ``value|tojson`` (``json.dumps(value, ensure_ascii=False)``) for ``messages[index].field``
+    (and ``key`` after it: the path is spelt out only for an error).
 
     Raises InvalidInputError naming the field for a value JSON cannot encode. Fast path for an exact
     ``str`` (tool results, string arguments): orjson escapes every code point as ``json.dumps`` does
@@ -85,7 +86,7 @@ def json_text(value: Any, index: int, field: str) -> str:
             return "".join(json_chunks(value, 0))
         return tojson(value)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise not_serialisable(f"messages[{index}].{field}", exc) from None
+        raise not_serialisable(f"messages[{index}].{field}{key}", exc) from None
 
 
 def _string(message: Mapping[str, Any], key: str, index: int, what: str) -> str:
@@ -151,41 +152,16 @@ def _thinking(message: Mapping[str, Any], index: int) -> str | None:
     raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(value)}")
 
 
-def _first_call(calls: Any, index: int) -> tuple[Mapping[str, Any], str]:
-    """The template's ``tool_call``: ``tool_calls[0]``, or its ``function`` when that is set; and its field."""
-    if not isinstance(calls, (list, tuple)) or not calls:
-        got = "an empty list" if isinstance(calls, (list, tuple)) else type_name(calls)
-        problem = f"expected a non-empty list of tool calls (the template reads [0]), got {got}"
-        raise InvalidInputError(f"messages[{index}].tool_calls", problem)
-    call = calls[0]
-    field = "tool_calls[0]"
-    if type(call) is not dict and not isinstance(call, Mapping):
-        raise InvalidInputError(f"messages[{index}].{field}", f"expected a tool call object, got {type_name(call)}")
-    function = call.get("function")
-    if function:
-        call = function
-        field = "tool_calls[0].function"
-        if type(call) is not dict and not isinstance(call, Mapping):
-            raise InvalidInputError(f"messages[{index}].{field}", f"expected an object, got {type_name(call)}")
-    return call, field
+def _refuse_calls(calls: Any, index: int) -> NoReturn:
+    """Raise for ``tool_calls`` that are not a non-empty list (the template reads ``[0]``)."""
+    got = "an empty list" if isinstance(calls, (list, tuple)) else type_name(calls)
+    problem = f"expected a non-empty list of tool calls (the template reads [0]), got {got}"
+    raise InvalidInputError(f"messages[{index}].tool_calls", problem)
 
 
-def _call_text(call: Mapping[str, Any], index: int, field: str) -> tuple[str, tuple[str, ...]]:
-    """``(name, pieces)`` of the tool-call message the template writes for ``call`` (at ``messages[index].field``)."""
-    name = call.get("name")
-    if type(name) is not str and not isinstance(name, str):
-        raise InvalidInputError(f"messages[{index}].{field}.name", f"expected a string, got {type_name(name)}")
-    content_type = call.get("content_type", "json")
-    if type(content_type) is not str and not isinstance(content_type, str):
-        raise InvalidInputError(
-            f"messages[{index}].{field}.content_type", f"expected a string, got {type_name(content_type)}"
-        )
-    if "arguments" not in call:
-        raise InvalidInputError(
-            f"messages[{index}].{field}.arguments", "expected a value (the template writes it as JSON), got nothing"
-        )
-    arguments = json_text(call["arguments"], index, field + ".arguments")
-    return name, (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
+def _refuse_text(value: Any, index: int, path: str) -> NoReturn:
+    """Raise for a call's field that the template writes and that is not a string."""
+    raise InvalidInputError(f"messages[{index}].{path}", f"expected a string, got {type_name(value)}")
 
 
 def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, str | None]:
@@ -202,19 +178,45 @@ def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, 
     return content, thinking
 
 
-def _tool_call(
-    message: Mapping[str, Any], calls: Any, index: int, keep_analysis: bool
-) -> tuple[str, tuple[str, ...]]:
-    """``(name, pieces)`` of an assistant message with tool calls: its analysis if kept, then its first call."""
+def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, analyses: list[int]) -> str:
+    """Append an assistant message with tool calls (its analysis, whose place in ``out`` is added to
+    ``analyses``, then its first call); its call's name.
+
+    The template's ``tool_call`` is ``tool_calls[0]``, or its ``function`` when that is set. One
+    function, appending straight into ``out``: it runs for most messages of an agent conversation.
+    """
     content, thinking = _checked_texts(message, index)
-    call, field = _first_call(calls, index)  # the first call only, as the template
+    if (type(calls) is not list and not isinstance(calls, (list, tuple))) or not calls:
+        _refuse_calls(calls, index)
+    call = calls[0]  # the first call only, as the template
+    field = "tool_calls[0]"
+    if type(call) is not dict and not isinstance(call, Mapping):
+        raise InvalidInputError(f"messages[{index}].{field}", f"expected a tool call object, got {type_name(call)}")
+    function = call.get("function")
+    if function:
+        call = function
+        field = "tool_calls[0].function"
+        if type(call) is not dict and not isinstance(call, Mapping):
+            raise InvalidInputError(f"messages[{index}].{field}", f"expected an object, got {type_name(call)}")
     if content and thinking:
         raise TemplateError(BOTH_ERROR)
-    name, pieces = _call_text(call, index, field)
+    name = call.get("name")
+    if type(name) is not str and not isinstance(name, str):
+        _refuse_text(name, index, field + ".name")
+    content_type = call.get("content_type", "json")
+    if type(content_type) is not str and not isinstance(content_type, str):
+        _refuse_text(content_type, index, field + ".content_type")
+    if "arguments" not in call:
+        raise InvalidInputError(
+            f"messages[{index}].{field}.arguments", "expected a value (the template writes it as JSON), got nothing"
+        )
+    arguments = json_text(call["arguments"], index, field, ".arguments")
     analysis = content or thinking
-    if keep_analysis and analysis:
-        return name, (ANALYSIS, analysis, END, *pieces)
-    return name, pieces
+    if analysis:
+        analyses.append(len(out))
+        out += (ANALYSIS, analysis, END)
+    out += (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
+    return name
 
 
 def _answer(message: Mapping[str, Any], index: int, ends_prompt: bool) -> tuple[str, ...]:
@@ -240,13 +242,44 @@ def _last_final(messages: Sequence[Any], start: int) -> int:
     return -1
 
 
+def _drop_analyses(out: list[str], analyses: list[int]) -> None:
+    """Take out the analysis messages at ``analyses`` (a final answer follows them: the template drops them).
+
+    One copy of the pieces after the first of them: each piece is behind at most one final answer's
+    drop, so the whole render stays linear in the conversation's length.
+    """
+    first = previous = analyses[0]
+    kept: list[str] = []
+    for at in analyses:
+        kept += out[previous:at]
+        previous = at + 3  # ANALYSIS, its text, END
+    kept += out[previous:]
+    out[first:] = kept
+    analyses.clear()
+
+
 def render_messages(out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool) -> None:
     """Append the template's text for ``messages[start:]`` (the loop messages) and the generation prompt.
 
     Raises :class:`TemplateError` with the template's message where it raises, in the same order, and
     :class:`InvalidInputError` naming the field for input outside the documented shape.
     """
-    last_final = _last_final(messages, start)  # analysis of a call is dropped once a final answer follows
+    try:
+        _render_loop(out, messages, start, add_generation_prompt)
+    except FormatError:
+        # The template looks ahead for a final answer from every call; a message that is not one
+        # (message_dict's error) anywhere after an error still raises first, as it did from that scan.
+        _last_final(messages, start)
+        raise
+    if add_generation_prompt:
+        out.append(GENERATION)
+
+
+def _render_loop(out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool) -> None:
+    """:func:`render_messages` but the generation prompt and the order of its errors."""
+    # A call's analysis is written, and taken out again when a final answer follows (one pass,
+    # instead of looking ahead from each call as the template does).
+    analyses: list[int] = []
     last = len(messages) - 1
     last_tool_name: str | None = None
     for index in range(start, len(messages)):
@@ -264,9 +297,10 @@ def render_messages(out: list[str], messages: Sequence[Any], start: int, add_gen
         elif role == "assistant":
             calls = message.get("tool_calls")
             if calls is not None:
-                last_tool_name, pieces = _tool_call(message, calls, index, last_final <= index)
-                out += pieces
+                last_tool_name = _write_tool_call(out, message, calls, index, analyses)
             else:
+                if analyses:
+                    _drop_analyses(out, analyses)
                 ends_prompt = index == last and not add_generation_prompt
                 out += _answer(message, index, ends_prompt)
                 if not ends_prompt:
@@ -283,5 +317,3 @@ def render_messages(out: list[str], messages: Sequence[Any], start: int, add_gen
             )
         else:
             _role(message, index)
-    if add_generation_prompt:
-        out.append(GENERATION)

@@ -24,31 +24,19 @@ developer message's range is its text in the developer message's instructions.
 from __future__ import annotations
 
 from ...spans import GeneratedPolicy, Range, RenderedPrompt
+from . import tokens as t
 from .prompt import PromptPieces
-from .tokens import (
-    ANALYSIS,
-    CALL,
-    CALL_CHANNEL,
-    CALL_HEAD,
-    END,
-    FINAL,
-    GENERATION,
-    MESSAGE,
-    RESULT_CHANNEL,
-    RESULT_HEAD,
-    USER,
-)
 
 __all__ = ["rendered_prompt"]
 
-_ASSISTANT_AUTHOR = len(GENERATION)  # "<|start|>assistant"
-_USER_AUTHOR = len(USER) - len(MESSAGE)  # "<|start|>user"
-_USER_FIXED = len(USER) + len(END) - _USER_AUTHOR  # the fixed text inside a user message's range
-_RESULT_HEAD = len(RESULT_HEAD)
-_RESULT_FIXED = len(RESULT_CHANNEL) + len(END)
-_ANALYSIS_FIXED = len(ANALYSIS) + len(END)
-_CALL_FIXED = len(CALL_HEAD) + len(CALL_CHANNEL) + len(MESSAGE) + len(CALL)
-_FINAL = len(FINAL)
+_ASSISTANT_AUTHOR = len(t.GENERATION)  # "<|start|>assistant"
+_USER_AUTHOR = len(t.USER) - len(t.MESSAGE)  # "<|start|>user"
+_USER_FIXED = len(t.USER) + len(t.END) - _USER_AUTHOR  # the fixed text inside a user message's range
+_RESULT_HEAD = len(t.RESULT_HEAD)
+_RESULT_FIXED = len(t.RESULT_CHANNEL) + len(t.END)
+_ANALYSIS_FIXED = len(t.ANALYSIS) + len(t.END)
+_CALL_FIXED = len(t.CALL_HEAD) + len(t.CALL_CHANNEL) + len(t.MESSAGE) + len(t.CALL)
+_FINAL = len(t.FINAL)
 _INSTRUCTIONS = 3  # the piece index of the instructions: system, DEVELOPER, "# Instructions\n\n", text
 
 
@@ -64,12 +52,12 @@ def rendered_prompt(prompt: PromptPieces, message_count: int, policy: GeneratedP
     last_user = -1
     for index in range(start, message_count):
         head = pieces[k]
-        if head == RESULT_HEAD:
+        if head == t.RESULT_HEAD:
             begin = pos + _RESULT_HEAD + len(pieces[k + 1])
             pos = begin + _RESULT_FIXED + len(pieces[k + 3])
             ranges.append(((begin, pos),))
             k += 5
-        elif head == USER:
+        elif head == t.USER:
             last_user = index
             begin = pos + _USER_AUTHOR
             pos = begin + _USER_FIXED + len(pieces[k + 1])
@@ -79,11 +67,11 @@ def rendered_prompt(prompt: PromptPieces, message_count: int, policy: GeneratedP
             assistants.append(index)
             begin = pos + _ASSISTANT_AUTHOR
             split = -1
-            if head == ANALYSIS:
+            if head == t.ANALYSIS:
                 split = pos = pos + _ANALYSIS_FIXED + len(pieces[k + 1])
                 k += 3
                 head = pieces[k]
-            if head == CALL_HEAD:
+            if head == t.CALL_HEAD:
                 pos += _CALL_FIXED + len(pieces[k + 1]) + len(pieces[k + 3]) + len(pieces[k + 5])
                 k += 7
             else:  # FINAL

@@ -22,7 +22,7 @@ it concatenates, a ``properties`` that is not an object) :class:`InvalidInputErr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..._json import tojson_at
@@ -53,24 +53,32 @@ _VARIANT_SEPARATOR = " | \n"
 
 def field(value: Any, key: str) -> Any:
     """``value.key`` as the template reads it: the mapping's item, else :data:`UNDEFINED`."""
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # the exact type first: an ABC check is slow
         return value.get(key, UNDEFINED)
     return UNDEFINED
 
 
-def _text(value: Any, path: str, what: str) -> str:
-    """A value the template concatenates to a string: it must be one."""
-    if isinstance(value, str):
+# The helpers below take the path of the schema they read and the key they read in it, and spell
+# the two out together only for an error: most of a namespace's cost would otherwise be paths.
+
+
+def _text(value: Any, path: str, key: str, what: str) -> str:
+    """A value the template concatenates to a string (``path + key``): it must be one."""
+    if type(value) is str or isinstance(value, str):
         return value
     got = "nothing" if value is UNDEFINED else type_name(value)
-    raise InvalidInputError(path, f"expected a string ({what}), got {got}")
+    raise InvalidInputError(path + key, f"expected a string ({what}), got {got}")
 
 
-def _contains(container: Any, item: Any, path: str) -> bool:
+def _property_key(name: Any, required: Any, path: str) -> str:
+    """A property's name as the template writes it, with ``?`` when ``required`` (at ``path + ".required"``)
+    does not hold it."""
+    key = str(name)
     try:
-        return bool(item in container)
+        optional = name not in required
     except TypeError:
-        raise InvalidInputError(path, f"expected a list of names, got {type_name(container)}") from None
+        raise InvalidInputError(path + ".required", f"expected a list of names, got {type_name(required)}") from None
+    return key + "?" if optional else key
 
 
 def _joined(values: Any, separator: str, path: str) -> str:
@@ -83,35 +91,45 @@ def _joined(values: Any, separator: str, path: str) -> str:
 
 def _items(values: Any, path: str) -> list[Any]:
     """The items a ``for`` loop of the template walks (a mapping's keys, a string's characters)."""
-    if isinstance(values, Iterable):
+    if type(values) is list or isinstance(values, Iterable):
         return list(values)
     raise InvalidInputError(path, f"expected a list, got {type_name(values)}")
 
 
 def typescript_type(spec: Any, path: str) -> str:
     """The template's ``render_typescript_type(spec)``: the TypeScript-like type of one JSON schema."""
-    kind = field(spec, "type")
+    # ``spec.key`` read as ``get(key, UNDEFINED)``: :func:`field` without a call of its own per key.
+    get = spec.get if type(spec) is dict or isinstance(spec, Mapping) else _no_keys
+    kind = get("type", UNDEFINED)
     if kind == "array":
-        return _array_type(spec, path)
+        return _array_type(get, path)
     if isinstance(kind, (list, tuple)) and kind:
         # A list of types, e.g. ["string", "null"]: joined as they are.
         return _joined(kind, " | ", path + ".type") if len(kind) > 1 else str(kind[0])
-    one_of = field(spec, "oneOf")
+    one_of = get("oneOf", UNDEFINED)
     if one_of:
         return _one_of_type(one_of, path + ".oneOf")
     if kind == "string":
-        return _string_type(spec, path)
+        enum = get("enum", UNDEFINED)
+        if enum:
+            return '"' + _joined(enum, '" | "', path + ".enum") + '"'
+        return "string | null" if get("nullable", UNDEFINED) else "string"
     if kind == "number" or kind == "integer":
         return "number"
     if kind == "boolean":
         return "boolean"
     if kind == "object":
-        return _object_type(spec, path)
+        return _object_type(get, path)
     return "any"
 
 
-def _array_type(spec: Any, path: str) -> str:
-    items = field(spec, "items")
+def _no_keys(key: str, default: Any) -> Any:
+    """``get`` of a value that is not a mapping: it has no keys."""
+    return default
+
+
+def _array_type(get: Callable[[str, Any], Any], path: str) -> str:
+    items = get("items", UNDEFINED)
     if items:
         item_kind = field(items, "type")
         if item_kind == "string":
@@ -125,7 +143,7 @@ def _array_type(spec: Any, path: str) -> str:
             text = "any[]" if inner == "object | object" or len(inner) > 50 else inner + "[]"
     else:
         text = "any[]"
-    return text + " | null" if field(spec, "nullable") else text
+    return text + " | null" if get("nullable", UNDEFINED) else text
 
 
 def _one_of_type(variants: Any, path: str) -> str:
@@ -136,7 +154,7 @@ def _one_of_type(variants: Any, path: str) -> str:
         pieces.append(typescript_type(variant, f"{path}[{i}]"))
         description = field(variant, "description")
         if description:
-            pieces.append("// " + _text(description, f"{path}[{i}].description", "the template writes it"))
+            pieces.append("// " + _text(description, f"{path}[{i}]", ".description", "the template writes it"))
         default = field(variant, "default")
         if default is not UNDEFINED:
             pieces.append(_VARIANT_DEFAULT_LEAD + tojson_at(default, f"{path}[{i}].default"))
@@ -145,26 +163,17 @@ def _one_of_type(variants: Any, path: str) -> str:
     return "".join(pieces)
 
 
-def _string_type(spec: Any, path: str) -> str:
-    enum = field(spec, "enum")
-    if enum:
-        return '"' + _joined(enum, '" | "', path + ".enum") + '"'
-    return "string | null" if field(spec, "nullable") else "string"
-
-
-def _object_type(spec: Any, path: str) -> str:
-    properties = field(spec, "properties")
+def _object_type(get: Callable[[str, Any], Any], path: str) -> str:
+    properties = get("properties", UNDEFINED)
     if not properties:
         return "object"
-    required = field(spec, "required") or []
+    required = get("required", UNDEFINED) or []
     pieces = ["{\n"]
-    entries = _properties(properties, path + ".properties")
+    entries = _properties(properties, path)
     for i, (name, prop) in enumerate(entries):
         if i:
             pieces.append(", ")
-        pieces.append(str(name))
-        if not _contains(required, name, path + ".required"):
-            pieces.append("?")
+        pieces.append(_property_key(name, required, path))
         pieces.append(_PROPERTY_TYPE_LEAD)
         pieces.append(typescript_type(prop, f"{path}.properties.{name}"))
     pieces.append("}")
@@ -172,20 +181,18 @@ def _object_type(spec: Any, path: str) -> str:
 
 
 def _properties(properties: Any, path: str) -> list[tuple[Any, Any]]:
-    if isinstance(properties, Mapping):
+    """The items of the schema's ``properties`` (at ``path + ".properties"``)."""
+    if type(properties) is dict or isinstance(properties, Mapping):
         return list(properties.items())
-    raise InvalidInputError(path, f"expected an object, got {type_name(properties)}")
+    raise InvalidInputError(path + ".properties", f"expected an object, got {type_name(properties)}")
 
 
-def _parameter_default(spec: Any, path: str) -> str:
-    """The text after a top-level parameter's type for its ``default`` ('' when it has none)."""
-    default = field(spec, "default")
-    if default is UNDEFINED:
-        return ""
-    if field(spec, "enum"):
-        return ", // default: " + _text(default, path + ".default", "the template writes it after an enum")
-    if field(spec, "oneOf"):
-        return "// default: " + _text(default, path + ".default", "the template writes it after a oneOf")
+def _parameter_default(get: Callable[[str, Any], Any], default: Any, path: str) -> str:
+    """The text after a top-level parameter's type for its ``default`` (``get``: the parameter's keys)."""
+    if get("enum", UNDEFINED):
+        return ", // default: " + _text(default, path, ".default", "the template writes it after an enum")
+    if get("oneOf", UNDEFINED):
+        return "// default: " + _text(default, path, ".default", "the template writes it after a oneOf")
     return ", // default: " + tojson_at(default, path + ".default")
 
 
@@ -193,11 +200,11 @@ def _function_declaration(tool: Any, path: str) -> str:
     """One tool of the namespace: its description comment and its ``type NAME = (...) => any;``."""
     function = field(tool, "function")
     path += ".function"
-    if not isinstance(function, Mapping):
+    if type(function) is not dict and not isinstance(function, Mapping):
         got = "nothing" if function is UNDEFINED else type_name(function)
         raise InvalidInputError(path, f"expected an object (the template reads tool.function), got {got}")
-    description = _text(field(function, "description"), path + ".description", "the template writes it")
-    name = _text(field(function, "name"), path + ".name", "the template writes it")
+    description = _text(field(function, "description"), path, ".description", "the template writes it")
+    name = _text(field(function, "name"), path, ".name", "the template writes it")
     head = "// " + description + "\ntype " + name + " = "
     parameters = field(function, "parameters")
     properties = field(parameters, "properties") if parameters else UNDEFINED
@@ -206,17 +213,18 @@ def _function_declaration(tool: Any, path: str) -> str:
     path += ".parameters"
     required = field(parameters, "required") or []
     pieces = [head, "(_: {\n"]
-    for name, spec in _properties(properties, path + ".properties"):
+    for name, spec in _properties(properties, path):
         spec_path = f"{path}.properties.{name}"
-        description = field(spec, "description")
+        get = spec.get if type(spec) is dict or isinstance(spec, Mapping) else _no_keys
+        description = get("description", UNDEFINED)
         if description:
-            pieces.append("// " + _text(description, spec_path + ".description", "the template writes it") + "\n")
-        pieces.append(str(name))
-        if not _contains(required, name, path + ".required"):
-            pieces.append("?")
+            pieces.append("// " + _text(description, spec_path, ".description", "the template writes it") + "\n")
+        pieces.append(_property_key(name, required, path))
         pieces.append(": ")
         pieces.append(typescript_type(spec, spec_path))
-        pieces.append(_parameter_default(spec, spec_path))
+        default = get("default", UNDEFINED)
+        if default is not UNDEFINED:
+            pieces.append(_parameter_default(get, default, spec_path))
         pieces.append(",\n")
     pieces.append("}) => any;\n\n")
     return "".join(pieces)

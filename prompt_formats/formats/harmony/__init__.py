@@ -31,12 +31,13 @@ fields are not read. The reply parser's rules are in :mod:`prompt_formats.format
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from ...arguments import decode_arguments_option
 from ...errors import InvalidInputError
-from ...format import GUARD_CONFIG, ChatFormat, Conversation, Tools, checked_guard
+from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import Option
+from ...spans import RenderedPrompt, check_generated_policy
 from .options import (
     OPTION_NAMES,
     OPTION_SPECS,
@@ -51,15 +52,13 @@ from .options import (
 )
 from .parse import HarmonyReplyParser, parse_header
 from .render import UnsupportedContentError, render_harmony
+from .spans import harmony_rendered_prompt
 from .untrusted import HARMONY_READING
-
-if TYPE_CHECKING:
-    from ...guard import ControlTokenGuard
 
 __all__ = ["HarmonyFormat", "HarmonyReplyParser", "UnsupportedContentError", "parse_header", "render_harmony"]
 
 
-class HarmonyFormat(ChatFormat):
+class HarmonyFormat(GuardedFormat):
     """gpt-oss Harmony, byte-identical to Ollama's Go template (see the package docstring).
 
     Options: ``current_date`` (``datetime.date`` or ``"YYYY-MM-DD"``; default today's local date),
@@ -75,16 +74,12 @@ class HarmonyFormat(ChatFormat):
     name = "harmony"
     summary = "OpenAI gpt-oss Harmony as Ollama's Go template renders it"
     parses = True
+    renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
     option_specs: ClassVar[tuple[Option, ...]] = OPTION_SPECS
     options: ClassVar[Mapping[str, str]] = OPTIONS
     parse_option_specs: ClassVar[tuple[Option, ...]] = PARSE_OPTION_SPECS
     parse_options: ClassVar[Mapping[str, str]] = PARSE_OPTIONS
-
-    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        # An optional control-token guard (e.g. ControlTokenGuard(HARMONY_CONTROL_TOKENS)) applied to
-        # the messages before rendering; off by default, so the output is exactly the template's.
-        self.guard = checked_guard(guard)
 
     def stream_parser(
         self,
@@ -129,6 +124,48 @@ class HarmonyFormat(ChatFormat):
         :class:`UnsupportedContentError` for image or video parts,
         :class:`~prompt_formats.errors.UnknownOptionError` for an option not in :attr:`options`.
         """
+        # The body of _prepared, inline: render pays no extra call for render_spans' sharing of it
+        # (bench_harmony.py, "everyday, ≤ 6 messages").
+        if add_generation_prompt is not None and add_generation_prompt is not True:
+            refuse_generation_prompt(add_generation_prompt)
+        if not OPTION_NAMES.issuperset(options):
+            self.check_options(options)
+        if options:
+            decode_arguments_option(options.get("decode_tool_arguments"))
+        date = date_text(options.get("current_date"))
+        reasoning_line = reasoning_line_for(options.get("think"), options.get("reasoning_effort"))
+        if self.guard is not None:
+            messages = self.guard.guard_messages(messages, HARMONY_READING)
+        return render_harmony(messages, tools, date, reasoning_line)
+
+    def render_spans(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool | None = None,
+        generated: object = "all",
+        **options: Any,
+    ) -> RenderedPrompt:
+        """:meth:`render`'s text, with the ranges each message produced and the ranges the model generated.
+
+        Takes :meth:`render`'s arguments and raises its errors (and
+        :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for an unknown policy:
+        ``"all"``, ``"last"``, ``"after_last_user"``, as ``prompt_formats.spans.select_generated``).
+        A message's ranges: its content as printed (inside its run's merged message, or in the
+        header's system text for a system message), and for the first message of an assistant run
+        its reasoning where written. ``generated``: each selected assistant Harmony message from
+        right after ``<|start|>assistant`` up to and including ``<|end|>``, or to the end of its text
+        where the template leaves ``<|end|>`` off; the message a prefill leaves open and the
+        generation prompt are not generated. Rules: :mod:`prompt_formats.formats.harmony.spans`.
+        """
+        policy = check_generated_policy(generated)
+        messages, date, reasoning_line = self._prepared(messages, add_generation_prompt, options)
+        return harmony_rendered_prompt(messages, tools, date, reasoning_line, policy)
+
+    def _prepared(
+        self, messages: Conversation, add_generation_prompt: bool | None, options: dict[str, Any]
+    ) -> tuple[Conversation, str, str]:
+        """The arguments checked; the messages guarded (if configured), the date and reasoning line."""
         if add_generation_prompt is not None and add_generation_prompt is not True:
             refuse_generation_prompt(add_generation_prompt)
         # Fast path: a set test instead of check_options' scan when every option is known, which is
@@ -141,5 +178,5 @@ class HarmonyFormat(ChatFormat):
         reasoning_line = reasoning_line_for(options.get("think"), options.get("reasoning_effort"))
         if self.guard is not None:
             messages = self.guard.guard_messages(messages, HARMONY_READING)
-        return render_harmony(messages, tools, date, reasoning_line)
+        return messages, date, reasoning_line
 

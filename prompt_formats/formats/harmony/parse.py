@@ -13,9 +13,10 @@ type (``<|constrain|>TYPE`` or a bare word), in any order, spaces optional befor
 - ``analysis`` -> reasoning; ``final`` and ``commentary`` -> content;
 - the texts of several messages bound for the same field are joined with a blank line (``"\\n\\n"``);
   bodies are kept exactly (no stripping);
-- malformed structure (a header without ``<|message|>``, a role other than ``assistant``, no or an
-  unknown channel, repeated header fields, text between messages) goes to the content as written,
-  with a note in ``reply.malformed``;
+- malformed structure (a header without ``<|message|>``, a role other than ``assistant``, an unknown
+  channel, repeated header fields, text between messages) goes to the content as written, with a
+  note in ``reply.malformed``; tolerated, noted (:mod:`.tolerant`): no channel, ``<|channel|>X TEXT``
+  without ``<|message|>``, a second ``<|channel|>``, a JSON call cut off with only braces missing;
 - ``<|start|>`` and the other markers inside a body are body text: only an end marker ends a message.
 
 Context: ``prefill="analysis"`` / ``"final"`` / ``"commentary"`` when the prompt ended inside such a
@@ -43,8 +44,9 @@ from ...streaming import (
     json_string_body,
     new_call_id,
 )
-from ..reply_values import JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
+from ..reply_values import JSON_INVALID, JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
 from .tokens import CHANNEL, CONSTRAIN, END_MARKERS, FUNCTIONS, MESSAGE, START
+from .tolerant import closing_braces, split_at_last_channel, text_after_channel
 
 __all__ = ["HarmonyReplyParser", "MessageHeader", "parse_header"]
 
@@ -91,7 +93,7 @@ def _header_fields(words: list[str]) -> tuple[str | None, str | None, str]:
     for word in words:
         if word.startswith(CHANNEL):
             if channel is not None:
-                return None, None, "message header with two channels"
+                return None, None, _TWO_CHANNELS
             channel = word[len(CHANNEL):]
         elif word.startswith("to="):
             if recipient is not None:
@@ -140,6 +142,7 @@ _HEADER_ENDS = (_MESSAGE, *_END_MARKERS)
 _MESSAGE_STARTS = (Terminator.marker(START), Terminator.marker(CHANNEL))
 
 _NO_MESSAGE = "message header not followed by '<|message|>': kept as text"
+_TWO_CHANNELS = "message header with two channels"
 _NO_CHANNEL = "message without a channel: read as final content"
 
 
@@ -267,6 +270,8 @@ class HarmonyReplyParser(StreamParser):
                 arguments = {"code": body}
             else:
                 value, problem = read_json(body)
+                if not isinstance(value, dict) and cut_off and problem == JSON_INVALID:
+                    value = self._closed_arguments(call, body)
                 if isinstance(value, dict):
                     arguments = value
                 else:
@@ -278,6 +283,16 @@ class HarmonyReplyParser(StreamParser):
             self._out.append(ToolCallEnd(call.index, done))
         self._state = _BETWEEN
         self._text = None
+
+    def _closed_arguments(self, call: _Call, body: str) -> Any:
+        """A JSON call cut off with only its closing braces missing: send them, and read the arguments."""
+        braces = closing_braces(body)
+        value = read_json(body + braces)[0] if braces else None
+        if isinstance(value, dict):
+            self._send_arguments(call, braces)
+            self._out.append(Malformed(f"tool call {call.index} ({call.name}) cut off by the end of the completion: "
+                                       f"its arguments closed with {len(braces)} '}}'"))
+        return value
 
     def _malformed_text(self, text: str, note: str) -> None:
         """Structure that is not well formed: its text joins the content as one piece, with a note."""
@@ -331,7 +346,7 @@ class HarmonyReplyParser(StreamParser):
         raw = self._take_header()
         if term is _MESSAGE:
             self._open_message(raw)
-        else:
+        elif not self._header_as_message(raw):
             self._abandon_header(raw)
             self._state = _BETWEEN
         return at + len(term.literal), False  # type: ignore[union-attr]
@@ -373,6 +388,12 @@ class HarmonyReplyParser(StreamParser):
             header = parse_header(raw[len(START):], True)
         else:
             header = parse_header(raw, False)
+        if header.problem == _TWO_CHANNELS:
+            # The first header never got its "<|message|>": the message is the last one's (as llama.cpp reads it).
+            abandoned, raw = split_at_last_channel(raw)
+            self._out.append(Malformed(f"message header {abandoned!r} not followed by '<|message|>' before another "
+                                       "'<|channel|>': read as an empty message"))
+            header = parse_header(raw, False)
         if header.problem:
             self._malformed_text(raw + MESSAGE, header.problem + ": kept as text")
             # The body follows the malformed header into the content, as one piece with it.
@@ -382,6 +403,19 @@ class HarmonyReplyParser(StreamParser):
             if header.note:
                 self._out.append(Malformed(header.note))
             self._start_body(header.kind, header.name)
+
+    def _header_as_message(self, raw: str) -> bool:
+        """A header ``<|channel|>CHANNEL TEXT`` ended by an end marker: TEXT is the message (openai-harmony's way)."""
+        found = text_after_channel(raw)
+        kind = _CHANNEL_KINDS.get(found[0]) if found is not None else None
+        if found is None or kind is None:
+            return False
+        self._out.append(Malformed(f"message header not followed by '<|message|>': the text after its channel "
+                                   f"{found[0]!r} read as the message"))
+        self._start_body(kind)
+        self._text(found[1])  # type: ignore[misc]
+        self._end_body()
+        return True
 
     def _stray_text(self, text: str) -> None:
         if not self._stray_started:

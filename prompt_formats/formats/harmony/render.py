@@ -27,7 +27,7 @@ from .tokens import (
     USER,
 )
 
-__all__ = ["UnsupportedContentError", "render_harmony"]
+__all__ = ["Entry", "Member", "UnsupportedContentError", "collated", "message_ends", "render_harmony"]
 
 
 class UnsupportedContentError(InvalidInputError):
@@ -39,6 +39,9 @@ class UnsupportedContentError(InvalidInputError):
 
 #: One collated message: (role, content, reasoning, tool name).
 Entry = tuple[str, str, "str | None", "str | None"]
+
+#: A message merged into an earlier message's entry: (index of the entry, the message's content).
+Member = tuple[int, str]
 
 #: Where a tool result's name is read, the first non-``None`` winning (Ollama's ``tool_name``).
 _TOOL_NAME_FIELDS = ("tool_name", "name")
@@ -194,11 +197,14 @@ def _call_names(messages: Sequence[Any]) -> dict[str, str]:
     return names
 
 
-def _collate(messages: Sequence[Any], system: list[str], entries: list[Entry]) -> int:
+def _collate(
+    messages: Sequence[Any], system: list[str], entries: list[Entry], merged: list[Member] | None
+) -> int:
     """Ollama's collate into ``system`` (the system texts) and ``entries``; the last user entry's index, or -1.
 
     One entry per run of same-role messages (each tool message its own entry); the run's first
-    message keeps its reasoning and tool name, the contents are joined with a blank line.
+    message keeps its reasoning and tool name, the contents are joined with a blank line. ``merged``
+    (render_spans') gets ``(entry index, content)`` of each message merged into an earlier one's entry.
     """
     last_user = -1
     previous = None
@@ -235,6 +241,8 @@ def _collate(messages: Sequence[Any], system: list[str], entries: list[Entry]) -
         if role == "system":
             system.append(content)
         if role == previous and role != "tool":
+            if merged is not None:
+                merged.append((len(entries) - 1, content))
             first = entries[-1]
             entries[-1] = (role, first[1] + "\n\n" + content, first[2], first[3])
             continue
@@ -259,6 +267,36 @@ def _name_tool_results(entries: list[Entry], unresolved: list[tuple[int, str]], 
         entries[position] = (role, content, thinking, names.get(call_id, name))
 
 
+def collated(
+    messages: Conversation, tools: Tools, merged: list[Member] | None = None
+) -> tuple[str, list[str], list[Entry], int]:
+    """What the template's writers read: ``(tools text, system texts, entries, last user entry or -1)``.
+
+    Checks ``messages`` and ``tools`` (raising :class:`~prompt_formats.errors.InvalidInputError`
+    naming the field); ``merged`` as :func:`_collate` fills it.
+    """
+    if not is_list(messages):
+        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
+    tools_text = _tools_text(tools) if tools else ""
+    system: list[str] = []
+    entries: list[Entry] = []
+    last_user = _collate(messages, system, entries, merged)
+    return tools_text, system, entries, last_user
+
+
+def message_ends(entries: list[Entry]) -> tuple[str, str]:
+    """``(analysis end, final end)``: ``<|end|>``, or ``""`` for the kind of message a prefill leaves
+    open. The prompt ends inside the last message when it is an assistant message with content (then
+    inside its final message: every final message lacks ``<|end|>``) or with reasoning only (inside
+    its analysis message: every analysis message lacks it)."""
+    if entries and entries[-1][0] == "assistant":
+        if entries[-1][1]:
+            return END, ""
+        if entries[-1][2]:
+            return "", END
+    return END, END
+
+
 def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_line: str) -> str:
     """Render ``messages`` as Ollama's Harmony template does, given the header's date and reasoning line.
 
@@ -267,22 +305,8 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
     :class:`~prompt_formats.errors.InvalidInputError` (or its subclass
     :class:`UnsupportedContentError`) naming the offending field for malformed input.
     """
-    if not is_list(messages):
-        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-    tools_text = _tools_text(tools) if tools else ""
-    system: list[str] = []
-    entries: list[Entry] = []
-    last_user = _collate(messages, system, entries)
-    # Prefill: the prompt ends inside the last message when it is an assistant message with content
-    # (then inside its final message) or with reasoning only (inside its analysis message).
-    prefill_content = prefill_thinking = False
-    if entries and entries[-1][0] == "assistant":
-        if entries[-1][1]:
-            prefill_content = True
-        elif entries[-1][2]:
-            prefill_thinking = True
-    final_end = "" if prefill_content else END
-    analysis_end = "" if prefill_thinking else END
+    tools_text, system, entries, last_user = collated(messages, tools)
+    analysis_end, final_end = message_ends(entries)
     out = [SYSTEM_START, "\n\n".join(system), DATE, date, reasoning_line, tools_text, SYSTEM_END]
     # The writers of the roles that render (system messages are in the header; other roles render
     # nothing). Inline, not one function per role: a call per message costs bench_harmony.py's rows 5%.
@@ -296,6 +320,6 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
                 out += (FINAL, content, final_end)
         elif role == "tool" and name == "python":
             out += (PYTHON_RESULT, content, END)
-    if not (prefill_content or prefill_thinking):
+    if analysis_end and final_end:  # no prefill: the generation prompt
         out.append(GENERATION)
     return "".join(out)

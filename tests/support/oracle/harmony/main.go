@@ -44,6 +44,12 @@
 //	{"output": "..."}   the rendered prompt
 //	{"error": "..."}    the case could not be read or the template failed
 //
+// A template may call `generation` and `endgeneration` (as a tagged copy of
+// the template does around what the model generates, like transformers'
+// {% generation %} blocks): each pair records the range of the output written
+// between them, counted in Unicode code points (Python string indices), and
+// the answer then also holds "generation": [[start, end], ...] in call order.
+//
 // With -bench N, each case is rendered N times (after a short warm-up) and
 // the line is instead {"ns_per_render": F, "renders": N, "output_bytes": B}.
 // Each timed render does what Ollama does per request: collate a fresh copy
@@ -62,6 +68,7 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode/utf8"
 )
 
 // Message mirrors the fields of Ollama's api.Message that the template reads.
@@ -187,6 +194,33 @@ func collate(msgs []Message) (string, []*Message) {
 type oracle struct {
 	tmpl *template.Template
 	date string // returned by currentDate for the case being rendered
+	// The buffer being executed into and the generation ranges recorded in it
+	// (text/template writes each piece to the buffer as it executes, so its
+	// length when `generation` is called is the position of what follows).
+	buf        *bytes.Buffer
+	generation [][2]int
+	open       int // the start of the open generation range, or -1
+}
+
+func (o *oracle) position() int {
+	return utf8.RuneCount(o.buf.Bytes())
+}
+
+func (o *oracle) startGeneration() (string, error) {
+	if o.open >= 0 {
+		return "", errors.New("generation: already open")
+	}
+	o.open = o.position()
+	return "", nil
+}
+
+func (o *oracle) endGeneration() (string, error) {
+	if o.open < 0 {
+		return "", errors.New("endgeneration: no generation open")
+	}
+	o.generation = append(o.generation, [2]int{o.open, o.position()})
+	o.open = -1
+	return "", nil
 }
 
 func newOracle(path string) (*oracle, error) {
@@ -196,7 +230,9 @@ func newOracle(path string) (*oracle, error) {
 	}
 	o := &oracle{}
 	funcs := template.FuncMap{
-		"currentDate": func() string { return o.date },
+		"currentDate":   func() string { return o.date },
+		"generation":    o.startGeneration,
+		"endgeneration": o.endGeneration,
 	}
 	o.tmpl, err = template.New("").Option("missingkey=zero").Funcs(funcs).Parse(string(src))
 	if err != nil {
@@ -213,6 +249,7 @@ func (o *oracle) render(p *prepared, buf *bytes.Buffer) error {
 	system, collated := collate(msgs)
 	o.date = p.date
 	buf.Reset()
+	o.buf, o.generation, o.open = buf, nil, -1
 	return o.tmpl.Execute(buf, map[string]any{
 		"System":     system,
 		"Messages":   collated,
@@ -226,6 +263,7 @@ func (o *oracle) render(p *prepared, buf *bytes.Buffer) error {
 
 type result struct {
 	Output      *string  `json:"output,omitempty"`
+	Generation  [][2]int `json:"generation,omitempty"`
 	Error       *string  `json:"error,omitempty"`
 	NsPerRender *float64 `json:"ns_per_render,omitempty"`
 	Renders     int      `json:"renders,omitempty"`
@@ -246,8 +284,11 @@ func (o *oracle) handle(line []byte, bench int, buf *bytes.Buffer) result {
 		if err := o.render(p, buf); err != nil {
 			return errResult(err)
 		}
+		if o.open >= 0 {
+			return errResult(errors.New("generation: not closed"))
+		}
 		s := buf.String()
-		return result{Output: &s}
+		return result{Output: &s, Generation: o.generation}
 	}
 	warm := bench / 10
 	if warm < 1 {

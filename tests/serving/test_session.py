@@ -1,0 +1,224 @@
+"""``fmt.session(tools, **options).render(messages, add_generation_prompt)`` for growing conversations.
+
+Every step of a generated conversation (agent tool loops, new user queries, wrapped tool responses,
+late system messages, answers with ``<think>`` in their content, the same list again, a copied list)
+is rendered through one session and compared with the reference engine (Jinja2 for the ChatML and
+gpt-oss templates, Go's text/template for Harmony) and with ``fmt.render``, for every registered
+format: the prompt, or the same error.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import prompt_formats as pf
+from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
+from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+from tests.support.oracles import Outcome, render_jinja
+from tests.support.strategies import EXAMPLES, differential_settings
+
+TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "The weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }},
+    {"type": "function", "function": {
+        "name": "python", "description": "Run Python.",
+        "parameters": {"type": "object", "properties": {"code": {"type": "string"}}},
+    }},
+]
+DATE = "2025-08-05"
+CHATML_TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja"}
+#: (format name, configuration): every registered format as ``get_format`` gives it, and the upstream
+#: ChatML template without its guard (so wrapped tool responses, which the guard escapes, are compared too).
+CASES = [(name, {}) for name in pf.available_formats()] + [("chatml-safety", {"policy": "allow"})]
+
+PLAIN = ["", " ", "\n", "hi", "Paris", "é", "日本", "🙂", "a\n\nb", "  x  ", "42"]
+TOKENS = ["<think>", "</think>", "<tool_response>", "</tool_response>", "<|im_end|>", "<|end|>"]
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
+    """The Go oracle, built once (fails, does not skip, when Go is missing)."""
+    instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("session_harmony_oracle")))
+    yield instance
+    instance.close()
+
+
+def texts(tokens: bool) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(PLAIN + TOKENS if tokens else PLAIN), max_size=3).map("".join)
+
+
+@st.composite
+def steps(draw: st.DrawFn, guarded: bool) -> list[Any]:
+    """One step: the messages it appends, or ``"same"`` / ``"copy"`` (render the list again / a deep copy)."""
+    text = texts(False)
+    trusted = texts(True)  # assistant text is trusted by the guard's default policy
+    untrusted = texts(not guarded)
+    kind = draw(st.sampled_from(["tool loop", "tool loop", "tool loop", "tool result", "user", "wrapped", "system",
+                                 "answer", "same", "copy"]))
+    if kind in ("same", "copy"):
+        return [kind]
+    if kind == "tool result":  # one more result: a run of them is one turn, so the previous one changes
+        return [{"role": "tool", "tool_call_id": "call_0", "name": "python", "content": draw(untrusted)}]
+    if kind == "user":
+        content = draw(st.one_of(untrusted, st.builds(lambda t: [{"type": "text", "text": t}], untrusted)))
+        return [{"role": "user", "content": content}]
+    if kind == "wrapped":
+        if guarded:
+            return [{"role": "user", "content": draw(text)}]
+        return [{"role": "user", "content": f"<tool_response>\n{draw(text)}\n</tool_response>"}]
+    if kind == "system":
+        return [{"role": "system", "content": draw(untrusted)}]
+    reasoning = draw(st.one_of(st.none(), trusted))
+    answer: dict[str, Any] = {"role": "assistant", "content": draw(trusted)}
+    if reasoning is not None:
+        answer["reasoning_content"] = reasoning
+    if kind == "answer":
+        return [answer]
+    names = draw(st.lists(st.sampled_from(["get_weather", "python"]), min_size=1, max_size=2))
+    answer["tool_calls"] = [
+        {"id": f"call_{k}", "type": "function", "function": {"name": name, "arguments": {"city": draw(text)}}}
+        for k, name in enumerate(names)
+    ]
+    return [answer, *({"role": "tool", "tool_call_id": f"call_{k}", "name": name, "content": draw(untrusted)}
+                      for k, name in enumerate(names))]
+
+
+def ours(call: Any, *arguments: Any) -> tuple[str, ...]:
+    """``call(*arguments)``'s outcome: ``("ok", text)``, ``("error", message)`` for a TemplateError,
+    ``("invalid", class, message)`` for another FormatError."""
+    try:
+        return ("ok", call(*arguments))
+    except pf.TemplateError as error:
+        return ("error", str(error))
+    except pf.FormatError as error:
+        return ("invalid", type(error).__name__, str(error))
+
+
+def reference(name: str, messages: list[Any], generation: bool | None, options: dict[str, Any],
+              oracle: HarmonyOracle) -> Outcome | None:
+    """The reference engine's outcome; ``None`` where it has no answer (Harmony's template has no switch for False)."""
+    if name == "harmony":
+        if generation is False:
+            return None
+        result = oracle.render(to_case(messages, TOOLS, options))
+        return ("ok", result["output"]) if "output" in result else None
+    if name == "gpt-oss":
+        return render_gpt_oss_jinja(messages, TOOLS, bool(generation), **options)
+    return render_jinja(CHATML_TEMPLATES[name], messages, TOOLS, bool(generation), **options)
+
+
+@st.composite
+def format_options(draw: st.DrawFn, name: str) -> dict[str, Any]:
+    if name == "harmony":
+        return {"current_date": DATE, **draw(st.sampled_from([{}, {"think": False}, {"reasoning_effort": "high"}]))}
+    if name == "gpt-oss":
+        return {"current_date": DATE, **draw(st.sampled_from([{}, {"reasoning_effort": "low"}]))}
+    optional = {"enable_thinking": st.booleans(), "preserve_thinking": st.just(True)}
+    return draw(st.fixed_dictionaries({}, optional=optional))
+
+
+@pytest.mark.parametrize(("name", "config"), CASES, ids=["-".join((n, *c.values())) for n, c in CASES])
+@settings(differential_settings, max_examples=max(1, EXAMPLES // 10))
+@given(data=st.data())
+def test_session_renders_like_the_reference_at_every_step(
+    name: str, config: dict[str, str], data: st.DataObject, oracle: HarmonyOracle
+) -> None:
+    fmt = pf.get_format(name, **config)
+    guarded = getattr(fmt, "guard", None) is not None and fmt.guard.policy != "allow"
+    options = data.draw(format_options(name), label="options")
+    session = fmt.session(TOOLS, **options)
+    conversation: list[Any] = data.draw(st.sampled_from([
+        [{"role": "user", "content": "Weather in Paris?"}],
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Paris?"}],
+    ]), label="start")
+    start = ours(session.render, conversation, True)
+    assert start[0] == "ok" and start == reference(name, conversation, True, options, oracle)
+    for step in data.draw(st.lists(steps(guarded), min_size=1, max_size=8), label="steps"):
+        if step == ["copy"]:
+            conversation = copy.deepcopy(conversation)
+        elif step != ["same"]:
+            conversation.extend(step)  # the same list object grows, as in an agent loop
+        if data.draw(st.booleans(), label="pickle the session"):
+            session = pickle.loads(pickle.dumps(session))
+        generation = data.draw(st.sampled_from([None, False, True]), label="add_generation_prompt")
+        got = ours(session.render, conversation, generation)
+        assert got == ours(lambda: fmt.render(conversation, TOOLS, generation, **options))  # noqa: B023
+        if got[0] == "invalid":  # input outside the template's documented shape: no reference answer
+            continue
+        expected = reference(name, conversation, generation, options, oracle)
+        if expected is not None:
+            # No control token reaches a guarded format's untrusted fields here: its guard changes nothing.
+            assert got == expected, (name, conversation)
+
+
+GUARDED_STEPS = st.lists(steps(False), min_size=1, max_size=6)
+
+
+@settings(differential_settings, max_examples=max(1, EXAMPLES // 10))
+@given(steps_=GUARDED_STEPS, policy=st.sampled_from(["escape", "reject"]))
+def test_guarded_session_renders_like_render_with_control_tokens(steps_: list[list[Any]], policy: str) -> None:
+    # Control tokens in untrusted text: the escaped prompt (or the InjectionError) is render's.
+    fmt = pf.get_format("chatml-safety", policy=policy)
+    session = fmt.session(TOOLS)
+    conversation: list[Any] = [{"role": "user", "content": "Hi <|im_start|>"}]
+    for step in steps_:
+        if step not in (["same"], ["copy"]):
+            conversation.extend(step)
+        assert ours(session.render, conversation, True) == ours(fmt.render, conversation, TOOLS, True)
+
+
+def test_session_refuses_unknown_options_when_made() -> None:
+    for name in pf.available_formats():
+        with pytest.raises(pf.UnknownOptionError, match="no_such_option"):
+            pf.get_format(name).session(TOOLS, no_such_option=True)
+
+
+def test_declared_capability() -> None:
+    for name in pf.available_formats():
+        fmt = pf.get_format(name)
+        assert fmt.renders_incrementally is (name.startswith("chatml")), name
+
+
+def test_earlier_messages_are_not_mutated_by_the_session() -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    conversation = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+                    {"role": "assistant", "content": "a", "reasoning_content": "r"}]
+    snapshot = copy.deepcopy(conversation)
+    session = fmt.session(TOOLS)
+    session.render(conversation, True)
+    conversation += [{"role": "system", "content": "late"}, {"role": "user", "content": "q2"}]
+    assert session.render(conversation, True) == fmt.render(conversation, TOOLS, True)
+    assert conversation[:3] == snapshot
+
+
+def test_one_session_shared_by_threads_renders_each_request_exactly() -> None:
+    fmt = pf.get_format("chatml-multi-system")
+    base = [{"role": "user", "content": "q"}]
+    requests = [base + [{"role": "assistant", "content": str(i)}, {"role": "user", "content": "more"}] * i
+                for i in range(1, 6)]
+    session = fmt.session(TOOLS)
+    barrier = threading.Barrier(4)
+    failures: list[str] = []
+
+    def run() -> None:
+        barrier.wait()
+        for messages in requests * 3:
+            if session.render(messages, True) != fmt.render(messages, TOOLS, True):
+                failures.append(repr(messages))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
