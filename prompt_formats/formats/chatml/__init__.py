@@ -124,12 +124,7 @@ class ChatMLFormat(GuardedFormat):
         """
         field = None
         if options:
-            self.check_options(options)
-            if not _SERVING_NAMES.isdisjoint(options):
-                options = dict(options)
-                if decode_arguments_option(options.pop("decode_tool_arguments", None)):
-                    messages = decode_every_call(messages)
-                field = continued_field(options.pop("continue_final_message", None), add_generation_prompt)
+            messages, options, field = self._serving_options(messages, options, add_generation_prompt)
         guard = self.guard
         if guard is not None:
             tools = guard.guard_tools(tools)
@@ -157,20 +152,31 @@ class ChatMLFormat(GuardedFormat):
         raises :class:`~prompt_formats.errors.FormatError`.
         """
         if options:
-            self.check_options(options)
-            if not _SERVING_NAMES.isdisjoint(options):
-                if decode_arguments_option(options.pop("decode_tool_arguments", None)):
-                    messages = decode_every_call(messages)
-                if continued_field(options.pop("continue_final_message", None), add_generation_prompt) is not None:
-                    # A prompt cut inside its final message has no turn end to generate (transformers
-                    # refuses continue_final_message with assistant masks, too).
-                    raise FormatError("continue_final_message is not supported by render_spans")
+            messages, options, field = self._serving_options(messages, options, add_generation_prompt)
+            if field is not None:
+                # A prompt cut inside its final message has no turn end to generate (transformers
+                # refuses continue_final_message with assistant masks, too).
+                raise FormatError("continue_final_message is not supported by render_spans")
         guard = self.guard
-        if guard is not None:
+        if guard is not None:  # the tools first, then the messages (so its errors come in that order)
             tools = guard.guard_tools(tools)
             messages = guard.guard_messages(messages, CHATML_READING)
-        prompt = chatml_pieces(messages, tools, add_generation_prompt, self.merge_system, **options)
-        return rendered_prompt(prompt, messages, options.get("add_vision_id"), policy)
+        prompt = chatml_pieces(messages, tools, add_generation_prompt, self.merge_system, options)
+        return rendered_prompt(prompt, len(messages), policy)
+
+    def _serving_options(
+        self, messages: Conversation, options: dict[str, Any], add_generation_prompt: bool | None
+    ) -> tuple[Conversation, dict[str, Any], str | None]:
+        """``options`` checked, then the serving ones taken out: the messages (their call arguments
+        decoded under ``decode_tool_arguments``), the template's options, and the field
+        ``continue_final_message`` cuts the prompt in (``None``: not cut)."""
+        self.check_options(options)
+        if _SERVING_NAMES.isdisjoint(options):
+            return messages, options, None
+        options = dict(options)
+        if decode_arguments_option(options.pop("decode_tool_arguments", None)):
+            messages = decode_every_call(messages)
+        return messages, options, continued_field(options.pop("continue_final_message", None), add_generation_prompt)
 
 
 class ChatMLMultiSystemFormat(ChatMLFormat):

@@ -23,6 +23,21 @@ class VisionCount:
 
 # --- Content. ----------------------------------------------------------------------------------------
 
+# Per vision kind: the counter it advances, the label numbering it under add_vision_id, its marker.
+_VISION_KINDS = {"image": ("images", "Picture", IMAGE), "video": ("videos", "Video", VIDEO)}
+
+
+def _vision_text(kind: str, vision: VisionCount, count: bool, is_system: bool, add_vision_id: Any) -> str:
+    """An image or video part as the macro prints it (numbered under ``add_vision_id``)."""
+    counter, label, marker = _VISION_KINDS[kind]
+    if is_system:
+        raise TemplateError(f"System message cannot contain {counter}.")
+    if count:
+        setattr(vision, counter, getattr(vision, counter) + 1)
+    if add_vision_id:
+        return f"{label} {getattr(vision, counter)}: {marker}"
+    return marker
+
 
 def content_text(
     content: Any, index: int | None, vision: VisionCount, count: bool, is_system: bool, add_vision_id: Any
@@ -42,22 +57,8 @@ def content_text(
                 f"messages[{index}].content[{j}]", f"expected a content part object, got {type_name(item)}"
             )
         kind = part_kind(item)
-        if kind == "image":
-            if is_system:
-                raise TemplateError("System message cannot contain images.")
-            if count:
-                vision.images += 1
-            if add_vision_id:
-                pieces.append(f"Picture {vision.images}: ")
-            pieces.append(IMAGE)
-        elif kind == "video":
-            if is_system:
-                raise TemplateError("System message cannot contain videos.")
-            if count:
-                vision.videos += 1
-            if add_vision_id:
-                pieces.append(f"Video {vision.videos}: ")
-            pieces.append(VIDEO)
+        if kind == "image" or kind == "video":
+            pieces.append(_vision_text(kind, vision, count, is_system, add_vision_id))
         elif kind == "text":
             text = item["text"]
             if not isinstance(text, str):

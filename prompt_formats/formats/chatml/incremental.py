@@ -121,9 +121,11 @@ class ChatMLIncremental:
         return self._joined(stable, tail)
 
     def _pieces(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], Sequence[int | None], list[int]]:
+        """The window's pieces, roles, origins and where each message's pieces start (``TurnSpans``)."""
         if self._guard is not None:
             window = self._guard.guard_messages(window, CHATML_READING)
-        return chatml_pieces(window, tools, False, self._merge, **self._options)
+        pieces, roles, origins, _, (_, _, starts) = chatml_pieces(window, tools, False, self._merge, self._options)
+        return pieces, roles, origins, starts
 
     def _first(self, messages: list[Any]) -> int:
         """Render every message; the index before which the turns are taken as stable."""

@@ -4,8 +4,8 @@ A transcription of the template's control flow: the same checks in the same orde
 input raises the same message first), the same quirks. In template order:
 
 1. (multi-system only) every system message's content is rendered, trimmed, empty ones dropped,
-   the rest joined with a blank line into one leading system message (:func:`_merge_system`);
-2. ``No messages provided.`` if nothing is left;
+   the rest joined with a blank line into one leading system message;
+2. ``No messages provided.`` if nothing is left (both in :mod:`.read`);
 3. the prologue: the system turn, with the tools block when tools are offered (:func:`_write_prologue`);
 4. a backwards scan finds the last *real* user query (a user message whose trimmed text is wrapped
    in ``<tool_response>…</tool_response>`` does not count); none raises (:func:`_last_query`);
@@ -16,7 +16,6 @@ input raises the same message first), the same quirks. In template order:
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from math import isfinite
 from typing import Any
@@ -24,10 +23,11 @@ from typing import Any
 from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format import Conversation, Tools
-from ...messages import message_dict
-from ...shape import call_body, is_list, reasoning_field, reasoning_of
+from ...shape import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
+from ...spans import Range
 from ...tools import PreparedTools, rendered_tools
-from .content import VisionCount, content_text, system_text, trimmed_text
+from .content import VisionCount, content_text, trimmed_text
+from .read import Merged, read_messages
 from .tokens import (
     ASSISTANT_THINKING,
     ASSISTANT_TURN,
@@ -54,89 +54,11 @@ from .tokens import (
 )
 from .untrusted import JSON_KINDS, MAX_NESTING, FastGuard, guarded_content, guarded_json, guarded_message, guarded_name
 
-__all__ = ["ChatMLPieces", "chatml_pieces", "render_chatml", "tools_block"]
+__all__ = ["ChatMLPieces", "TurnSpans", "chatml_pieces", "render_chatml", "tools_block"]
 
-# Type sets the C-speed checks of the usual input compare with.
-_DICT_ONLY = frozenset({dict})
-_STR_ONLY = frozenset({str})
-# An endless "role" (stateless: safe to share between threads), zipped by map() with the messages.
-_ROLE_KEY = itertools.repeat("role")
+_ASSISTANT_HEADER = len(ASSISTANT_TURN)
 
 _TOOLS_KEY = "chatml.tools_block"
-
-
-# --- The messages. -----------------------------------------------------------------------------------
-
-
-def _checked_role(message: Mapping[str, Any], index: int) -> str:
-    role = message.get("role")
-    if not isinstance(role, str):
-        raise InvalidInputError(f"messages[{index}].role", f"expected a string, got {type_name(role)}")
-    return role
-
-
-def _read_messages(
-    messages: Conversation, merge_system: bool, add_vision_id: Any
-) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
-    """The messages as mappings, their roles and their indexes in the caller's list (system merged)."""
-    # The usual input (a list of dicts, string roles) is checked by C-speed passes over the whole
-    # list; anything else message by message.
-    roles: list[Any] | None
-    if type(messages) is list and set(map(type, messages)) <= _DICT_ONLY:
-        msgs: Sequence[Mapping[str, Any]] = messages
-        roles = list(map(dict.get, messages, _ROLE_KEY))  # message.get("role") for each, at C speed
-    else:
-        if not is_list(messages):
-            raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-        msgs = [message_dict(message, i) for i, message in enumerate(messages)]
-        roles = [message.get("role") for message in msgs]
-    if not set(map(type, roles)) <= _STR_ONLY:
-        roles = None
-    origins: Sequence[int | None] = range(len(msgs))
-    if merge_system and (roles is None or "system" in roles):
-        msgs, roles, origins = _merge_system(msgs, roles, add_vision_id)
-    if not msgs:
-        raise TemplateError("No messages provided.")
-    if roles is None:
-        roles = [_checked_role(message, i) for i, message in enumerate(msgs)]
-    return msgs, roles, origins
-
-
-def _merge_system(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str] | None, add_vision_id: Any
-) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None]]:
-    """The multi-system block: (messages, their roles, their indexes in the caller's list).
-
-    Every system message's content is rendered and trimmed, in message order (so that errors come
-    in the order the template meets them); the non-empty ones, joined with a blank line, become the
-    one leading system message; the others keep their order.
-    """
-    if (roles is not None and roles[0] == "system" and type(msgs[0].get("content")) is str
-            and roles.count("system") == 1):
-        # Fast path for the "everyday" row of benchmarks/ab_chatml.py: one leading system message with
-        # text, the usual case, is the merged message itself (its turn trims it), or nothing if blank.
-        if msgs[0]["content"].strip():
-            return msgs, roles, range(len(msgs))
-        return msgs[1:], roles[1:], range(1, len(msgs))
-    system_texts: list[str] = []
-    kept: list[Mapping[str, Any]] = []
-    kept_roles: list[str] = []
-    origins: list[int | None] = []
-    for i, message in enumerate(msgs):
-        role = roles[i] if roles is not None else _checked_role(message, i)
-        if role == "system":
-            text = system_text(message, i, add_vision_id)
-            if text:
-                system_texts.append(text)
-        else:
-            kept.append(message)
-            kept_roles.append(role)
-            origins.append(i)
-    if system_texts:
-        kept.insert(0, {"role": "system", "content": "\n\n".join(system_texts)})
-        kept_roles.insert(0, "system")
-        origins.insert(0, None)
-    return kept, kept_roles, origins
 
 
 # --- The prologue and the last query. ----------------------------------------------------------------
@@ -171,7 +93,7 @@ def tools_block(tools: Tools) -> str:
 
 def _prologue(
     msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any,
-    guard: FastGuard | None = None,
+    guard: FastGuard | None,
 ) -> list[str]:
     """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
     block = tools_block(tools)
@@ -191,7 +113,7 @@ def _prologue(
 
 def _last_query(
     msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], vision: VisionCount,
-    add_vision_id: Any, guard: FastGuard | None = None,
+    add_vision_id: Any, guard: FastGuard | None,
 ) -> int:
     """The position of the last user message that is not a wrapped tool response; none raises."""
     for pos in range(len(roles) - 1, -1, -1):
@@ -215,6 +137,17 @@ def _split_think(content: str) -> tuple[str, str]:
 def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInputError:
     key = reasoning_field(message)
     return InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(reasoning_of(message))}")
+
+
+def _reasoning(message: Mapping[str, Any], content: str, index: int | None) -> tuple[str, str]:
+    """An assistant turn's reasoning and content: a reasoning field's text, else the ``<think>`` block
+    of its content (the content becoming what follows it), else nothing."""
+    reasoning = reasoning_of(message)
+    if reasoning is None:
+        return _split_think(content) if THINK_CLOSE in content else ("", content)
+    if type(reasoning) is not str and not isinstance(reasoning, str):
+        raise _bad_reasoning(message, index)
+    return reasoning, content
 
 
 def _not_an_object(path: str, value: Any) -> InvalidInputError:
@@ -270,6 +203,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     # "</think>" in it: empty, or ending in a non-space, so the template's `content|trim` is empty
     # just when it is.)
     opening = CALL_AFTER_CONTENT if content else CALL_FIRST
+    append = out.append
     lead = None if guard is None else guard.lead  # see render_chatml (what is no string fails a test)
     for k, call in enumerate(calls):
         if type(call) is not dict and not isinstance(call, Mapping):
@@ -284,9 +218,9 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
             name = _call_name(name, index, calls, k)
         arguments = function.get("arguments")  # absent and null both render nothing
         if arguments is None:
-            out.append(f"{opening}{name}>\n")
+            append(f"{opening}{name}>\n")
         elif type(arguments) is dict or isinstance(arguments, Mapping):
-            out.append(f"{opening}{name}>\n")
+            append(f"{opening}{name}>\n")
             for key, value in arguments.items():
                 if lead is not None and lead in key:
                     key = guarded_name(guard, key)
@@ -299,7 +233,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                     value = text
                 elif lead is not None and lead in value:
                     value = guarded_json(guard, value, value, str)
-                out.append(f"<parameter={key}>\n{value}\n</parameter>\n")
+                append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
             if lead is not None and lead in arguments:
                 arguments = guarded_json(guard, arguments, arguments, str)
@@ -310,60 +244,44 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                 f"expected an object or a JSON string, got {type_name(arguments)}",
             )
         opening = CALL_NEXT
-    out.append(CALLS_END)
-
-
-def _write_assistant(
-    out: list[str], message: Mapping[str, Any], content: str, index: int | None, keeps_thinking: bool,
-    guard: FastGuard | None = None,
-) -> None:
-    """An assistant turn: its reasoning resolved (a field, else the ``<think>`` block of its
-    content), kept or dropped, then its content and tool calls."""
-    reasoning = reasoning_of(message)
-    if reasoning is None:
-        reasoning = ""
-        if THINK_CLOSE in content:
-            reasoning, content = _split_think(content)
-    elif type(reasoning) is not str and not isinstance(reasoning, str):
-        raise _bad_reasoning(message, index)
-    if keeps_thinking:
-        out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
-    else:
-        out.extend((ASSISTANT_TURN, content))
-    calls = message.get("tool_calls")
-    if calls:
-        _write_tool_calls(out, calls, content, index, guard)
-    else:
-        out.append(TURN_END)
+    append(CALLS_END)
 
 
 # --- The other roles, and the template's order. ------------------------------------------------------
 
 
-def _write_tool(out: list[str], content: str, opens_run: bool, closes_run: bool) -> None:
-    """A tool result: a run of them is one user turn."""
-    out.extend((TOOL_RESPONSE_FIRST if opens_run else TOOL_RESPONSE_NEXT, content,
-                TOOL_RESPONSE_LAST if closes_run else TOOL_RESPONSE_MORE))
+#: What ``render_spans`` needs of one render, noted by the builder as it writes each turn: the
+#: ranges of each message by position (after merging), and the assistant turns' ranges in order
+#: (what the model generated: from right after ``<|im_start|>assistant\n`` up to and including
+#: ``<|im_end|>``, not the newline after it), and the index in the pieces of each message's first
+#: piece, then of the piece after the last turn (sessions read a turn's pieces from them; the system
+#: message at position 0 writes the prologue, before them). A plain tuple: made on every
+#: render_spans call.
+TurnSpans = tuple[list[tuple[Range, ...]], list[Range], list[int]]
 
 
-def _write_user(out: list[str], content: str) -> None:
-    """A user turn."""
-    out.extend((USER_TURN, content, TURN_END))
+def _system_range(prologue: list[str]) -> tuple[Range, ...]:
+    """The system text's range in the prologue's pieces (:func:`_prologue`)."""
+    if len(prologue) == 3:  # tools block, "\n\n" + text, TURN_END
+        start = len(prologue[0]) + len("\n\n")
+        return ((start, len(prologue[0]) + len(prologue[1])),)
+    if len(prologue) == 1 and len(prologue[0]) > len(SYSTEM_TURN) + len(TURN_END):  # SYSTEM_TURN + text + TURN_END
+        return ((len(SYSTEM_TURN), len(prologue[0]) - len(TURN_END)),)
+    return ()
 
 
 def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
-    vision: VisionCount, add_vision_id: Any, thinking_after: int, starts: list[int] | None = None,
-    guard: FastGuard | None = None,
+    vision: VisionCount, add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning.
 
-    ``starts`` (render_spans only): gets the index in ``out`` of each message's first piece."""
+    ``spans`` (render_spans only) notes each turn's ranges as it is written (:class:`TurnSpans`)."""
     last = len(roles) - 1
-    lead = None if guard is None else guard.lead
+    ranges, generated, starts = spans if spans is not None else ([], [], [])
+    at = sum(map(len, out)) if spans is not None else 0  # the prologue's text comes first
+    lead = None if guard is None else guard.lead  # untrusted: what is not an assistant's (see render_chatml)
     for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
-        if starts is not None:
-            starts.append(len(out))
         content = message.get("content")
         if lead is not None and role != "assistant" and (type(content) is not str or lead in content):
             content = guarded_content(guard, content)
@@ -372,17 +290,46 @@ def _write_turns(
         else:
             content = content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
         # The template's branches, most frequent first (a role equals at most one of these names).
-        if role == "tool":
-            _write_tool(out, content, pos > 0 and roles[pos - 1] != "tool", pos == last or roles[pos + 1] != "tool")
+        if role == "tool":  # a run of tool results is one user turn
+            opener = TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT
+            closer = TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE
         elif role == "assistant":
-            _write_assistant(out, message, content, origins[pos], pos > thinking_after, guard)
+            first = len(out) if spans is not None else 0
+            # Fast path for the agent row of benchmarks/ab_chatml.py: reasoning in the first of the
+            # fields, a string; any other case read in full by _reasoning.
+            reasoning = message.get(REASONING_FIELDS[0])
+            if type(reasoning) is not str:
+                reasoning, content = _reasoning(message, content, origins[pos])
+            if pos > thinking_after:
+                out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
+            else:
+                out.extend((ASSISTANT_TURN, content))
+            if calls := message.get("tool_calls"):
+                _write_tool_calls(out, calls, content, origins[pos], guard)
+            else:
+                out.append(TURN_END)
+            if spans is not None:  # generated: right after the header, up to and including <|im_end|>
+                end = at + len("".join(out[first:]))  # (a join: faster than summing a few lengths)
+                turn = (at + _ASSISTANT_HEADER, end - 1)
+                ranges.append((turn,))
+                generated.append(turn)
+                starts.append(first)
+                at = end
+            continue
         elif role == "user":
-            _write_user(out, content)
-        elif role == "system":
-            if pos:
-                raise TemplateError("System message must be at the beginning.")
+            opener, closer = USER_TURN, TURN_END
+        elif role == "system" and not pos:
+            continue  # its text is in the prologue, its range noted with it
         else:
-            raise TemplateError("Unexpected message role.")
+            raise TemplateError("System message must be at the beginning." if role == "system"
+                                else "Unexpected message role.")
+        out.extend((opener, content, closer))
+        if spans is not None:  # a user or tool message's range: its printed content
+            begin = at + len(opener)
+            at = begin + len(content)
+            ranges.append(((begin, at),) if content else ())
+            starts.append(len(out) - 3)
+            at += len(closer)
 
 
 def render_chatml(
@@ -405,46 +352,54 @@ def render_chatml(
     Cost is linear in the size of the input: each message is visited a bounded number of times and
     the prompt is joined once, at the end. ``_fast_guard``: the guard's fast path (:mod:`.untrusted`).
     """
-    msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
-    # The template's image and video counters; only list content reads them.
-    vision = VisionCount()
-    out = _prologue(msgs, roles, tools, vision, add_vision_id, _fast_guard)
-    last_query = _last_query(msgs, roles, origins, vision, add_vision_id, _fast_guard)
-    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
-                 None, _fast_guard)
-    if add_generation_prompt:
-        out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
-    return "".join(out)
+    pieces = _pieces(messages, tools, add_generation_prompt, merge_system, enable_thinking, preserve_thinking,
+                     add_vision_id, None, _fast_guard)[0]
+    return "".join(pieces)
 
 
-#: One conversation's pieces, as ``chatml_pieces`` returns them: ``(pieces, roles, origins, starts)``.
-#: ``"".join(pieces)`` is the prompt; message ``pos`` (after merging system messages) has role
-#: ``roles[pos]``, came from input message ``origins[pos]`` (``None``: the merged system message) and
-#: wrote ``pieces[starts[pos]:starts[pos + 1]]`` (the system message at position 0 writes the
-#: prologue, before ``starts[0]``). A plain tuple: made on every render_spans call.
-ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], list[int]]
+#: One conversation's pieces, as ``chatml_pieces`` returns them: ``(pieces, roles, origins, merged,
+#: spans)``. ``"".join(pieces)`` is the prompt; message ``pos`` (after merging system messages) has
+#: role ``roles[pos]`` and came from input message ``origins[pos]`` (``None``: the merged system
+#: message); ``merged`` holds ``(input index, length)`` of each system text the merged system message
+#: joined, in order; ``spans``: the ranges the builder noted. A plain tuple: made on every
+#: render_spans call.
+ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], Merged, TurnSpans]
 
 
 def chatml_pieces(
-    messages: Conversation,
-    tools: Tools = None,
-    add_generation_prompt: Any = False,
-    merge_system: bool = False,
-    *,
-    enable_thinking: Any = None,
-    preserve_thinking: Any = None,
-    add_vision_id: Any = None,
+    messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, options: Mapping[str, Any]
 ) -> ChatMLPieces:
-    """:func:`render_chatml`'s pieces before the join, and where each message's turn starts in them
-    (for ``render_spans``: the same steps, the same errors, ``"".join(pieces)`` the same text)."""
-    msgs, roles, origins = _read_messages(messages, merge_system, add_vision_id)
+    """:func:`render_chatml`'s pieces before the join, with the ranges of every turn (for
+    ``render_spans``: the same builder, so the same errors and ``"".join(pieces)`` the same text).
+    ``options``: the template's options, checked by the caller."""
+    spans: TurnSpans = ([], [], [])
+    pieces, roles, origins, merged = _pieces(
+        messages, tools, add_generation_prompt, merge_system, options.get("enable_thinking"),
+        options.get("preserve_thinking"), options.get("add_vision_id"), spans, None,
+    )
+    return pieces, roles, origins, merged, spans
+
+
+def _pieces(
+    messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, enable_thinking: Any,
+    preserve_thinking: Any, add_vision_id: Any, spans: TurnSpans | None, guard: FastGuard | None,
+) -> tuple[list[str], list[str], Sequence[int | None], Merged]:
+    """The one builder, in the template's order (the module docstring): the prompt's pieces, the
+    roles and origins of the messages after merging, the merged system texts' origins and lengths.
+    ``spans`` (render_spans only) gets the ranges of the turns as they are written; ``guard``
+    (render only) tests each untrusted string where it is read."""
+    msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
+    # The template's image and video counters; only list content reads them.
     vision = VisionCount()
-    out = _prologue(msgs, roles, tools, vision, add_vision_id)
-    last_query = _last_query(msgs, roles, origins, vision, add_vision_id)
-    starts: list[int] = []
-    thinking_after = -1 if preserve_thinking is True else last_query
-    _write_turns(out, msgs, roles, origins, vision, add_vision_id, thinking_after, starts)
-    starts.append(len(out))
+    out = _prologue(msgs, roles, tools, vision, add_vision_id, guard)
+    last_query = _last_query(msgs, roles, origins, vision, add_vision_id, guard)
+    if spans is not None and roles[0] == "system":
+        spans[0].append(_system_range(out))
+        spans[2].append(len(out))
+    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
+                 spans, guard)
+    if spans is not None:
+        spans[2].append(len(out))
     if add_generation_prompt:
         out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
-    return out, roles, origins, starts
+    return out, roles, origins, merged
