@@ -181,8 +181,7 @@ class HarmonyReplyParser(StreamParser):
     __slots__ = (
         "_call",
         "_calls",
-        "_has_content",
-        "_has_reasoning",
+        "_fields_written",
         "_header",
         "_id_factory",
         "_segment_open",
@@ -197,8 +196,7 @@ class HarmonyReplyParser(StreamParser):
         self._header: list[str] = []
         self._stray: list[str] = []
         self._stray_started = False
-        self._has_reasoning = False
-        self._has_content = False
+        self._fields_written: set[type[ReasoningDelta | ContentDelta]] = set()
         self._segment_open = False
         self._calls = 0
         self._call: _Call | None = None
@@ -210,20 +208,20 @@ class HarmonyReplyParser(StreamParser):
     # Text routing. --------------------------------------------------------------------------------
 
     def _reasoning_text(self, text: str) -> None:
-        if not self._segment_open:
-            self._segment_open = True
-            if self._has_reasoning:
-                text = "\n\n" + text
-            self._has_reasoning = True
-        self._out.append(ReasoningDelta(text))
+        self._field_text(ReasoningDelta, text)
 
     def _content_text(self, text: str) -> None:
+        self._field_text(ContentDelta, text)
+
+    def _field_text(self, delta: type[ReasoningDelta | ContentDelta], text: str) -> None:
+        """Text for the reply field ``delta`` streams; a later message's text joins it after a blank line."""
         if not self._segment_open:
             self._segment_open = True
-            if self._has_content:
+            if delta in self._fields_written:
                 text = "\n\n" + text
-            self._has_content = True
-        self._out.append(ContentDelta(text))
+            else:
+                self._fields_written.add(delta)
+        self._out.append(delta(text))
 
     def _json_call_text(self, text: str) -> None:
         call: _Call = self._call  # type: ignore[assignment]
