@@ -181,6 +181,7 @@ class HarmonyReplyParser(StreamParser):
     __slots__ = (
         "_call",
         "_calls",
+        "_field",
         "_fields_written",
         "_header",
         "_id_factory",
@@ -196,6 +197,7 @@ class HarmonyReplyParser(StreamParser):
         self._header: list[str] = []
         self._stray: list[str] = []
         self._stray_started = False
+        self._field: type[ReasoningDelta | ContentDelta] = ContentDelta  # the field a body's text goes to
         self._fields_written: set[type[ReasoningDelta | ContentDelta]] = set()
         self._segment_open = False
         self._calls = 0
@@ -207,14 +209,10 @@ class HarmonyReplyParser(StreamParser):
 
     # Text routing. --------------------------------------------------------------------------------
 
-    def _reasoning_text(self, text: str) -> None:
-        self._field_text(ReasoningDelta, text)
-
-    def _content_text(self, text: str) -> None:
-        self._field_text(ContentDelta, text)
-
-    def _field_text(self, delta: type[ReasoningDelta | ContentDelta], text: str) -> None:
-        """Text for the reply field ``delta`` streams; a later message's text joins it after a blank line."""
+    def _field_text(self, text: str) -> None:
+        """Text of the field ``_field`` streams (the reasoning or the content); a later message's text
+        joins what the field holds after a blank line. ``_text`` in a reasoning or content body."""
+        delta = self._field
         if not self._segment_open:
             self._segment_open = True
             if delta in self._fields_written:
@@ -222,6 +220,11 @@ class HarmonyReplyParser(StreamParser):
             else:
                 self._fields_written.add(delta)
         self._out.append(delta(text))
+
+    def _content_text(self, text: str) -> None:
+        """Text outside a message body (malformed structure, text between messages): content."""
+        self._field = ContentDelta
+        self._field_text(text)
 
     def _json_call_text(self, text: str) -> None:
         call: _Call = self._call  # type: ignore[assignment]
@@ -241,10 +244,9 @@ class HarmonyReplyParser(StreamParser):
     def _start_body(self, kind: _Kind, name: str = "") -> None:
         self._state = _BODY
         self._segment_open = False
-        if kind is _REASONING:
-            self._text = self._reasoning_text
-        elif kind is _CONTENT:
-            self._text = self._content_text
+        if kind is _REASONING or kind is _CONTENT:
+            self._field = ReasoningDelta if kind is _REASONING else ContentDelta
+            self._text = self._field_text
         else:
             python = kind is _PYTHON_CALL
             call = self._call = _Call(self._calls, self._id_factory(), name, python)
