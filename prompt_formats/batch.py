@@ -214,12 +214,15 @@ def _raise_first(results: Iterator[Any]) -> Iterator[Any]:
             close()
 
 
-def _outcomes(each: Callable[[Any], R], chunk: list[Any]) -> list[R | FormatError]:
-    """``each`` of the chunk's items, in order; a :class:`FormatError` takes its item's place."""
+def _outcomes(
+    each: Callable[..., R], chunk: list[Any], args: tuple[Any, ...], keywords: Mapping[str, Any]
+) -> list[R | FormatError]:
+    """``each(item, *args, **keywords)`` for the chunk's items, in order; a :class:`FormatError`
+    takes its item's place."""
     out: list[R | FormatError] = []
     for item in chunk:
         try:
-            out.append(each(item))
+            out.append(each(item, *args, **keywords))
         except FormatError as error:
             out.append(error)
     return out
@@ -255,9 +258,7 @@ class RenderJob(_ChunkJob):
         self.options = dict(options)
 
     def __call__(self, chunk: list[Conversation]) -> list[str | FormatError]:
-        render, tools, options = self.fmt.render, self.tools, self.options
-        add_generation_prompt = self.add_generation_prompt
-        return _outcomes(lambda messages: render(messages, tools, add_generation_prompt, **options), chunk)
+        return _outcomes(self.fmt.render, chunk, (self.tools, self.add_generation_prompt), self.options)
 
 
 class ParseJob(_ChunkJob):
@@ -281,10 +282,10 @@ class ParseJob(_ChunkJob):
         self.id_factory = id_factory
 
     def __call__(self, chunk: list[str]) -> list[AssistantReply | FormatError]:
-        parse, tools, context = self.fmt.parse, self.tools, self.context
+        context = self.context
         if self.id_factory is not None:
             context = {**context, "id_factory": self.id_factory}
-        return _outcomes(lambda completion: parse(completion, tools, **context), chunk)
+        return _outcomes(self.fmt.parse, chunk, (self.tools,), context)
 
 
 def iter_render(
