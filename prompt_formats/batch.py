@@ -214,7 +214,34 @@ def _raise_first(results: Iterator[Any]) -> Iterator[Any]:
             close()
 
 
-class RenderJob:
+def _outcomes(
+    each: Callable[..., R], chunk: list[Any], args: tuple[Any, ...], keywords: Mapping[str, Any]
+) -> list[R | FormatError]:
+    """``each(item, *args, **keywords)`` for the chunk's items, in order; a :class:`FormatError`
+    takes its item's place."""
+    out: list[R | FormatError] = []
+    for item in chunk:
+        try:
+            out.append(each(item, *args, **keywords))
+        except FormatError as error:
+            out.append(error)
+    return out
+
+
+class _ChunkJob:
+    """A job's pickling: its state is the tuple of its slots' values (one small pickle per worker)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(self.__slots__, state, strict=True):
+            setattr(self, name, value)
+
+
+class RenderJob(_ChunkJob):
     """Renders a chunk of conversations with one format, one toolset and one set of options.
 
     Picklable; a :class:`FormatError` for a conversation takes that conversation's place in the result.
@@ -231,26 +258,10 @@ class RenderJob:
         self.options = dict(options)
 
     def __call__(self, chunk: list[Conversation]) -> list[str | FormatError]:
-        render = self.fmt.render
-        tools = self.tools
-        add_generation_prompt = self.add_generation_prompt
-        options = self.options
-        out: list[str | FormatError] = []
-        for messages in chunk:
-            try:
-                out.append(render(messages, tools, add_generation_prompt, **options))
-            except FormatError as error:
-                out.append(error)
-        return out
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return (self.fmt, self.tools, self.add_generation_prompt, self.options)
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.fmt, self.tools, self.add_generation_prompt, self.options = state
+        return _outcomes(self.fmt.render, chunk, (self.tools, self.add_generation_prompt), self.options)
 
 
-class ParseJob:
+class ParseJob(_ChunkJob):
     """Parses a chunk of completions with one format, one toolset and one parse context. Picklable.
 
     ``id_factory``, when given, is passed to ``fmt.parse`` (each worker process has its own copy).
@@ -271,24 +282,10 @@ class ParseJob:
         self.id_factory = id_factory
 
     def __call__(self, chunk: list[str]) -> list[AssistantReply | FormatError]:
-        parse = self.fmt.parse
-        tools = self.tools
         context = self.context
         if self.id_factory is not None:
             context = {**context, "id_factory": self.id_factory}
-        out: list[AssistantReply | FormatError] = []
-        for completion in chunk:
-            try:
-                out.append(parse(completion, tools, **context))
-            except FormatError as error:
-                out.append(error)
-        return out
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return (self.fmt, self.tools, self.context, self.id_factory)
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.fmt, self.tools, self.context, self.id_factory = state
+        return _outcomes(self.fmt.parse, chunk, (self.tools,), context)
 
 
 def iter_render(

@@ -16,6 +16,11 @@ parsing refused:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 __all__ = [
     "FormatError",
     "InjectionError",
@@ -30,20 +35,30 @@ class FormatError(ValueError):
     """Base class of every error this package raises for bad input or misuse."""
 
 
-class InvalidInputError(FormatError):
-    """The input does not have the documented shape.
+class _PathError(FormatError):
+    """An error about the value at ``path``; ``str(error)`` is ``"<path>: <problem>"``.
 
-    ``path`` names the offending value (``messages[2].content[0].text``); ``str(error)`` is
-    ``"<path>: <what was wrong>"``.
+    It pickles as its class called with the attributes named in ``_constructor_fields``: its
+    constructor's arguments, in order.
     """
+
+    _constructor_fields: ClassVar[tuple[str, ...]] = ("path", "problem")
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
 
-    def __reduce__(self) -> tuple[type[InvalidInputError], tuple[str, str]]:
-        return (type(self), (self.path, self.problem))
+    def __reduce__(self) -> tuple[type[Self], tuple[str, ...]]:
+        return (type(self), tuple(getattr(self, name) for name in self._constructor_fields))
+
+
+class InvalidInputError(_PathError):
+    """The input does not have the documented shape.
+
+    ``path`` names the offending value (``messages[2].content[0].text``); ``str(error)`` is
+    ``"<path>: <what was wrong>"``.
+    """
 
 
 class TemplateError(FormatError):
@@ -54,19 +69,17 @@ class UnknownOptionError(FormatError):
     """An option that the format does not define was passed."""
 
 
-class InjectionError(FormatError):
+class InjectionError(_PathError):
     """Untrusted text contains a control token and the guard's policy is ``reject``.
 
     ``path`` names the field (``messages[1].content``) and ``token`` the control token found.
     """
 
-    def __init__(self, path: str, token: str) -> None:
-        super().__init__(f"{path}: contains the control token {token!r}")
-        self.path = path
-        self.token = token
+    _constructor_fields = ("path", "token")
 
-    def __reduce__(self) -> tuple[type[InjectionError], tuple[str, str]]:
-        return (type(self), (self.path, self.token))
+    def __init__(self, path: str, token: str) -> None:
+        super().__init__(path, f"contains the control token {token!r}")
+        self.token = token
 
 
 class ParseError(FormatError):

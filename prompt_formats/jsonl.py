@@ -12,6 +12,7 @@ import orjson
 
 from .errors import InvalidInputError
 from .request_keys import refusal
+from .shape import JSONType, json_type_of
 
 __all__ = [
     "decode_record", "has_long_digit_run", "json_type", "record_id_at", "refuse", "strictly_refused", "unwrap_record",
@@ -130,16 +131,12 @@ def unwrap_record(record: Any) -> tuple[Mapping[str, Any], str, Any]:
     return record, "", None
 
 
+_WITH_ARTICLE: dict[JSONType, str] = {
+    "null": "null", "boolean": "a boolean", "integer": "a number", "number": "a number",
+    "object": "an object", "array": "an array", "string": "a string",
+}
+
+
 def json_type(value: Any) -> str:
     """The JSON name of a decoded value's type, with its article (``an object``), for error messages."""
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "null"
+    return _WITH_ARTICLE[json_type_of(value)]

@@ -11,6 +11,9 @@ The rules here are those of the reference templates and of transformers, spelt o
 - a tool call's body is its ``"function"`` object when it has that key (the OpenAI shape), else the
   call itself (the flat shape some clients send);
 - a *list* of messages, parts, calls or tools is any sequence but a string, bytes or a mapping;
+- a Python value's JSON type is JSON Schema's name for what an encoder writes: ``None`` null, a
+  ``bool`` boolean, another ``int`` integer, a ``float`` number, a mapping object, a list or tuple
+  array, and anything else (written as its text) string;
 - JSON text from a client or a model is read strictly: ``NaN`` and ``Infinity`` are not JSON;
 - a tool call's string ``arguments`` are decoded (the ``decode_tool_arguments`` render option) only
   when they hold exactly one JSON object that Python holds exactly (:func:`decoded_json_object`).
@@ -25,11 +28,13 @@ from typing import Any, Literal
 
 __all__ = [
     "REASONING_FIELDS",
+    "JSONType",
     "NonFiniteJSONError",
     "PartKind",
     "call_body",
     "decoded_json_object",
     "is_list",
+    "json_type_of",
     "loads_strict",
     "part_kind",
     "reasoning_field",
@@ -83,6 +88,26 @@ def is_list(value: Any) -> bool:
     if type(value) is list:
         return True
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray, Mapping))
+
+
+JSONType = Literal["null", "boolean", "integer", "number", "object", "array", "string"]
+
+
+def json_type_of(value: Any) -> JSONType:
+    """The JSON Schema type name of ``value`` (the rule in this module's docstring)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return "string"
 
 
 class NonFiniteJSONError(ValueError):

@@ -16,7 +16,7 @@ from typing import Any
 from ...errors import InvalidInputError, type_name
 from ...format import Tools
 from ...messages import ToolDefinition
-from ...shape import is_list
+from ...shape import is_list, json_type_of
 from ...tools import PreparedTools, rendered_tools
 from ..reply_values import TOO_MANY_DIGITS, read_json
 
@@ -77,7 +77,7 @@ def _node_types(schema: Mapping[str, Any], branch_types: list[frozenset[str]]) -
     if not found:
         enum = schema.get("enum")
         if isinstance(enum, (list, tuple)):
-            found.update(map(_json_type, enum))
+            found.update(map(json_type_of, enum))
         elif "properties" in schema:
             found.add("object")
         elif "items" in schema:
@@ -109,22 +109,6 @@ def schema_types(schema: Any) -> set[str]:
             todo.append((node, True))
             todo.extend((b, False) for b in reversed(_branches(node)) if isinstance(b, Mapping))
     return set(done[id(schema)])
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return "string"
 
 
 # --- Typing a value. ----------------------------------------------------------------------------------

@@ -181,8 +181,8 @@ class HarmonyReplyParser(StreamParser):
     __slots__ = (
         "_call",
         "_calls",
-        "_has_content",
-        "_has_reasoning",
+        "_field",
+        "_fields_written",
         "_header",
         "_id_factory",
         "_segment_open",
@@ -197,8 +197,8 @@ class HarmonyReplyParser(StreamParser):
         self._header: list[str] = []
         self._stray: list[str] = []
         self._stray_started = False
-        self._has_reasoning = False
-        self._has_content = False
+        self._field: type[ReasoningDelta | ContentDelta] = ContentDelta  # the field a body's text goes to
+        self._fields_written: set[type[ReasoningDelta | ContentDelta]] = set()
         self._segment_open = False
         self._calls = 0
         self._call: _Call | None = None
@@ -209,21 +209,22 @@ class HarmonyReplyParser(StreamParser):
 
     # Text routing. --------------------------------------------------------------------------------
 
-    def _reasoning_text(self, text: str) -> None:
+    def _field_text(self, text: str) -> None:
+        """Text of the field ``_field`` streams (the reasoning or the content); a later message's text
+        joins what the field holds after a blank line. ``_text`` in a reasoning or content body."""
+        delta = self._field
         if not self._segment_open:
             self._segment_open = True
-            if self._has_reasoning:
+            if delta in self._fields_written:
                 text = "\n\n" + text
-            self._has_reasoning = True
-        self._out.append(ReasoningDelta(text))
+            else:
+                self._fields_written.add(delta)
+        self._out.append(delta(text))
 
     def _content_text(self, text: str) -> None:
-        if not self._segment_open:
-            self._segment_open = True
-            if self._has_content:
-                text = "\n\n" + text
-            self._has_content = True
-        self._out.append(ContentDelta(text))
+        """Text outside a message body (malformed structure, text between messages): content."""
+        self._field = ContentDelta
+        self._field_text(text)
 
     def _json_call_text(self, text: str) -> None:
         call: _Call = self._call  # type: ignore[assignment]
@@ -243,10 +244,9 @@ class HarmonyReplyParser(StreamParser):
     def _start_body(self, kind: _Kind, name: str = "") -> None:
         self._state = _BODY
         self._segment_open = False
-        if kind is _REASONING:
-            self._text = self._reasoning_text
-        elif kind is _CONTENT:
-            self._text = self._content_text
+        if kind is _REASONING or kind is _CONTENT:
+            self._field = ReasoningDelta if kind is _REASONING else ContentDelta
+            self._text = self._field_text
         else:
             python = kind is _PYTHON_CALL
             call = self._call = _Call(self._calls, self._id_factory(), name, python)
