@@ -157,28 +157,29 @@ def _declaration(out: list[str], tool: Any) -> None:
     if not properties:
         if parameters and type(parameters) is not dict:
             raise _StepAside
-        out += ("// ", description, "\ntype ", name, " = () => any;\n\n")
+        out.append(f"// {description}\ntype {name} = () => any;\n\n")
         return
     if type(properties) is not dict:
         raise _StepAside
     required = parameters.get("required") or []
-    out += ("// ", description, "\ntype ", name, " = (_: {\n")
+    out.append(f"// {description}\ntype {name} = (_: {{\n")
     for name, spec in properties.items():
         if type(name) is not str or type(spec) is not dict:
             raise _StepAside
+        kind = spec.get("type")
+        text = _SIMPLE_TYPES.get(kind) if type(kind) is str else None
+        if text is None or "oneOf" in spec or (kind == "string" and ("enum" in spec or "nullable" in spec)):
+            text = _type(spec)
+        key = name if name in required else name + "?"
         description = spec.get("description")
+        if "default" in spec:
+            text += _default(spec, spec["default"])
         if description:
             if type(description) is not str:
                 raise _StepAside
-            out += ("// ", description, "\n")
-        kind = spec.get("type")
-        simple = _SIMPLE_TYPES.get(kind) if type(kind) is str else None
-        if simple is None or "oneOf" in spec or (kind == "string" and ("enum" in spec or "nullable" in spec)):
-            simple = _type(spec)
-        out += (name if name in required else name + "?", ": ", simple)
-        if "default" in spec:
-            out.append(_default(spec, spec["default"]))
-        out.append(",\n")
+            out.append(f"// {description}\n{key}: {text},\n")
+        else:
+            out.append(f"{key}: {text},\n")
     out.append("}) => any;\n\n")
 
 
