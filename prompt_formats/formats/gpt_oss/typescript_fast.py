@@ -4,11 +4,12 @@
 :func:`~prompt_formats.formats.gpt_oss.typescript.functions_namespace` returns, or steps aside to it.
 It walks the same branches in the same order, but only over exact ``dict`` schemas, ``list`` value
 lists and ``str`` names (what decoded JSON is made of), carries no path (the checked path spells
-paths out for its errors) and makes no call per key. Anything else, and anything that could be an
-error (a missing description, a ``required`` that is not a container, a default JSON cannot write,
-a schema nested too deeply), makes it step aside: the checked path then renders the tools or raises
-its error. It wins the first-sight namespace of ``benchmarks/run_all.py --only gpt-oss``, row
-"agent-257 (257 messages, 40 tools), plain tools" (the namespace is built on every request there).
+paths out for its errors) and reads each key with one ``dict.get``. Anything else, and anything
+that could be an error (a missing description, a ``required`` that is not a container, a default
+JSON cannot write, a schema nested too deeply), makes it step aside: the checked path then renders
+the tools or raises its error. It wins the first-sight namespace of ``benchmarks/run_all.py --only
+gpt-oss``, row "agent-257 (257 messages, 40 tools), plain tools" (the namespace is built on every
+request there).
 """
 
 from __future__ import annotations
@@ -152,11 +153,11 @@ def _declaration(out: list[str], tool: Any) -> None:
     name = function.get("name")
     if type(description) is not str or type(name) is not str:
         raise _StepAside
-    parameters = function.get("parameters")
-    properties = parameters.get("properties") if type(parameters) is dict else None
+    parameters: Any = function.get("parameters")
+    if type(parameters) is not dict and parameters:
+        raise _StepAside
+    properties = parameters.get("properties") if parameters else None
     if not properties:
-        if parameters and type(parameters) is not dict:
-            raise _StepAside
         out.append(f"// {description}\ntype {name} = () => any;\n\n")
         return
     if type(properties) is not dict:
