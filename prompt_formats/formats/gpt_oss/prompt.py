@@ -13,7 +13,7 @@ from ...format import Conversation, Tools
 from ...tools import PreparedTools, rendered_tools
 from .options import SystemOptions, system_message
 from .render import as_mapping, checked_messages, developer_instructions, developer_message, render_messages
-from .typescript import functions_namespace
+from .typescript_fast import functions_namespace_fast
 
 __all__ = ["PromptPieces", "prompt_pieces", "render_gpt_oss"]
 
@@ -27,7 +27,7 @@ def _functions_text(tools: Tools) -> str:
     plain = not isinstance(tools, PreparedTools)
     if plain and (isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence)):
         raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-    return rendered_tools(tools, _FUNCTIONS_KEY, functions_namespace)
+    return rendered_tools(tools, _FUNCTIONS_KEY, functions_namespace_fast)
 
 
 class PromptPieces:
