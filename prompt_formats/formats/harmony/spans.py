@@ -1,12 +1,13 @@
 """``render_spans`` for Harmony: where each input message landed in Ollama's template, and what was generated.
 
-The pass that writes the prompt makes the ranges: ``render.py``'s writers tell a :class:`SpanRecorder`
-what each wrote, which adds up the lengths, so each range is made where its piece is written. Where
-the writers change text written before (a user message taking out the analysis messages before it,
-a system message after the first turn lengthening the header) the ranges after the change move with
-it; a prefill, known at the end only, makes the pass run again knowing it (a prompt that continues
-an assistant message). The tests compare the
-text with the Go oracle's and ``render``'s, and the generated ranges with those the Go oracle
+The pass that writes the prompt makes the ranges: :func:`~.render.write_messages` calls the writers
+of a :class:`SpanRecorder`, twins of ``render.py``'s that write the same pieces and add up their
+lengths, so each range is made where its piece is written. Unlike render's, they know the last user
+message's index before writing (:func:`last_user`), so no analysis message is written and taken
+out again; a system message after the first turn lengthens the header, and the ranges written
+before it move (read ahead instead in long conversations); a prefill, known at the end only, makes
+the pass run again knowing it (a prompt that continues an assistant message). The tests compare
+the text with the Go oracle's and ``render``'s, and the generated ranges with those the Go oracle
 records on a tagged copy of the template, on every generated case: a writer of ``render.py`` whose
 layout changes without its twin here fails them.
 
@@ -41,26 +42,33 @@ _JOIN = len("\n\n")
 _AUTHOR = len(GENERATION)  # "<|start|>assistant": where a generated range starts, after it
 _END, _USER, _ANALYSIS, _FINAL, _PYTHON = len(END), len(USER), len(ANALYSIS), len(FINAL), len(PYTHON_RESULT)
 _SYSTEM = len(SYSTEM_START)  # where the header's system text starts
+#: Above this many messages the system texts' lengths are read before the first is written: a system
+#: message after the first turn would move more ranges than reading the roles costs
+#: (benchmarks/bench_spans.py, the agent row; below it, the everyday rows).
+_LONG = 24
 
 Ranges = tuple[Range, ...]
 
 
-def _system_size(messages: Sequence[Any], start: int) -> int | None:
-    """The length of the system texts of ``messages[start:]`` joined, each after a blank line, or
-    ``None`` when one of those messages is not a dict or a system message's content not a string
-    (the writers then read it, or raise)."""
+def _roles(messages: Sequence[Any], start: int = 0) -> list[Any] | None:
+    """The roles of ``messages[start:]`` when all are dicts (one C loop), else ``None``. The messages
+    are not checked yet: one the writers cannot read makes them raise, so what is made of it does not matter."""
     try:
-        roles = list(map(dict.get, islice(messages, start, None), repeat("role")))
+        return list(map(dict.get, islice(messages, start, None), repeat("role")))
     except TypeError:
+        return None
+
+
+def _system_size(messages: Sequence[Any], start: int, roles: list[Any] | None) -> int | None:
+    """The length of the system texts of ``messages[start:]`` (whose ``roles``) joined, each after a
+    blank line; ``None`` when a role is not known or a system message's content not a string."""
+    if roles is None:
         return None
     size = 0
     for role in ("system", "developer"):
         at = -1
-        while True:
-            try:
-                at = roles.index(role, at + 1)
-            except ValueError:
-                break
+        for _ in range(roles.count(role)):  # count and index, not a raised ValueError: they cost less
+            at = roles.index(role, at + 1)
             content = messages[start + at].get("content")
             if type(content) is not str:
                 return None
@@ -68,16 +76,17 @@ def _system_size(messages: Sequence[Any], start: int) -> int | None:
     return size
 
 
-def last_user(messages: Sequence[Any]) -> int:
-    """The index of the last user message, or -1: the template's ``$lastUserIdx``, read from the end.
-
-    The messages are not checked yet: one the writers cannot read makes them raise, so what this
-    makes of it does not matter."""
+def last_user(messages: Sequence[Any], roles: list[Any] | None) -> int:
+    """The index of the last user message, or -1: the template's ``$lastUserIdx``, read from the end."""
+    if roles is not None:
+        if "user" not in roles:
+            return -1
+        roles.reverse()
+        index = len(roles) - 1 - roles.index("user")
+        roles.reverse()
+        return index
     index = len(messages) - 1
-    while index >= 0:
-        message = messages[index]
-        if (message.get("role") if type(message) is dict else role_of(message)) == "user":
-            break
+    while index >= 0 and role_of(messages[index]) != "user":
         index -= 1
     return index
 
@@ -85,8 +94,8 @@ def last_user(messages: Sequence[Any]) -> int:
 class SpanRecorder:
     """``render.py``'s writers, each writing the same pieces as its twin there and noting their ranges.
 
-    ``pos``: the length of the prompt so far, its header's system text counted in full once a system
-    message after the first turn made it read them all (``system_known``); ``ranges[i]``: message
+    ``pos``: the length of the prompt so far, its header's system text counted in full once read
+    ahead (``system_known``), else as far as written; ``ranges[i]``: message
     ``i``'s; ``generated``: the assistant Harmony messages' in text order, of which ``run_at`` is the
     first of the latest assistant run's and ``user_at`` the first after the latest user message.
     ``last_user`` is :func:`last_user`'s: unlike render's writers, these write reasoning only where it
@@ -100,12 +109,16 @@ class SpanRecorder:
 
     def __init__(self, messages: Sequence[Any], out: list[str]) -> None:
         self.messages, self.out = messages, out
-        self.pos = sum(map(len, out))
+        self.pos = sum(map(len, out))  # the header, its system text counted in as read
         self.ranges: list[Ranges] = [()] * len(messages)
         self.generated: list[Range] = []
-        self.last_user = last_user(messages)
+        self.last_user = -2  # not read yet: read at the first reasoning
         self.run_at = self.user_at = self.systems = self.system_size = 0
         self.system_known = False
+        if len(messages) > _LONG:  # every system text's length up front, so that no range moves
+            total = _system_size(messages, 0, _roles(messages))
+            self.system_known = total is not None
+            self.pos += max((total or 0) - _JOIN, 0)
 
     def user(self, out: list[str], analyses: list[int], index: int, content: str) -> None:
         out += (USER, content, END)
@@ -123,6 +136,8 @@ class SpanRecorder:
         self.run_at = len(generated)
         pos = self.pos
         reasoning = None
+        if thinking and self.last_user == -2:
+            self.last_user = last_user(self.messages, _roles(self.messages))
         if thinking and index > self.last_user:  # known here, so no analysis message is taken out
             out += (ANALYSIS, thinking, ends[0])
             start = pos + _ANALYSIS
@@ -161,7 +176,7 @@ class SpanRecorder:
         self.systems += 1
         self.system_size += size
         if not self.system_known and len(self.out) > PROLOGUE:
-            later = _system_size(self.messages, index + 1)
+            later = _system_size(self.messages, index + 1, _roles(self.messages, index + 1))
             self.system_known = later is not None
             self._move(at, size + (later or 0))
         elif not self.system_known:
@@ -218,15 +233,14 @@ def harmony_rendered_prompt(
 
     Raises what ``render_harmony`` raises, before any range is made."""
     out = prologue(messages, tools, date, reasoning_line)
-    header, system = out.copy(), list[str]()
+    system: list[str] = []
     spans = SpanRecorder(messages, out)
     last_role, run = write_messages(messages, out, system, CLOSED, spans)
     marker = open_marker(out, last_role, run)
     if marker is not None:  # a prefill: written again, without the <|end|> it leaves off
         ends = ("", END) if marker is ANALYSIS else (END, "")
-        out, system = header, []
+        out, system = prologue(messages, tools, date, reasoning_line), []
         spans = SpanRecorder(messages, out)
         write_messages(messages, out, system, ends, spans)
     text = finish(out, system, marker)
-    generated = spans.selected(policy, marker is not None)  # first: it counts in the last analysis messages
-    return RenderedPrompt.unchecked(text, tuple(spans.ranges), generated)
+    return RenderedPrompt.unchecked(text, tuple(spans.ranges), spans.selected(policy, marker is not None))
