@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import islice, repeat
+from operator import indexOf
 from typing import Any
 
 from ...format import Conversation, Tools
@@ -76,15 +77,16 @@ def _system_size(messages: Sequence[Any], start: int, roles: list[Any] | None) -
     return size
 
 
-def last_user(messages: Sequence[Any], roles: list[Any] | None) -> int:
-    """The index of the last user message, or -1: the template's ``$lastUserIdx``, read from the end."""
-    if roles is not None:
-        if "user" not in roles:
-            return -1
-        roles.reverse()
-        index = len(roles) - 1 - roles.index("user")
-        roles.reverse()
-        return index
+def last_user(messages: Sequence[Any]) -> int:
+    """The index of the last user message, or -1: the template's ``$lastUserIdx``, read from the end
+    (in one C loop while the messages are dicts). The messages are not checked yet: one the writers
+    cannot read makes them raise, so what is made of it does not matter."""
+    try:
+        return len(messages) - 1 - indexOf(map(dict.get, reversed(messages), repeat("role")), "user")
+    except TypeError:  # a message that is not a dict
+        pass
+    except ValueError:  # no user message
+        return -1
     index = len(messages) - 1
     while index >= 0 and role_of(messages[index]) != "user":
         index -= 1
@@ -137,7 +139,7 @@ class SpanRecorder:
         pos = self.pos
         reasoning = None
         if thinking and self.last_user == -2:
-            self.last_user = last_user(self.messages, _roles(self.messages))
+            self.last_user = last_user(self.messages)
         if thinking and index > self.last_user:  # known here, so no analysis message is taken out
             out += (ANALYSIS, thinking, ends[0])
             start = pos + _ANALYSIS
