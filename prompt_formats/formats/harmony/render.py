@@ -1,4 +1,4 @@
-"""The Harmony renderer: Ollama's gpt-oss Go template, in its order (collate, header, one writer per role).
+"""The Harmony renderer: Ollama's gpt-oss Go template, in its order (prologue, last-query scan, one writer per role).
 
 What it reproduces (collation, the header, prefill, the fields read) is written in the docstring of
 :mod:`prompt_formats.formats.harmony`.
@@ -7,7 +7,7 @@ What it reproduces (collation, the header, prefill, the fields read) is written 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ...errors import InvalidInputError, type_name
 from ...format import Conversation, Tools
@@ -27,7 +27,19 @@ from .tokens import (
     USER,
 )
 
-__all__ = ["Entry", "Member", "UnsupportedContentError", "collated", "message_ends", "render_harmony"]
+__all__ = [
+    "CLOSED",
+    "PROLOGUE",
+    "Ends",
+    "UnsupportedContentError",
+    "Writers",
+    "finish",
+    "open_marker",
+    "prologue",
+    "render_harmony",
+    "role_of",
+    "write_messages",
+]
 
 
 class UnsupportedContentError(InvalidInputError):
@@ -37,11 +49,8 @@ class UnsupportedContentError(InvalidInputError):
     """
 
 
-#: One collated message: (role, content, reasoning, tool name).
-Entry = tuple[str, str, "str | None", "str | None"]
-
-#: A message merged into an earlier message's entry: (index of the entry, the message's content).
-Member = tuple[int, str]
+#: One message as the writers read it: (role, content, reasoning, tool name).
+Fields = tuple[str, str, "str | None", "str | None"]
 
 #: Where a tool result's name is read, the first non-``None`` winning (Ollama's ``tool_name``).
 _TOOL_NAME_FIELDS = ("tool_name", "name")
@@ -134,7 +143,7 @@ def _first_text(message: Mapping[str, Any], key: str | None, index: int) -> str 
     return None if key is None else _optional_text(message.get(key), index, key)
 
 
-def _fields(message: Any, index: int) -> Entry:
+def _fields(message: Any, index: int) -> Fields:
     """``(role, content, thinking, tool_name)`` of one message, validated; ``developer`` -> ``system``.
 
     Reasoning is read (and validated) only on assistant messages and the tool name only on tool
@@ -197,22 +206,128 @@ def _call_names(messages: Sequence[Any]) -> dict[str, str]:
     return names
 
 
-def _collate(
-    messages: Sequence[Any], system: list[str], entries: list[Entry], merged: list[Member] | None
-) -> int:
-    """Ollama's collate into ``system`` (the system texts) and ``entries``; the last user entry's index, or -1.
+# The template's order: the prologue, then one writer per role. --------------------------------------
+#
+# The template's first loop (the last user message's index, whether a prefill leaves the last
+# message open) looks ahead; the writers answer it as they go instead, which costs less than a scan
+# back from the end: reasoning is written as an analysis message until a user message follows,
+# which takes it out again, and finish() takes the <|end|> off the messages a prefill leaves open.
+# After the header every piece of `out` is one of a Harmony message's three: its start marker, its
+# text, its end (<|end|>, or "" where the template leaves it off; all three "" once taken out).
 
-    One entry per run of same-role messages (each tool message its own entry); the run's first
-    message keeps its reasoning and tool name, the contents are joined with a blank line. ``merged``
-    (render_spans') gets ``(entry index, content)`` of each message merged into an earlier one's entry.
+#: The header's pieces: SYSTEM_START, system text, DATE, date, reasoning line, tools text, SYSTEM_END.
+PROLOGUE = 7
+
+#: (the end of an analysis message, of a final message): <|end|>, or "" where a prefill leaves it off.
+Ends = tuple[str, str]
+CLOSED: Ends = (END, END)
+
+
+def prologue(messages: Conversation, tools: Tools, date: str, reasoning_line: str) -> list[str]:
+    """The header's pieces; its system text, ``[1]``, is filled in by :func:`finish`.
+
+    Checks ``messages`` is a list and ``tools`` (raising
+    :class:`~prompt_formats.errors.InvalidInputError` naming the field).
     """
-    last_user = -1
-    previous = None
-    unresolved: list[tuple[int, str]] = []  # (entry, tool_call_id) of tool results given no name
+    if not is_list(messages):
+        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
+    tools_text = _tools_text(tools) if tools else ""
+    return [SYSTEM_START, "", DATE, date, reasoning_line, tools_text, SYSTEM_END]
+
+
+def role_of(message: Any) -> Any:
+    """A message's role as the writers read it (``None`` for a message that is not one)."""
+    if isinstance(message, Message):
+        return message.role
+    return message.get("role") if isinstance(message, Mapping) else None
+
+
+def take_out(out: list[str], analyses: list[int]) -> None:
+    """Take out the analysis messages at ``analyses``: a user message follows them (the template
+    writes reasoning after the last user message only)."""
+    for at in analyses:
+        out[at] = out[at + 1] = out[at + 2] = ""
+    analyses.clear()
+
+
+# The writers, one per role. Each has the signature of render_spans' twin (SpanRecorder's method of
+# the same name), which writes the same pieces and notes their ranges: write_messages calls one or the other.
+
+
+def user(out: list[str], analyses: list[int], index: int, content: str) -> None:
+    """A user message, taking out the analysis messages before it."""
+    if analyses:
+        take_out(out, analyses)
+    out += (USER, content, END)
+
+
+def assistant(out: list[str], analyses: list[int], index: int, content: str, thinking: str | None, ends: Ends) -> None:
+    """An assistant message: its analysis message (noted in ``analyses``), then its final one."""
+    if thinking:
+        analyses.append(len(out))
+        out += (ANALYSIS, thinking, ends[0])
+    if content:
+        out += (FINAL, content, ends[1])
+
+
+def python(out: list[str], index: int, content: str) -> None:
+    """A tool result of the tool named ``python`` (no other tool result renders)."""
+    out += (PYTHON_RESULT, content, END)
+
+
+def system_text(system: list[str], index: int, content: str) -> None:
+    """A system (or developer) message: its text goes to the header."""
+    system.append(content)
+
+
+def merged(out: list[str], system: list[str], index: int, role: str, content: str, run: int, ends: Ends) -> None:
+    """A message of its predecessor's role (but a tool result): its content joins the run's after a
+    blank line (``run``: where the latest assistant run's pieces start in ``out``)."""
+    if role == "system":
+        system.append(content)
+    elif role == "user" or (role == "assistant" and len(out) > run and out[-3] is FINAL):
+        out[-2] += "\n\n" + content  # after the run's last text
+    elif role == "assistant":  # a run that wrote no final message yet
+        out += (FINAL, "\n\n" + content, ends[1])
+
+
+def finish(out: list[str], system: list[str], open_marker: str | None) -> str:
+    """The prompt: the header's system text filled in; then the generation prompt, or, for a prefill
+    (``open_marker``, see :func:`open_marker`), the ``<|end|>`` taken off every message it leaves open."""
+    out[1] = "\n\n".join(system)
+    if open_marker is None:
+        out.append(GENERATION)
+    else:
+        for at in range(PROLOGUE, len(out), 3):
+            if out[at] is open_marker:
+                out[at + 2] = ""
+    return "".join(out)
+
+
+def open_marker(out: list[str], last_role: Any, run: int) -> str | None:
+    """The start marker of the messages whose ``<|end|>`` a prefill leaves off, or ``None``: ``FINAL``
+    when the last message is an assistant run with content, ``ANALYSIS`` when with reasoning only."""
+    return out[-3] if last_role == "assistant" and len(out) > run else None
+
+
+def write_messages(
+    messages: Sequence[Any], out: list[str], system: list[str], ends: Ends, spans: Writers | None = None
+) -> tuple[Any, int]:
+    """Read each message (checking what the template reads of it, see :func:`_fields`) and hand it to
+    its role's writer (a message of its predecessor's role but a tool result's to :func:`merged`),
+    or to ``spans``' (render_spans'); the last message's role and where the latest assistant run's
+    pieces start in ``out``."""
+    write = _WRITERS if spans is None else spans
+    user, assistant, python, merged = write.user, write.assistant, write.python, write.merged
+    system_text = write.system_text
+    analyses: list[int] = []
     role: Any
     content: Any
     thinking: Any
     name: Any
+    previous: Any = None
+    run = 0
+    names: dict[str, str] | None = None  # tool call id -> name, once a tool result needs it
     for index, message in enumerate(messages):
         # Fast path for the well-formed dict, reading what _fields reads (the reasoning alias of
         # shape.reasoning_of inlined); anything else is read by _fields (bench_harmony.py, every row).
@@ -238,63 +353,50 @@ def _collate(
                 role, content, thinking, name = _fields(message, index)
         else:
             role, content, thinking, name = _fields(message, index)
-        if role == "system":
-            system.append(content)
         if role == previous and role != "tool":
-            if merged is not None:
-                merged.append((len(entries) - 1, content))
-            first = entries[-1]
-            entries[-1] = (role, first[1] + "\n\n" + content, first[2], first[3])
-            continue
-        if role == "user":
-            last_user = len(entries)
-        elif role == "tool" and not name:
-            call_id = _tool_call_id(message, index)
-            if call_id:
-                unresolved.append((len(entries), call_id))
-        entries.append((role, content, thinking, name))
+            merged(out, system, index, role, content, run, ends)
+        elif role == "user":
+            user(out, analyses, index, content)
+        elif role == "assistant":
+            run = len(out)
+            assistant(out, analyses, index, content, thinking, ends)
+        elif role == "tool":
+            if not name and (call_id := _tool_call_id(message, index)):
+                names = _call_names(messages) if names is None else names
+                name = names.get(call_id, name)
+            if name == "python":
+                python(out, index, content)
+        elif role == "system":
+            system_text(system, index, content)
         previous = role
-    if unresolved:
-        _name_tool_results(entries, unresolved, messages)
-    return last_user
+    return previous, run
 
 
-def _name_tool_results(entries: list[Entry], unresolved: list[tuple[int, str]], messages: Sequence[Any]) -> None:
-    """Name each tool result that has no name after the tool call its ``tool_call_id`` refers to."""
-    names = _call_names(messages)
-    for position, call_id in unresolved:
-        role, content, thinking, name = entries[position]
-        entries[position] = (role, content, thinking, names.get(call_id, name))
+class Writers(Protocol):
+    """The writers :func:`write_messages` calls: this module's functions, or render_spans' twins."""
+
+    def user(self, out: list[str], analyses: list[int], index: int, content: str) -> None: ...
+    def assistant(
+        self, out: list[str], analyses: list[int], index: int, content: str, thinking: str | None, ends: Ends
+    ) -> None: ...
+    def python(self, out: list[str], index: int, content: str) -> None: ...
+    def system_text(self, system: list[str], index: int, content: str) -> None: ...
+    def merged(
+        self, out: list[str], system: list[str], index: int, role: str, content: str, run: int, ends: Ends
+    ) -> None: ...
 
 
-def collated(
-    messages: Conversation, tools: Tools, merged: list[Member] | None = None
-) -> tuple[str, list[str], list[Entry], int]:
-    """What the template's writers read: ``(tools text, system texts, entries, last user entry or -1)``.
+class _RenderWriters:
+    """render's writers: this module's functions."""
 
-    Checks ``messages`` and ``tools`` (raising :class:`~prompt_formats.errors.InvalidInputError`
-    naming the field); ``merged`` as :func:`_collate` fills it.
-    """
-    if not is_list(messages):
-        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-    tools_text = _tools_text(tools) if tools else ""
-    system: list[str] = []
-    entries: list[Entry] = []
-    last_user = _collate(messages, system, entries, merged)
-    return tools_text, system, entries, last_user
+    user = staticmethod(user)
+    assistant = staticmethod(assistant)
+    python = staticmethod(python)
+    system_text = staticmethod(system_text)
+    merged = staticmethod(merged)
 
 
-def message_ends(entries: list[Entry]) -> tuple[str, str]:
-    """``(analysis end, final end)``: ``<|end|>``, or ``""`` for the kind of message a prefill leaves
-    open. The prompt ends inside the last message when it is an assistant message with content (then
-    inside its final message: every final message lacks ``<|end|>``) or with reasoning only (inside
-    its analysis message: every analysis message lacks it)."""
-    if entries and entries[-1][0] == "assistant":
-        if entries[-1][1]:
-            return END, ""
-        if entries[-1][2]:
-            return "", END
-    return END, END
+_WRITERS: Writers = _RenderWriters()
 
 
 def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_line: str) -> str:
@@ -305,21 +407,7 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
     :class:`~prompt_formats.errors.InvalidInputError` (or its subclass
     :class:`UnsupportedContentError`) naming the offending field for malformed input.
     """
-    tools_text, system, entries, last_user = collated(messages, tools)
-    analysis_end, final_end = message_ends(entries)
-    out = [SYSTEM_START, "\n\n".join(system), DATE, date, reasoning_line, tools_text, SYSTEM_END]
-    # The writers of the roles that render (system messages are in the header; other roles render
-    # nothing). Inline, not one function per role: a call per message costs bench_harmony.py's rows 5%.
-    for index, (role, content, thinking, name) in enumerate(entries):
-        if role == "user":
-            out += (USER, content, END)
-        elif role == "assistant":
-            if thinking and index > last_user:
-                out += (ANALYSIS, thinking, analysis_end)
-            if content:
-                out += (FINAL, content, final_end)
-        elif role == "tool" and name == "python":
-            out += (PYTHON_RESULT, content, END)
-    if analysis_end and final_end:  # no prefill: the generation prompt
-        out.append(GENERATION)
-    return "".join(out)
+    out = prologue(messages, tools, date, reasoning_line)
+    system: list[str] = []
+    last_role, run = write_messages(messages, out, system, CLOSED)
+    return finish(out, system, open_marker(out, last_role, run))
