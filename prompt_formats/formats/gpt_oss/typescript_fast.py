@@ -27,6 +27,7 @@ _ITEM_TYPES = {"string": "string[]", "number": "number[]", "integer": "number[]"
 _SCALAR_TYPES = {"number": "number", "integer": "number", "boolean": "boolean"}
 _SIMPLE_TYPES = {"string": "string", **_SCALAR_TYPES}
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_STRING = frozenset({str})
 
 
 class _StepAside(Exception):
@@ -47,22 +48,13 @@ def functions_namespace_fast(tools: Any) -> str:
     return functions_namespace(tools)
 
 
-def _strings(values: Any) -> list[str]:
-    """``values``, a list of exact strings (``str()`` of each, as Jinja2's ``join``, is then each itself)."""
+def _printed(values: Any, kinds: frozenset[type] = _SCALARS) -> list[str]:
+    """``str()`` of each of ``values`` (Jinja2's ``join``), a list of values of exact types in ``kinds``
+    (of an exact string, ``str()`` is the string itself)."""
     if type(values) is not list:
         raise _StepAside
     for value in values:
-        if type(value) is not str:
-            raise _StepAside
-    return values
-
-
-def _printed(values: Any) -> list[str]:
-    """``str()`` of each of ``values`` (Jinja2's ``join``), a list of exact JSON scalars."""
-    if type(values) is not list:
-        raise _StepAside
-    for value in values:
-        if type(value) not in _SCALARS:
+        if type(value) not in kinds:
             raise _StepAside
     return list(map(str, values))
 
@@ -77,7 +69,7 @@ def _type(spec: Any) -> str:
             return _array(spec)
     elif type(kind) is list:
         if kind:
-            return " | ".join(_strings(kind)) if len(kind) > 1 else _strings(kind)[0]
+            return " | ".join(_printed(kind, _STRING))
     elif kind is not None:
         raise _StepAside
     one_of = spec.get("oneOf")

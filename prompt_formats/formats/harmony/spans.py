@@ -93,6 +93,18 @@ def last_user(messages: Sequence[Any]) -> int:
     return index
 
 
+def _generated_message(
+    out: list[str], generated: list[Range], pos: int, head: str, head_size: int, text: str, end: str
+) -> tuple[Range, int]:
+    """Write one assistant Harmony message at ``pos`` (``head``, ``text``, ``end``) and note it as
+    generated: ``(text's range, the position after it)``."""
+    out += (head, text, end)
+    start = pos + head_size
+    after = start + len(text) + len(end)
+    generated.append((pos + _AUTHOR, after))
+    return (start, start + len(text)), after
+
+
 class SpanRecorder:
     """``render.py``'s writers, each writing the same pieces as its twin there and noting their ranges.
 
@@ -141,19 +153,9 @@ class SpanRecorder:
         if thinking and self.last_user == -2:
             self.last_user = last_user(self.messages)
         if thinking and index > self.last_user:  # known here, so no analysis message is taken out
-            out += (ANALYSIS, thinking, ends[0])
-            start = pos + _ANALYSIS
-            reasoning = (start, start + len(thinking))
-            end = reasoning[1] + len(ends[0])
-            generated.append((pos + _AUTHOR, end))
-            pos = end
+            reasoning, pos = _generated_message(out, generated, pos, ANALYSIS, _ANALYSIS, thinking, ends[0])
         if content:
-            out += (FINAL, content, ends[1])
-            start = pos + _FINAL
-            own = (start, start + len(content))
-            end = own[1] + len(ends[1])
-            generated.append((pos + _AUTHOR, end))
-            pos = end
+            own, pos = _generated_message(out, generated, pos, FINAL, _FINAL, content, ends[1])
             self.ranges[index] = (own,) if reasoning is None else (reasoning, own)
         elif reasoning is not None:
             self.ranges[index] = (reasoning,)
