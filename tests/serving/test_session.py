@@ -105,16 +105,16 @@ def ours(call: Any, *arguments: Any) -> tuple[str, ...]:
 
 
 def reference(name: str, messages: list[Any], generation: bool | None, options: dict[str, Any],
-              oracle: HarmonyOracle) -> Outcome | None:
+              oracle: HarmonyOracle, tools: list[dict[str, Any]] | None = TOOLS) -> Outcome | None:
     """The reference engine's outcome; ``None`` where it has no answer (Harmony's template has no switch for False)."""
     if name == "harmony":
         if generation is False:
             return None
-        result = oracle.render(to_case(messages, TOOLS, options))
+        result = oracle.render(to_case(messages, tools, options))
         return ("ok", result["output"]) if "output" in result else None
     if name == "gpt-oss":
-        return render_gpt_oss_jinja(messages, TOOLS, bool(generation), **options)
-    return render_jinja(CHATML_TEMPLATES[name], messages, TOOLS, bool(generation), **options)
+        return render_gpt_oss_jinja(messages, tools, bool(generation), **options)
+    return render_jinja(CHATML_TEMPLATES[name], messages, tools, bool(generation), **options)
 
 
 @st.composite
@@ -159,6 +159,71 @@ def test_session_renders_like_the_reference_at_every_step(
         if expected is not None:
             # No control token reaches a guarded format's untrusted fields here: its guard changes nothing.
             assert got == expected, (name, conversation)
+
+
+@st.composite
+def history_steps(draw: st.DrawFn, guarded: bool) -> list[Any]:
+    """A step of :func:`steps`, or one weighted to what changes earlier turns: a late system message
+    (blank or not), or an edit that does not extend the history: ``["shrink", n]`` (a shorter list),
+    ``["replace", n]`` (a new list with one message changed), ``["tuple", 0]`` (the same messages, not a list)."""
+    kind = draw(st.sampled_from(["late system", "edit", "grow", "grow"]))
+    if kind == "late system":
+        return [{"role": "system", "content": draw(texts(not guarded))}]
+    if kind == "edit":
+        return [draw(st.sampled_from(["shrink", "replace", "tuple"])), draw(st.integers(0, 1000))]
+    return draw(steps(guarded))
+
+
+def next_request(conversation: list[Any], step: list[Any]) -> tuple[list[Any], Any]:
+    """The conversation after ``step`` (:func:`history_steps`) and the request to render."""
+    if step == ["same"]:
+        return conversation, conversation
+    if step == ["copy"]:
+        conversation = copy.deepcopy(conversation)
+    elif type(step[0]) is str:
+        kind, n = step
+        if kind == "tuple":
+            return conversation, tuple(conversation)
+        if kind == "shrink":
+            conversation = conversation[:1 + n % len(conversation)]
+        else:
+            at = n % len(conversation)
+            conversation = [*conversation[:at], {**conversation[at], "content": "changed"}, *conversation[at + 1:]]
+    else:
+        conversation.extend(step)
+    return conversation, conversation
+
+
+@pytest.mark.parametrize(("name", "config"), CASES, ids=["-".join((n, *c.values())) for n, c in CASES])
+@settings(differential_settings, max_examples=max(1, EXAMPLES // 10))
+@given(data=st.data())
+def test_session_renders_like_the_reference_when_earlier_turns_change(
+    name: str, config: dict[str, str], data: st.DataObject, oracle: HarmonyOracle
+) -> None:
+    # Late system messages (the first one gives a conversation its leading system turn, which
+    # changes how a tool result first in it opens), reasoning dropped before a new query, and
+    # histories that shrink, change or are not lists: each step through one session, as render does.
+    fmt = pf.get_format(name, **config)
+    guarded = getattr(fmt, "guard", None) is not None and fmt.guard.policy != "allow"
+    options = data.draw(format_options(name), label="options")
+    tools = data.draw(st.sampled_from([TOOLS, None]), label="tools")
+    session = fmt.session(tools, **options)
+    conversation: list[Any] = data.draw(st.sampled_from([
+        [{"role": "tool", "tool_call_id": "call_0", "name": "python", "content": "early"},
+         {"role": "user", "content": "Weather in Paris?"}],
+        [{"role": "system", "content": " "}, {"role": "user", "content": "Weather in Paris?"}],
+        [{"role": "user", "content": "Weather in Paris?"}],
+    ]), label="start")
+    for step in [["same"], *data.draw(st.lists(history_steps(guarded), min_size=1, max_size=10), label="steps")]:
+        conversation, request = next_request(conversation, step)
+        generation = data.draw(st.sampled_from([None, False, True]), label="add_generation_prompt")
+        got = ours(session.render, request, generation)
+        assert got == ours(lambda: fmt.render(request, tools, generation, **options))  # noqa: B023
+        if got[0] == "invalid":
+            continue
+        expected = reference(name, list(request), generation, options, oracle, tools)
+        if expected is not None:
+            assert got == expected, (name, request)
 
 
 GUARDED_STEPS = st.lists(steps(False), min_size=1, max_size=6)
