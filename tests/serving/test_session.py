@@ -164,11 +164,15 @@ def test_session_renders_like_the_reference_at_every_step(
 @st.composite
 def history_steps(draw: st.DrawFn, guarded: bool) -> list[Any]:
     """A step of :func:`steps`, or one weighted to what changes earlier turns: a late system message
-    (blank or not), or an edit that does not extend the history: ``["shrink", n]`` (a shorter list),
-    ``["replace", n]`` (a new list with one message changed), ``["tuple", 0]`` (the same messages, not a list)."""
-    kind = draw(st.sampled_from(["late system", "edit", "grow", "grow"]))
+    (blank or not), a tool result named only by its ``tool_call_id``, or an edit that does not extend
+    the history: ``["shrink", n]`` (a shorter list), ``["replace", n]`` (a new list with one message
+    changed), ``["tuple", 0]`` (the same messages, not a list)."""
+    kind = draw(st.sampled_from(["late system", "edit", "grow", "grow", "named by id"]))
     if kind == "late system":
-        return [{"role": "system", "content": draw(texts(not guarded))}]
+        return [{"role": draw(st.sampled_from(["system", "system", "developer"])), "content": draw(texts(not guarded))}]
+    if kind == "named by id":  # Harmony names a tool result by the last call with its id
+        call_id = draw(st.sampled_from(["call_0", "call_1", "call_9"]))
+        return [{"role": "tool", "tool_call_id": call_id, "content": draw(texts(not guarded))}]
     if kind == "edit":
         return [draw(st.sampled_from(["shrink", "replace", "tuple"])), draw(st.integers(0, 1000))]
     return draw(steps(guarded))
@@ -251,7 +255,7 @@ def test_session_refuses_unknown_options_when_made() -> None:
 def test_declared_capability() -> None:
     for name in pf.available_formats():
         fmt = pf.get_format(name)
-        assert fmt.renders_incrementally is (name.startswith("chatml")), name
+        assert fmt.renders_incrementally is (name.startswith("chatml") or name == "harmony"), name
 
 
 def test_earlier_messages_are_not_mutated_by_the_session() -> None:
