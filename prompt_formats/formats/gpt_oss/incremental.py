@@ -66,7 +66,7 @@ def _alone(window: list[Any]) -> str:
 class GptOssIncremental:
     """One session's rendered loop messages (see the module docstring). Not shared: the session locks it."""
 
-    __slots__ = ("_call_at", "_chunk_ends", "_chunks", "_developer", "_dropped", "_kept", "_last_final",
+    __slots__ = ("_call_at", "_call_text", "_chunk_ends", "_chunks", "_developer", "_dropped", "_last_final",
                  "_options", "_rendered", "_texts", "_tools")
 
     def __init__(self, tools: Tools, options: Mapping[str, Any]) -> None:
@@ -77,9 +77,9 @@ class GptOssIncremental:
         self._rendered: list[Any] = []  # the caller's message objects, as last rendered
         self._developer: list[str] = []  # the developer message's pieces
         self._texts: list[str] = []  # each message's text ("" for the first one when it gave the instructions)
-        self._kept: dict[int, str] = {}  # a tool call's text with its analysis
-        self._dropped: dict[int, str] = {}  # and without
+        self._dropped: dict[int, str] = {}  # the text without analysis of each call after the last final answer
         self._call_at = -1  # the tool call a tool result answers (-1: none)
+        self._call_text = ""  # its text with its analysis
         self._last_final = -1  # the last final answer (-1: none)
         self._chunks: list[str] = []  # texts[previous end:end] joined, for each end in chunk_ends
         self._chunk_ends: list[int] = []
@@ -105,6 +105,10 @@ class GptOssIncremental:
             self._reset()
             return None
         self._rendered = list(messages)
+        ends = self._chunk_ends
+        while ends and ends[-1] > stable:  # a chunk holding a changed message, also when stepping aside
+            ends.pop()
+            self._chunks.pop()
         if not add_generation_prompt and self._last_final == len(messages) - 1:
             return None  # a final answer ends the prompt: the full render writes its analysis and <|return|>
         return self._joined(system, stable, GENERATION if add_generation_prompt else "")
@@ -114,7 +118,7 @@ class GptOssIncremental:
         head = prompt_pieces(messages[:1], self._tools, True, SystemOptions(self._options))
         self._developer = head.pieces[1:head.loop_at]
         self._texts = [""] * len(messages)
-        self._kept, self._dropped = {}, {}
+        self._dropped, self._call_text = {}, ""
         self._call_at = self._last_final = -1
         self._chunks, self._chunk_ends = [], []
         self._render_new(messages, head.start)
@@ -123,29 +127,20 @@ class GptOssIncremental:
     def _extend(self, messages: list[Any]) -> int:
         """Render the new messages, and the calls a new final answer drops the analysis of; the first changed."""
         old = len(self._rendered)
-        previous_final = self._last_final
         self._texts += [""] * (len(messages) - old)
-        self._render_new(messages, old)
-        stable = old
-        if self._last_final != previous_final:  # the calls between the two finals lose their analysis
-            texts, dropped = self._texts, self._dropped
-            for index in range(max(previous_final, 0), old):
-                if index in dropped:
-                    texts[index] = dropped[index]
-                    stable = min(stable, index)
-        return stable
+        return min(old, self._render_new(messages, old))
 
-    def _render_new(self, messages: list[Any], start: int) -> None:
-        """Render messages ``start`` on, each as a loop message after the ones before it."""
-        texts, kept, dropped = self._texts, self._kept, self._dropped
+    def _render_new(self, messages: list[Any], start: int) -> int:
+        """Render messages ``start`` on, each as a loop message after the ones before it, and drop the
+        analysis of the calls before a new final answer; the first of them (else the number of messages)."""
+        texts, dropped, previous_final = self._texts, self._dropped, self._last_final
         for index in range(start, len(messages)):
             message = messages[index]
             role = message.get("role")
             if role == "tool" and self._call_at >= 0:
-                call = self._call_at
-                texts[index] = _alone([messages[call], message])[len(kept[call]):-len(GENERATION)]
+                texts[index] = _alone([messages[self._call_at], message])[len(self._call_text):-len(GENERATION)]
             elif role == "assistant" and message.get("tool_calls") is not None:
-                kept[index] = texts[index] = _alone([message])[:-len(GENERATION)]
+                self._call_text = texts[index] = _alone([message])[:-len(GENERATION)]
                 dropped[index] = _alone([message, _PLACEHOLDER_FINAL])[:-len(_AFTER_PLACEHOLDER)]
                 self._call_at = index
             else:  # a user message, a final answer, or what raises as the first loop message would
@@ -153,17 +148,17 @@ class GptOssIncremental:
                 if role == "assistant":
                     self._call_at, self._last_final = -1, index
         last_final = self._last_final
-        for index in range(start, last_final):  # the new calls before a new final answer
-            if index in dropped:
-                texts[index] = dropped[index]
+        if last_final == previous_final:
+            return len(messages)
+        changed = [index for index in sorted(dropped) if index < last_final]  # the calls after the previous final
+        for index in changed:
+            texts[index] = dropped.pop(index)
+        return changed[0] if changed else len(messages)
 
     def _joined(self, system: str, stable: int, tail: str) -> str:
         """The prompt: the system and developer messages, the chunks of messages before ``stable``
         (one more when enough are stable), the other messages, ``tail``."""
         texts, chunks, ends = self._texts, self._chunks, self._chunk_ends
-        while ends and ends[-1] > stable:  # a chunk holding a changed message
-            ends.pop()
-            chunks.pop()
         upto = ends[-1] if ends else 0
         if stable - upto >= _CHUNK:
             chunks.append("".join(texts[upto:stable]))

@@ -132,6 +132,10 @@ class HarmonyIncremental:
             self._reset()
             return None
         self._rendered = list(messages)
+        ends = self._chunk_ends
+        while ends and ends[-1] > stable:  # a chunk holding a changed entry, also when stepping aside
+            ends.pop()
+            self._chunks.pop()
         if message_ends(self._entries) != (END, END):
             return None  # a prefill: the entries are kept, the full render writes its ends
         return self._joined(stable, date)
@@ -186,9 +190,6 @@ class HarmonyIncremental:
         """The prompt: the header, the chunks of entries before ``stable`` (one more when enough are
         stable), the other entries, the generation prompt."""
         texts, chunks, ends = self._texts, self._chunks, self._chunk_ends
-        while ends and ends[-1] > stable:  # a chunk holding a changed entry
-            ends.pop()
-            chunks.pop()
         upto = ends[-1] if ends else 0
         if stable - upto >= _CHUNK:
             chunks.append("".join(texts[upto:stable]))
