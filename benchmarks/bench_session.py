@@ -1,7 +1,9 @@
 """Follow-up agent requests through ``fmt.session`` against a prepared render of the same request, in one run.
 
 The workload is the agent corpus of ``bench_agent.py`` (:func:`corpus.agent_request`: 257 messages,
-40 tools, tool loops with reasoning, system reminders, new user queries). A *request* is a prefix of
+40 tools, tool loops with reasoning, system reminders, new user queries); for ``gpt-oss`` as
+``bench_gpt_oss.py`` adapts it to that template (reminders inline, a tool call's reasoning kept
+where it also has a preamble: the template refuses both). A *request* is a prefix of
 the session that ends where the model is asked for an assistant turn (the next message is the
 assistant's); the follow-ups are the last ``--follow-ups`` requests of each session, in order.
 
@@ -12,8 +14,7 @@ assistant's); the follow-ups are the last ``--follow-ups`` requests of each sess
 
 Each follow-up is rendered once per pass (a straight pass; passes are repeated and interleaved, the
 fastest and the median reported). Every session output is first compared with ``fmt.render``'s, and
-for the ChatML formats with Jinja2's, byte for byte (the script stops on a difference). Harmony,
-without incremental rendering, is listed too: its session renders in full (ratio about 1).
+for the ChatML formats with Jinja2's, byte for byte (the script stops on a difference).
 
 Usage::
 
@@ -51,6 +52,16 @@ def follow_ups(request: corpus.Request, count: int) -> list[list[Any]]:
     messages = request.messages
     ends = [k for k in range(2, len(messages)) if messages[k]["role"] == "assistant"]
     return [messages[:k] for k in ends[-(count + 1):]]
+
+
+def agent_requests(name: str, seeds: int) -> list[corpus.Request]:
+    """The agent sessions for a format (see the module docstring)."""
+    if name == "gpt-oss":
+        import bench_gpt_oss
+
+        return bench_gpt_oss.requests(seeds)
+    reminders = "inline" if name == "chatml-safety" else "system"
+    return [corpus.agent_request(257, 40, seed, reminders=reminders) for seed in range(seeds)]
 
 
 def session_run(fmt: pf.ChatFormat, sessions: list[tuple[Any, list[list[Any]]]]) -> Callable[[], float]:
@@ -111,14 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--follow-ups", type=int, default=24)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--formats", nargs="*", default=None,
-                        help="default: the ChatML formats and harmony (gpt-oss refuses this corpus's assistant "
-                             "turns with both content and reasoning beside tool calls, as its template does)")
+                        help="default: every registered format")
     args = parser.parse_args(argv)
     rows = []
-    for name in args.formats or [n for n in pf.available_formats() if n != "gpt-oss"]:
+    for name in args.formats or pf.available_formats():
         fmt = pf.get_format(name)
-        reminders = "inline" if name == "chatml-safety" else "system"
-        requests = [corpus.agent_request(257, 40, seed, reminders=reminders) for seed in range(args.seeds)]
+        requests = agent_requests(name, args.seeds)
         sessions = [(r.tools, follow_ups(r, args.follow_ups)) for r in requests]
         check(fmt, sessions)
         items = sum(len(prefixes) - 1 for _, prefixes in sessions)

@@ -7,8 +7,8 @@ the same error), whatever the sequence of calls. What it saves:
 - every format: the tools are prepared once (:func:`~prompt_formats.tools.prepare_tools`, when it
   takes them) and the options are checked once, when the session is made;
 - a format that declares incremental rendering (:attr:`~prompt_formats.format.ChatFormat.renders_incrementally`;
-  the ChatML formats): when the new list *extends* the one rendered before (the same message objects,
-  by identity, then more), only the messages whose text can have changed are rendered again.
+  every registered format): when the new list *extends* the one rendered before (the same message
+  objects, by identity, then more), only the messages whose text can have changed are rendered again.
 
 The caller's side of the contract: a message already rendered is not mutated afterwards (append new
 messages, or build a new list holding the same objects). Identity is checked, because it is cheap;

@@ -3,14 +3,18 @@
 Built on :func:`~.render.chatml_pieces` (called read-only): a message's turn text depends on the
 message, on its neighbours' roles (a run of tool results is one user turn: the first opens it, the
 last closes it), on whether it comes after the last real user query (an assistant turn there keeps
-its ``<think>`` block) and, for the first turn, on the tools and every system message (merged into
-it by ``chatml-multi-system``). So when messages are appended, what can change is:
+its ``<think>`` block) and, for the first turn, on whether a system turn comes before it (a tool
+result first in the conversation opens no user turn). The prologue (the tools and every system
+message, merged by ``chatml-multi-system``) is kept apart from the turns. So when messages are
+appended, what can change is:
 
 - the last earlier turn that is not a system message (a tool run it ended may go on), re-rendered
   with the turn before it as context;
-- when a new real user query arrives, every turn after the previous query (their reasoning is
-  dropped): the conversation from that query on is re-rendered;
-- when a new system message arrives (``chatml-multi-system``), the leading system turn.
+- when a new real user query arrives, the assistant turns after the previous query (their
+  reasoning is dropped; an assistant turn's text depends on nothing but the message and that);
+- when a new system message arrives (``chatml-multi-system``), the prologue alone: the turns after
+  it are kept, unless the conversation gains its first system turn (then everything is rendered
+  again, since the first turn's opening can change).
 
 The new messages are rendered in a *window*: the last query, the context turns and the new
 messages, through the same renderer (so the same checks). Anything unexpected — an error, input
@@ -47,9 +51,9 @@ __all__ = ["ChatMLIncremental", "incremental_renderer"]
 # numbered across the conversation), or the prompt is not the turns joined: full renders only.
 _FULL_RENDER_OPTIONS = ("add_vision_id", "continue_final_message", "decode_tool_arguments")
 _TEMPLATE_OPTIONS = ("enable_thinking", "preserve_thinking", "add_vision_id")
-# How far the joined head of the prompt may lag behind the stable turns before it is extended:
-# extending copies the head, so it is done now and then, not on every request.
-_HEAD_LAG = 16
+# How many stable turns are joined into one chunk of the prompt's head: the prompt is then the
+# prologue, a few chunks and the last turns, so that joining it copies each turn's text once.
+_CHUNK = 16
 _PLACEHOLDER_QUERY = {"role": "user", "content": "q"}
 _DICT_ONLY = frozenset({dict})
 
@@ -81,11 +85,15 @@ def _is_real_query(kind: str, text: str) -> bool:
     return not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE))
 
 
+class _FirstSystemTurn(Exception):
+    """The conversation gained its first system turn: every turn is rendered again."""
+
+
 class ChatMLIncremental:
     """One session's rendered turns (see the module docstring). Not shared: the session holds it under a lock."""
 
-    __slots__ = ("_guard", "_head", "_head_upto", "_kinds", "_last_query", "_merge", "_options", "_prologue",
-                 "_rendered", "_texts", "_tools")
+    __slots__ = ("_chunk_ends", "_chunks", "_guard", "_has_system", "_kinds", "_last_query", "_merge", "_options",
+                 "_prologue", "_rendered", "_texts", "_tools")
 
     def __init__(self, guard: ControlTokenGuard | None, tools: Tools, merge_system: bool,
                  template_options: dict[str, Any]) -> None:
@@ -96,10 +104,13 @@ class ChatMLIncremental:
         self._rendered: list[Any] = []  # the caller's message objects, as last rendered
         self._texts: list[str] = []  # each message's turn text ("" for a system message: it is in the prologue)
         self._kinds: list[str] = []  # each message's role as rendered ("system" for a merged one)
-        self._prologue = ""
+        # The tools block and the (merged) system turn, as pieces: the tools block is the toolset's one
+        # string, not copied when a system message joins.
+        self._prologue: tuple[str, ...] = ()
+        self._has_system = False  # whether a system turn leads the messages (the first turn's opening)
         self._last_query = -1
-        self._head = ""  # the prologue and texts[:head_upto], joined
-        self._head_upto = 0
+        self._chunks: list[str] = []  # texts[previous end:end] joined, for each end in chunk_ends
+        self._chunk_ends: list[int] = []
 
     def render(self, messages: Conversation, add_generation_prompt: bool | None) -> str | None:
         """The prompt ``render`` gives, or ``None`` (state dropped) to step aside to a full render."""
@@ -113,7 +124,10 @@ class ChatMLIncremental:
             if type(messages) is not list or not _all_dicts(messages[len(rendered):] if extends else messages):
                 self._reset()
                 return None
-            stable = self._extend(messages) if extends else self._first(messages)
+            try:
+                stable = self._extend(messages) if extends else self._first(messages)
+            except _FirstSystemTurn:
+                stable = self._first(messages)
         except Exception:  # the full render raises it, or renders what this could not
             self._reset()
             return None
@@ -133,8 +147,9 @@ class ChatMLIncremental:
         count = len(messages)
         self._texts, self._kinds = [""] * count, ["system"] * count
         self._take(pieces, roles, origins, starts, range(count), 0)
-        self._prologue = self._head = "".join(pieces[:starts[0]])
-        self._head_upto = 0
+        self._prologue = tuple(pieces[:starts[0]])
+        self._has_system = roles[0] == "system"
+        self._chunks, self._chunk_ends = [], []
         self._last_query = self._find_query(0, count)
         return max(0, count - 2)
 
@@ -169,34 +184,56 @@ class ChatMLIncremental:
         self._texts += [""] * (count - old)
         self._kinds += ["system"] * (count - old)
         if before > query:
-            keep_from = self._render_window(messages, [query, *range(before, count)], last)
-            new_query = self._find_query(old, count)
-            if new_query < 0:
-                return self._prologue_after_systems(messages, old, keep_from)
-        keep_from = self._render_window(messages, range(query, count), query + 1)
-        self._last_query = max(query, self._find_query(old, count))
-        return self._prologue_after_systems(messages, old, keep_from)
+            self._render_window(messages, [query, *range(before, count)], last)
+            keep_from = last
+        else:
+            self._render_window(messages, range(query, count), query + 1)
+            keep_from = query + 1
+        new_query = self._find_query(old, count)
+        if new_query >= 0:
+            self._last_query = new_query
+            keep_from = min(keep_from, self._drop_reasoning(messages, query + 1, keep_from))
+        if self._merge and "system" in kinds[old:]:
+            self._new_prologue(messages)
+        return keep_from
 
-    def _render_window(self, messages: list[Any], indexes: Sequence[int], keep_from: int) -> int:
+    def _render_window(self, messages: list[Any], indexes: Sequence[int], keep_from: int) -> None:
         pieces, roles, origins, starts = self._pieces([messages[index] for index in indexes], None)
         self._take(pieces, roles, origins, starts, indexes, keep_from)
-        return keep_from
 
-    def _prologue_after_systems(self, messages: list[Any], old: int, keep_from: int) -> int:
-        """Re-render the leading system turn when a new system message joined it (multi-system)."""
+    def _drop_reasoning(self, messages: list[Any], start: int, stop: int) -> int:
+        """Re-render the assistant turns ``start`` to ``stop - 1`` as turns before the last query
+        (without reasoning); the first index re-rendered (``stop`` if none)."""
+        if self._options.get("preserve_thinking") is True:
+            return stop  # every assistant turn keeps its reasoning
+        indexes = [index for index in range(start, stop) if self._kinds[index] == "assistant"]
+        if not indexes:
+            return stop
+        window = [messages[index] for index in indexes]
+        pieces, roles, origins, starts = self._pieces([*window, _PLACEHOLDER_QUERY], None)
+        self._take(pieces, roles, origins[:len(window)], starts, indexes, start)
+        return indexes[0]
+
+    def _new_prologue(self, messages: list[Any]) -> None:
+        """Re-render the leading system turn, which a new system message joined (multi-system)."""
         kinds = self._kinds
-        if self._merge and "system" in kinds[old:]:
-            systems = [messages[index] for index, kind in enumerate(kinds) if kind == "system"]
-            pieces, _, _, starts = self._pieces([*systems, _PLACEHOLDER_QUERY], self._tools)
-            self._prologue = "".join(pieces[:starts[0]])
-            self._head, self._head_upto = self._prologue, 0
-        return keep_from
+        systems = [messages[index] for index, kind in enumerate(kinds) if kind == "system"]
+        pieces, roles, _, starts = self._pieces([*systems, _PLACEHOLDER_QUERY], self._tools)
+        if (roles[0] == "system") is not self._has_system:
+            raise _FirstSystemTurn
+        self._prologue = tuple(pieces[:starts[0]])
 
     def _joined(self, stable: int, tail: str) -> str:
-        """The prompt: the joined head, extended now and then up to ``stable``, the other turns, ``tail``."""
-        texts = self._texts
-        if stable < self._head_upto:
-            self._head, self._head_upto = "".join((self._prologue, *texts[:stable])), stable
-        elif stable - self._head_upto >= _HEAD_LAG:
-            self._head, self._head_upto = "".join((self._head, *texts[self._head_upto:stable])), stable
-        return "".join((self._head, *texts[self._head_upto:], tail))
+        """The prompt: the prologue, the chunks of turns before ``stable`` (one more when enough
+        turns are stable), the other turns, ``tail``."""
+        texts, chunks, ends = self._texts, self._chunks, self._chunk_ends
+        while ends and ends[-1] > stable:  # a chunk holding a changed turn
+            ends.pop()
+            chunks.pop()
+        upto = ends[-1] if ends else 0
+        end = min(stable, len(texts) - 2)  # the next request re-renders the last turn, often the one before
+        if end - upto >= _CHUNK:
+            chunks.append("".join(texts[upto:end]))
+            ends.append(end)
+            upto = end
+        return "".join((*self._prologue, *chunks, *texts[upto:], tail))

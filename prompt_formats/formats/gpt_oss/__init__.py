@@ -20,6 +20,7 @@ from ...spans import GeneratedPolicy, RenderedPrompt
 from ..harmony import HarmonyReplyParser
 from .arguments import decode_conversation
 from .guarding import guard_conversation
+from .incremental import GptOssIncremental, incremental_renderer
 from .options import OPTION_SPECS, OPTIONS, SystemOptions
 from .prompt import prompt_pieces, render_gpt_oss
 from .spans import rendered_prompt
@@ -49,6 +50,11 @@ class GptOssFormat(GuardedFormat):
         for spec in OPTION_SPECS
     )
     parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
+
+    renders_incrementally = True
+
+    def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> GptOssIncremental | None:
+        return None if self.guard is not None else incremental_renderer(tools, options)
 
     def render(
         self,

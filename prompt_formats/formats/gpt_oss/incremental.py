@@ -1,0 +1,167 @@
+"""Incremental gpt-oss rendering for sessions: a growing conversation re-renders only what changed.
+
+Built on :func:`~.render.render_messages` and :func:`~.prompt.prompt_pieces` (called read-only).
+After the system and developer messages (fixed by the tools, the options and the first message;
+the system message's date is read on every render, as ``render`` reads it), a loop message's text
+depends on the message and:
+
+- for a tool result, on the call it answers (the last tool call, unless a final answer came after
+  it): it is rendered after that call, whose text is then cut off;
+- for a tool call, on whether a final answer (an assistant message without tool calls) comes
+  after it: the template keeps the call's analysis only until then. Both texts are kept, and when
+  a new final answer arrives the calls before it switch to the one without analysis;
+- for a final answer, on whether it ends a prompt without generation prompt (training data: its
+  analysis and ``<|return|>``): such a request steps aside to the full render.
+
+Each new message is rendered alone (or after its call), through the same writers, so with the
+same checks; anything unexpected — an error, input that is not a list of dicts, a guard,
+``decode_tool_arguments`` — steps aside to the full render (the session's fallback), which is the
+one checked path. This is the fast path of the ``gpt-oss`` row of ``benchmarks/bench_session.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from operator import is_
+from typing import TYPE_CHECKING, Any
+
+from ...arguments import decode_arguments_option
+from .options import SystemOptions, system_message
+from .prompt import prompt_pieces
+from .render import render_messages
+from .tokens import END, FINAL, GENERATION
+
+if TYPE_CHECKING:
+    from ...format import Conversation, Tools
+
+__all__ = ["GptOssIncremental", "incremental_renderer"]
+
+# How many stable messages are joined into one chunk of the prompt's head: the prompt is then the
+# system and developer messages, a few chunks and the last messages, so joining it copies each once.
+_CHUNK = 16
+_DICT_ONLY = frozenset({dict})
+# A final answer after a tool call: the call is then written without its analysis.
+_PLACEHOLDER_FINAL = {"role": "assistant", "content": "x"}
+_AFTER_PLACEHOLDER = FINAL + "x" + END + GENERATION
+
+
+def incremental_renderer(tools: Tools, options: Mapping[str, Any]) -> GptOssIncremental | None:
+    """The per-session state for these tools and options, or ``None`` where only full renders are exact."""
+    try:
+        if decode_arguments_option(options.get("decode_tool_arguments")):
+            return None  # the messages are decoded before rendering
+        SystemOptions(options)
+    except Exception:  # every render raises it: full renders do
+        return None
+    return GptOssIncremental(tools, options)
+
+
+def _alone(window: list[Any]) -> str:
+    """The loop text of ``window`` with the generation prompt (so that no final answer ends it)."""
+    out: list[str] = []
+    render_messages(out, window, 0, True)
+    return "".join(out)
+
+
+class GptOssIncremental:
+    """One session's rendered loop messages (see the module docstring). Not shared: the session locks it."""
+
+    __slots__ = ("_call_at", "_call_text", "_chunk_ends", "_chunks", "_developer", "_dropped", "_last_final",
+                 "_options", "_rendered", "_texts", "_tools")
+
+    def __init__(self, tools: Tools, options: Mapping[str, Any]) -> None:
+        self._tools, self._options = tools, dict(options)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._rendered: list[Any] = []  # the caller's message objects, as last rendered
+        self._developer: list[str] = []  # the developer message's pieces
+        self._texts: list[str] = []  # each message's text ("" for the first one when it gave the instructions)
+        self._dropped: dict[int, str] = {}  # the text without analysis of each call after the last final answer
+        self._call_at = -1  # the tool call a tool result answers (-1: none)
+        self._call_text = ""  # its text with its analysis
+        self._last_final = -1  # the last final answer (-1: none)
+        self._chunks: list[str] = []  # texts[previous end:end] joined, for each end in chunk_ends
+        self._chunk_ends: list[int] = []
+
+    def render(self, messages: Conversation, add_generation_prompt: bool | None) -> str | None:
+        """The prompt ``render`` gives, or ``None`` to step aside to a full render."""
+        given: Any = add_generation_prompt  # render refuses what is neither a bool nor None
+        if given is None:
+            add_generation_prompt = False
+        elif type(given) is not bool:
+            return None
+        try:
+            rendered = self._rendered
+            extends = (type(messages) is list and rendered and len(messages) >= len(rendered)
+                       and all(map(is_, rendered, messages)))
+            if type(messages) is not list or not set(map(type, messages[len(rendered):] if extends else messages)
+                                                     ) <= _DICT_ONLY:
+                self._reset()
+                return None
+            system = system_message(SystemOptions(self._options), bool(self._tools))  # today's date, if not given
+            stable = self._extend(messages) if extends else self._first(messages)
+        except Exception:  # the full render raises it, or renders what this could not
+            self._reset()
+            return None
+        self._rendered = list(messages)
+        ends = self._chunk_ends
+        while ends and ends[-1] > stable:  # a chunk holding a changed message, also when stepping aside
+            ends.pop()
+            self._chunks.pop()
+        if not add_generation_prompt and self._last_final == len(messages) - 1:
+            return None  # a final answer ends the prompt: the full render writes its analysis and <|return|>
+        return self._joined(system, stable, GENERATION if add_generation_prompt else "")
+
+    def _first(self, messages: list[Any]) -> int:
+        """Render every message; the number of messages (all of them stable)."""
+        head = prompt_pieces(messages[:1], self._tools, True, SystemOptions(self._options))
+        self._developer = head.pieces[1:head.loop_at]
+        self._texts = [""] * len(messages)
+        self._dropped, self._call_text = {}, ""
+        self._call_at = self._last_final = -1
+        self._chunks, self._chunk_ends = [], []
+        self._render_new(messages, head.start)
+        return len(messages)
+
+    def _extend(self, messages: list[Any]) -> int:
+        """Render the new messages, and the calls a new final answer drops the analysis of; the first changed."""
+        old = len(self._rendered)
+        self._texts += [""] * (len(messages) - old)
+        return min(old, self._render_new(messages, old))
+
+    def _render_new(self, messages: list[Any], start: int) -> int:
+        """Render messages ``start`` on, each as a loop message after the ones before it, and drop the
+        analysis of the calls before a new final answer; the first of them (else the number of messages)."""
+        texts, dropped, previous_final = self._texts, self._dropped, self._last_final
+        for index in range(start, len(messages)):
+            message = messages[index]
+            role = message.get("role")
+            if role == "tool" and self._call_at >= 0:
+                texts[index] = _alone([messages[self._call_at], message])[len(self._call_text):-len(GENERATION)]
+            elif role == "assistant" and message.get("tool_calls") is not None:
+                self._call_text = texts[index] = _alone([message])[:-len(GENERATION)]
+                dropped[index] = _alone([message, _PLACEHOLDER_FINAL])[:-len(_AFTER_PLACEHOLDER)]
+                self._call_at = index
+            else:  # a user message, a final answer, or what raises as the first loop message would
+                texts[index] = _alone([message])[:-len(GENERATION)]
+                if role == "assistant":
+                    self._call_at, self._last_final = -1, index
+        last_final = self._last_final
+        if last_final == previous_final:
+            return len(messages)
+        changed = [index for index in sorted(dropped) if index < last_final]  # the calls after the previous final
+        for index in changed:
+            texts[index] = dropped.pop(index)
+        return changed[0] if changed else len(messages)
+
+    def _joined(self, system: str, stable: int, tail: str) -> str:
+        """The prompt: the system and developer messages, the chunks of messages before ``stable``
+        (one more when enough are stable), the other messages, ``tail``."""
+        texts, chunks, ends = self._texts, self._chunks, self._chunk_ends
+        upto = ends[-1] if ends else 0
+        if stable - upto >= _CHUNK:
+            chunks.append("".join(texts[upto:stable]))
+            ends.append(stable)
+            upto = stable
+        return "".join((system, *self._developer, *chunks, *texts[upto:], tail))
