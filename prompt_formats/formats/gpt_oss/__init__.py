@@ -56,13 +56,8 @@ class GptOssFormat(GuardedFormat):
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> GptOssIncremental | None:
         return None if self.guard is not None else incremental_renderer(tools, options)
 
-    def render(
-        self,
-        messages: Conversation,
-        tools: Tools = None,
-        add_generation_prompt: bool | None = False,
-        **options: Any,
-    ) -> str:
+    def render(self, messages: Conversation, tools: Tools = None, add_generation_prompt: bool | None = False,
+               **options: Any) -> str:
         """Render one conversation to exactly the bytes the gpt-oss template renders.
 
         ``add_generation_prompt=None`` is the default, ``False``, as in transformers.

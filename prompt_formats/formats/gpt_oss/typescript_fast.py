@@ -26,8 +26,8 @@ _VARIANT_DEFAULT_LEAD = " " * 20 + "// default: "
 _ITEM_TYPES = {"string": "string[]", "number": "number[]", "integer": "number[]", "boolean": "boolean[]"}
 _SCALAR_TYPES = {"number": "number", "integer": "number", "boolean": "boolean"}
 _SIMPLE_TYPES = {"string": "string", **_SCALAR_TYPES}
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-_STRING = frozenset({str})
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+_STRING: frozenset[type] = frozenset({str})
 
 
 class _StepAside(Exception):

@@ -108,13 +108,8 @@ class HarmonyFormat(GuardedFormat):
                 )
         return HarmonyReplyParser(prefill, id_factory)
 
-    def render(
-        self,
-        messages: Conversation,
-        tools: Tools = None,
-        add_generation_prompt: bool | None = None,
-        **options: Any,
-    ) -> str:
+    def render(self, messages: Conversation, tools: Tools = None, add_generation_prompt: bool | None = None,
+               **options: Any) -> str:
         """Render one conversation to exactly the bytes Ollama's Harmony template produces.
 
         ``add_generation_prompt``: ``None`` (the default) or ``True``; ``False`` raises (see the class).
@@ -124,18 +119,7 @@ class HarmonyFormat(GuardedFormat):
         :class:`UnsupportedContentError` for image or video parts,
         :class:`~prompt_formats.errors.UnknownOptionError` for an option not in :attr:`options`.
         """
-        # The body of _prepared, inline: render pays no extra call for render_spans' sharing of it
-        # (bench_harmony.py, "everyday, ≤ 6 messages").
-        if add_generation_prompt is not None and add_generation_prompt is not True:
-            refuse_generation_prompt(add_generation_prompt)
-        if not OPTION_NAMES.issuperset(options):
-            self.check_options(options)
-        if options:
-            decode_arguments_option(options.get("decode_tool_arguments"))
-        date = date_text(options.get("current_date"))
-        reasoning_line = reasoning_line_for(options.get("think"), options.get("reasoning_effort"))
-        if self.guard is not None:
-            messages = self.guard.guard_messages(messages, HARMONY_READING)
+        messages, date, reasoning_line = self._prepared(messages, add_generation_prompt, options)
         return render_harmony(messages, tools, date, reasoning_line)
 
     def render_spans(
