@@ -181,13 +181,15 @@ def check(name: str) -> Callable[[dict[str, list[Any]], Sequence[Job]], None]:
     return compare
 
 
-def format_rows(name: str, rounds: int) -> list[list[str]]:
+def format_rows(name: str, rounds: int, only: str = "") -> list[list[str]]:
     fmt = pf.get_format(name)
     if name == "chatml-safety":
         fmt = pf.get_format(name, policy="allow")  # as the template renders every input (integrations.transformers)
     template = engines.fixture_text(TAGGED[name])
     rows = []
     for label, make in corpora(FLAVOURS[name]).items():
+        if not label.startswith(only):
+            continue
         texts = [fmt.render(m, t, False, **o) for m, t, o in usable(fmt, make(TRAINING_SEED))]
         tokenizer = build_tokenizer(name, texts)
         counted: list[int] = []
@@ -211,9 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--formats", default="chatml-multi-system,chatml-safety,gpt-oss")
+    parser.add_argument("--corpus", default="", choices=["", "everyday", "agent"], help="only this corpus")
     args = parser.parse_args(argv)
 
-    rows = [row for name in args.formats.split(",") for row in format_rows(name, args.rounds)]
+    rows = [row for name in args.formats.split(",") for row in format_rows(name, args.rounds, args.corpus)]
     print(f"Python {platform.python_version()}, transformers {transformers.__version__}, tokenizers "
           f"{tokenizers.__version__}; straight passes, {args.rounds} rounds, median CPU time per conversation\n")
     print(markdown_table(["format", "corpus", "ours", "against", "ours conv/s", "theirs conv/s",

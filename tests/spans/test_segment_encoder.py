@@ -267,3 +267,63 @@ def test_a_template_post_processor_is_exact() -> None:
     # Generated ranges ending on a stretch's trailing space (its token's trimmed offsets are empty, at the end).
     rendered, expected = plain(tokenizer, [" a", "b <think> c", "  ", "<think>  ", "a<think> b "])
     assert encoder.encode(rendered) == expected
+
+
+@pytest.mark.parametrize("kind", ["words", "merged"])
+@pytest.mark.parametrize(("name", "config", "template"), CHATML)
+def test_follow_up_requests_equal_apply_chat_template(
+    chatml_tokenizers: dict[str, Any], name: str, config: dict[str, Any], template: str, kind: str
+) -> None:
+    """One encoder for a conversation's growing prefixes, as an agent session sends them (each
+    request starting with the one before, up to where the template renders it differently), and
+    the same prompts with other generated ranges: transformers' result (``encode``'s for the
+    policies the tagged template does not have)."""
+    fmt = pf.get_format(name, **config)
+    tokenizer = chatml_tokenizers[kind]
+    tagged = fixture_text(TAGGED[template])
+
+    @segment_settings
+    @given(conversation(), tools, chatml_options)
+    def check(messages: list[Any], tool_list: Any, options: dict[str, Any]) -> None:
+        encoder = SegmentEncoder(tokenizer)
+        for end in range(1, len(messages) + 1):
+            try:
+                rendered = fmt.render_spans(messages[:end], tool_list, False, **options)
+            except pf.FormatError:
+                continue
+            if has_surrogate(rendered.text):
+                continue
+            expected = transformers_result(tokenizer, tagged, messages[:end], tool_list, False, **options)
+            assert encoder.encode(rendered) == expected
+            for policy in ("last", "after_last_user"):
+                other = fmt.render_spans(messages[:end], tool_list, False, generated=policy, **options)
+                assert encoder.encode(other) == encode(other, tokenizer)
+
+    check()
+
+
+def test_a_longer_added_token_past_the_shared_text() -> None:
+    """A prompt that shares an earlier one's text up to just past an added token the earlier one
+    ended there, where the new one continues into a longer added token: not taken from it."""
+    from tokenizers import AddedToken
+
+    tokenizer = build_tokenizer(chatml_corpus(), CHATML_SPECIAL, (), "words", offsets_prefix_space=False)
+    tokenizer.add_tokens([AddedToken("<x>", normalized=False), AddedToken("<x>yz", normalized=False)])
+    encoder = SegmentEncoder(tokenizer)
+    assert encoder.exact, encoder.reason
+    for contents in (["hello <x>y!"], ["hello <x>yz more"], ["hello <x>y!", "<x>"], ["hello <x>y!", "<x>yz"]):
+        rendered, expected = plain(tokenizer, contents)
+        assert encoder.encode(rendered) == expected, contents
+
+
+def test_the_same_text_with_other_generated_ranges() -> None:
+    """The same prompt again with different generated ranges: the ids again, the mask its own."""
+    tokenizer = build_tokenizer(chatml_corpus(), CHATML_SPECIAL, (), "words", offsets_prefix_space=False)
+    encoder = SegmentEncoder(tokenizer)
+    rendered, expected = plain(tokenizer, ["one two", "three four", "five"])
+    text, messages = rendered.text, rendered.messages
+    variants = [rendered, pf.RenderedPrompt(text, messages, ()), pf.RenderedPrompt(text, messages, ((0, 3),)),
+                pf.RenderedPrompt(text, messages, rendered.generated[:1]), rendered]
+    assert encoder.encode(rendered) == expected
+    for variant in variants:
+        assert encoder.encode(variant) == encode(variant, tokenizer)
