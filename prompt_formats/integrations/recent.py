@@ -28,13 +28,14 @@ _SCAN = 64  # below this many characters, compare one by one
 
 
 class Encoded(NamedTuple):
-    """One encoded prompt: its ids and mask (never changed once kept), and the places after its
-    first-pass added tokens (``cut_chars``, ascending) with the number of tokens before each."""
+    """One encoded prompt: its ids and mask (immutable: not the lists returned, and not tracked by
+    the collector), and the places after its first-pass added tokens (``cut_chars``, ascending) with
+    the number of tokens before each."""
 
     text: str
     generated: tuple[Range, ...]
-    ids: list[int]
-    mask: list[int]
+    ids: tuple[int, ...]
+    mask: bytes
     cut_chars: list[int]
     cut_tokens: list[int]
 
@@ -89,7 +90,8 @@ class RecentPrompts:
         start, used, tokens, prompt = best
         self._kept.remove(prompt)
         self._kept.insert(0, prompt)
-        return start, prompt.ids[:tokens], prompt.mask[:tokens], prompt.cut_chars[:used], prompt.cut_tokens[:used]
+        ids, mask = list(prompt.ids[:tokens]), list(prompt.mask[:tokens])
+        return start, ids, mask, prompt.cut_chars[:used], prompt.cut_tokens[:used]
 
     def _shared(self, prompt: Encoded, text: str, generated: tuple[Range, ...]) -> tuple[int, int, int]:
         """``(characters, cuts, tokens)``: the place up to which ``prompt`` gives ``text``'s tokens, how

@@ -28,8 +28,9 @@ from .transformers import _check_text, assistant_token_mask, encode, encode_with
 
 __all__ = ["SegmentEncoder", "inexact_reason"]
 
-# A piece's ids and, when it was asked for, its offsets within the piece (lists never changed once made).
-Piece = tuple[list[int], list[tuple[int, int]] | None]
+# A piece's ids and, when it was asked for, its offsets within the piece. Tuples: the collector
+# stops tracking a tuple of ints, so a full cache adds nothing to each collection's work.
+Piece = tuple[tuple[int, ...], tuple[tuple[int, int], ...] | None]
 # How a piece's tokens are masked: False none, True all, or by the generated ranges it cuts (relative to it).
 MaskRule = bool | tuple[Range, ...]
 # The kinds of piece a prompt is split into.
@@ -161,7 +162,7 @@ class SegmentEncoder:
         self._vocab_size = self._backend.get_vocab_size(with_added_tokens=True)
         contents = [t["content"] for t in tokens]
         alone = dict(zip(contents, self._encode_each(contents), strict=True))
-        themselves = [t for t in tokens if alone[t["content"]][0] == [t["id"]]]
+        themselves = [t for t in tokens if alone[t["content"]][0] == (t["id"],)]
         # A normalized token holding a non-normalized one is never matched (the first pass takes that one
         # wherever it occurs); a stretch around it is encoded whole. Any other that is not itself is refused.
         if other := [t for t in tokens if t not in themselves and not t["normalized"]]:
@@ -175,7 +176,7 @@ class SegmentEncoder:
 
     def _encode_each(self, texts: list[str]) -> list[Piece]:
         encodings = self._backend.encode_batch(texts, add_special_tokens=False) if texts else []
-        return [(e.ids, e.offsets) for e in encodings]
+        return [(tuple(e.ids), tuple(e.offsets)) for e in encodings]
 
     def _encode_ids(self, texts: list[str]) -> list[Piece]:
         if not texts:
@@ -183,7 +184,7 @@ class SegmentEncoder:
         fast = getattr(self._backend, "encode_batch_fast", None)  # the same ids, without tracking offsets
         if fast is None:
             return self._encode_each(texts)
-        return [(e.ids, None) for e in fast(texts, add_special_tokens=False)]
+        return [(tuple(e.ids), None) for e in fast(texts, add_special_tokens=False)]
 
     def _still_exact(self) -> bool:
         """The configuration read is still the tokenizer's (the per-call settings a caller may change)."""
@@ -222,7 +223,7 @@ class SegmentEncoder:
                 cut_tokens.append(len(ids))
         if self._max_entries and len(text) <= self._max_chars:
             with self._lock:
-                self._recent.keep(Encoded(text, generated, ids.copy(), mask.copy(), cut_chars, cut_tokens))
+                self._recent.keep(Encoded(text, generated, tuple(ids), bytes(mask), cut_chars, cut_tokens))
         return {"input_ids": ids, "attention_mask": [1] * len(ids), "assistant_masks": mask}
 
     def split(self, text: str) -> list[tuple[int, int, bool]]:
