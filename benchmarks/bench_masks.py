@@ -21,6 +21,11 @@ same fast tokenizer on both sides:
   session's earlier turns) is found in it. The run stops if the encoder is not exact for the
   tokenizer (it would step aside to ``encode``).
 
+Two floor rows, against the same transformers times: the tokenizer alone (``encode_batch_fast``: ids,
+no offsets; no render, no masks) on every distinct stretch between added tokens of the round's
+prompts, each once (what the segment encoder cannot avoid: text no cache has seen), and on the
+whole prompts. The first bounds what a cache of stretches can reach on the corpus.
+
 Beside them, the part before the tokenizer: transformers' ``render_jinja_template(...,
 return_assistant_tokens_mask=True)`` (text and generation indices) against ``render_spans`` (text
 and generated ranges), compared equal too.
@@ -159,10 +164,35 @@ def contenders(fmt: pf.ChatFormat, tokenizer: Any, template: str) -> list[Conten
             out.append((spans.text, spans.generated))
         return out
 
+    def new_text_floor(jobs: Sequence[Job]) -> list[Any]:
+        return list(backend.encode_batch_fast(jobs.new_stretches, add_special_tokens=False))
+
+    def whole_text_floor(jobs: Sequence[Job]) -> list[Any]:
+        return list(backend.encode_batch_fast(jobs.texts, add_special_tokens=False))
+
     return [("transformers", transformers_pass, False), ("ours, encode", encode_pass, False),
             ("ours, encode_with_tokenizer", backend_pass, False), ("ours, SegmentEncoder", segment_pass, False),
             ("transformers, text and generation indices only", jinja_spans_pass, False),
-            ("ours, render_spans only", spans_pass, False)]
+            ("ours, render_spans only", spans_pass, False),
+            ("floor: the tokenizer on the round's new stretches only", new_text_floor, False),
+            ("floor: the tokenizer on the whole prompts, no offsets", whole_text_floor, False)]
+
+
+class Round(list[Job]):
+    """A round's jobs, with what the floor rows tokenize (made untimed): the prompts' texts and the
+    distinct stretches between added tokens over the whole round (what a cache cannot have seen)."""
+
+    texts: list[str]
+    new_stretches: list[str]
+
+
+def round_of(fmt: pf.ChatFormat, tokenizer: Any, jobs: list[Job]) -> Round:
+    out = Round(jobs)
+    out.texts = [fmt.render(messages, tools, False, **options) for messages, tools, options in jobs]
+    split = SegmentEncoder(tokenizer).split
+    out.new_stretches = list(dict.fromkeys(
+        text[start:end] for text in out.texts for start, end, added in split(text) if not added))
+    return out
 
 
 def check(name: str) -> Callable[[dict[str, list[Any]], Sequence[Job]], None]:
@@ -181,24 +211,27 @@ def check(name: str) -> Callable[[dict[str, list[Any]], Sequence[Job]], None]:
     return compare
 
 
-def format_rows(name: str, rounds: int) -> list[list[str]]:
+def format_rows(name: str, rounds: int, only: str = "") -> list[list[str]]:
     fmt = pf.get_format(name)
     if name == "chatml-safety":
         fmt = pf.get_format(name, policy="allow")  # as the template renders every input (integrations.transformers)
     template = engines.fixture_text(TAGGED[name])
     rows = []
     for label, make in corpora(FLAVOURS[name]).items():
+        if not label.startswith(only):
+            continue
         texts = [fmt.render(m, t, False, **o) for m, t, o in usable(fmt, make(TRAINING_SEED))]
         tokenizer = build_tokenizer(name, texts)
         counted: list[int] = []
 
-        def round_corpus(r: int, make: Corpus = make, counted: list[int] = counted) -> list[Job]:
+        def round_corpus(r: int, make: Corpus = make, counted: list[int] = counted, tok: Any = tokenizer) -> Round:
             jobs = usable(fmt, make(r))
             counted.append(len(jobs))
-            return jobs
+            return round_of(fmt, tok, jobs)
 
         timings = straight(contenders(fmt, tokenizer, template), round_corpus, rounds, check(f"{name}, {label}"))
-        pairs = ((timings[1], timings[0]), (timings[2], timings[0]), (timings[3], timings[0]), (timings[5], timings[4]))
+        pairs = ((timings[1], timings[0]), (timings[2], timings[0]), (timings[3], timings[0]), (timings[5], timings[4]),
+                 (timings[6], timings[0]), (timings[7], timings[0]))
         for t, theirs in pairs:
             rows.append([f"`{name}`", f"{label}, {counted[0]} checked per round", t.name, theirs.name,
                          f"{1e6 / t.median:,.0f}", f"{1e6 / theirs.median:,.0f}",
@@ -211,9 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--formats", default="chatml-multi-system,chatml-safety,gpt-oss")
+    parser.add_argument("--corpus", default="", choices=["", "everyday", "agent"], help="only this corpus")
     args = parser.parse_args(argv)
 
-    rows = [row for name in args.formats.split(",") for row in format_rows(name, args.rounds)]
+    rows = [row for name in args.formats.split(",") for row in format_rows(name, args.rounds, args.corpus)]
     print(f"Python {platform.python_version()}, transformers {transformers.__version__}, tokenizers "
           f"{tokenizers.__version__}; straight passes, {args.rounds} rounds, median CPU time per conversation\n")
     print(markdown_table(["format", "corpus", "ours", "against", "ours conv/s", "theirs conv/s",

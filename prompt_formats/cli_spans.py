@@ -4,8 +4,10 @@ With ``--spans`` each output record also has ``generated``, the ``[start, end]``
 the model generates, and ``messages``, per input message the ``[start, end]`` ranges it produced:
 the format's ``render_spans`` of the record, read exactly as a plain render reads it. With
 ``--tokenizer PATH`` (a local ``tokenizer.json``, read by the optional ``tokenizers`` package) it
-also has ``input_ids`` and ``assistant_masks``, by
-:func:`prompt_formats.integrations.transformers.encode_with_tokenizer`, the rule of ``encode``.
+also has ``input_ids`` and ``assistant_masks``: exactly what
+:func:`prompt_formats.integrations.transformers.encode_with_tokenizer` gives, by one
+:class:`~prompt_formats.integrations.segments.SegmentEncoder` per process (its cache shared by the
+process's records; it steps aside to that call where its cached path is not exact for the tokenizer).
 Each worker process loads the tokenizer once, at its first record: the job carries only the path,
 so it stays picklable.
 """
@@ -17,7 +19,6 @@ from typing import Any
 from .cli_files import UsageError
 from .errors import FormatError, type_name
 from .format import ChatFormat
-from .integrations.transformers import encode_with_tokenizer
 from .records import RecordRenderer
 from .spans import RenderedPrompt
 
@@ -59,6 +60,7 @@ class SpansRenderer(RecordRenderer):
         super().__init__(fmt, *args, **kwargs)
         self.tokenizer_path = tokenizer_path
         self._tokenizer: Any = None
+        self._encoder: Any = None
 
     def __getstate__(self) -> tuple[Any, ...]:
         return (*super().__getstate__(), self.tokenizer_path)
@@ -72,6 +74,14 @@ class SpansRenderer(RecordRenderer):
         if self._tokenizer is None and self.tokenizer_path is not None:
             self._tokenizer = load_tokenizer(self.tokenizer_path)
         return self._tokenizer
+
+    def encoder(self) -> Any:
+        """This process's ``SegmentEncoder`` of :meth:`tokenizer`, made at the first call."""
+        if self._encoder is None:
+            from .integrations.segments import SegmentEncoder  # the regex-built matchers: only with --tokenizer
+
+            self._encoder = SegmentEncoder(self.tokenizer())
+        return self._encoder
 
     def handle(self, record: Any, line: int) -> dict[str, Any]:
         """``{"id", "prompt", "generated", "messages"}`` (plus ``input_ids`` and ``assistant_masks``
@@ -88,7 +98,7 @@ class SpansRenderer(RecordRenderer):
             "messages": rendered.messages,
         }
         if self.tokenizer_path is not None:
-            encoded = encode_with_tokenizer(rendered, self.tokenizer())
+            encoded = self.encoder().encode(rendered)
             out["input_ids"] = encoded["input_ids"]
             out["assistant_masks"] = encoded["assistant_masks"]
         return out

@@ -23,14 +23,20 @@ import regex
 
 from ..errors import InvalidInputError, type_name
 from ..spans import Range, RenderedPrompt
+from .recent import Encoded, RecentPrompts
 from .transformers import _check_text, assistant_token_mask, encode, encode_with_tokenizer
 
 __all__ = ["SegmentEncoder", "inexact_reason"]
 
-# A piece's ids and, when it was asked for, its offsets within the piece (lists never changed once made).
-Piece = tuple[list[int], list[tuple[int, int]] | None]
+# A piece's ids and, when it was asked for, its offsets within the piece. Tuples: the collector
+# stops tracking a tuple of ints, so a full cache adds nothing to each collection's work.
+Piece = tuple[tuple[int, ...], tuple[tuple[int, int], ...] | None]
 # How a piece's tokens are masked: False none, True all, or by the generated ranges it cuts (relative to it).
 MaskRule = bool | tuple[Range, ...]
+# The kinds of piece a prompt is split into.
+_STRETCH, _FIRST, _SECOND = 0, 1, 2
+# How many whole prompts an encoder keeps, for a follow-up request that starts with one (recent.py).
+_RECENT_PROMPTS = 8
 
 # Steps that act on each stretch alone, whatever precedes it (the rest are refused, not guessed at).
 _NORMALIZERS = frozenset({
@@ -116,7 +122,10 @@ class SegmentEncoder:
     checks that truncation, padding, ``encode_special_tokens`` and the added vocabulary's size are as
     read, and steps aside to the whole-text call otherwise. The cache is a least-recently-used one
     bounded by ``max_entries`` stretches and ``max_chars`` characters (a stretch longer than
-    ``max_chars`` is encoded, not kept). Thread-safe (the cache is locked; the tokenizer is called
+    ``max_chars`` is encoded, not kept). The last few prompts are kept whole too (``recent.py``):
+    a prompt that starts with one of them, as an agent session's follow-up request starts with the
+    request before it, takes that part's ids and mask from it when they are provably the same
+    (none kept when ``max_entries`` is 0). Thread-safe (the cache is locked; the tokenizer is called
     outside the lock); picklable (the tokenizer and the bounds, not the cache).
     """
 
@@ -153,7 +162,7 @@ class SegmentEncoder:
         self._vocab_size = self._backend.get_vocab_size(with_added_tokens=True)
         contents = [t["content"] for t in tokens]
         alone = dict(zip(contents, self._encode_each(contents), strict=True))
-        themselves = [t for t in tokens if alone[t["content"]][0] == [t["id"]]]
+        themselves = [t for t in tokens if alone[t["content"]][0] == (t["id"],)]
         # A normalized token holding a non-normalized one is never matched (the first pass takes that one
         # wherever it occurs); a stretch around it is encoded whole. Any other that is not itself is refused.
         if other := [t for t in tokens if t not in themselves and not t["normalized"]]:
@@ -161,11 +170,13 @@ class SegmentEncoder:
         self._first = _matcher([t["content"] for t in themselves if not t["normalized"]])
         self._second = _matcher([t["content"] for t in themselves if t["normalized"]])
         self._added = {t["content"]: alone[t["content"]] for t in themselves}
+        first = [t["content"] for t in themselves if not t["normalized"]]
+        self._recent = RecentPrompts(_RECENT_PROMPTS, max(map(len, first), default=0))
         return None
 
     def _encode_each(self, texts: list[str]) -> list[Piece]:
         encodings = self._backend.encode_batch(texts, add_special_tokens=False) if texts else []
-        return [(e.ids, e.offsets) for e in encodings]
+        return [(tuple(e.ids), tuple(e.offsets)) for e in encodings]
 
     def _encode_ids(self, texts: list[str]) -> list[Piece]:
         if not texts:
@@ -173,7 +184,7 @@ class SegmentEncoder:
         fast = getattr(self._backend, "encode_batch_fast", None)  # the same ids, without tracking offsets
         if fast is None:
             return self._encode_each(texts)
-        return [(e.ids, None) for e in fast(texts, add_special_tokens=False)]
+        return [(tuple(e.ids), None) for e in fast(texts, add_special_tokens=False)]
 
     def _still_exact(self) -> bool:
         """The configuration read is still the tokenizer's (the per-call settings a caller may change)."""
@@ -192,45 +203,55 @@ class SegmentEncoder:
             whole = encode(rendered, self._tokenizer) if self._hf else encode_with_tokenizer(rendered, self._tokenizer)
             return dict(whole)
         _check_text(rendered.text, "text")
-        text = rendered.text
-        bounds = self.split(text)
-        rules = _mask_rules(bounds, rendered.generated)
-        pieces = self._pieces([(text[start:end], type(rule) is tuple)
-                               for (start, end, added), rule in zip(bounds, rules, strict=True) if not added])
-        ids: list[int] = []
-        mask: list[int] = []
+        text, generated = rendered.text, rendered.generated
+        with self._lock:
+            start, ids, mask, cut_chars, cut_tokens = self._recent.reuse(text, generated)
+        bounds = self._bounds(text, start)
+        rules = _mask_rules(bounds, generated)
+        pieces = self._pieces([(text[begin:end], type(rule) is tuple)
+                               for (begin, end, kind), rule in zip(bounds, rules, strict=True) if not kind])
         stretch = iter(pieces)
-        for (start, end, added), rule in zip(bounds, rules, strict=True):
-            piece_ids, offsets = self._added[text[start:end]] if added else next(stretch)
+        for (begin, end, kind), rule in zip(bounds, rules, strict=True):
+            piece_ids, offsets = self._added[text[begin:end]] if kind else next(stretch)
             ids.extend(piece_ids)
             if type(rule) is tuple:
                 mask.extend(assistant_token_mask(offsets or [], rule))
             else:
                 mask.extend([1 if rule else 0] * len(piece_ids))
+            if kind == _FIRST:
+                cut_chars.append(end)
+                cut_tokens.append(len(ids))
+        if self._max_entries and len(text) <= self._max_chars:
+            with self._lock:
+                self._recent.keep(Encoded(text, generated, tuple(ids), bytes(mask), cut_chars, cut_tokens))
         return {"input_ids": ids, "attention_mask": [1] * len(ids), "assistant_masks": mask}
 
     def split(self, text: str) -> list[tuple[int, int, bool]]:
         """``(start, end, is_added_token)`` of the text's stretches and added tokens, in order, split
         as the tokenizer splits it: first at its non-normalized added tokens, then within what is
         left at its normalized ones (matched in the text itself: there is no normalizer then)."""
-        out: list[tuple[int, int, bool]] = []
-        position = 0
-        for found in self._first.finditer(text) if self._first is not None else ():
+        return [(start, end, kind != _STRETCH) for start, end, kind in self._bounds(text, 0)]
+
+    def _bounds(self, text: str, position: int) -> list[tuple[int, int, int]]:
+        """:meth:`split` from ``position`` (0, or the end of a first-pass match), with each piece's
+        kind: a stretch, a first-pass or a second-pass added token."""
+        out: list[tuple[int, int, int]] = []
+        for found in self._first.finditer(text, position) if self._first is not None else ():
             self._split_second(text, position, found.start(), out)
-            out.append((found.start(), found.end(), True))
+            out.append((found.start(), found.end(), _FIRST))
             position = found.end()
         self._split_second(text, position, len(text), out)
         return out
 
-    def _split_second(self, text: str, start: int, end: int, out: list[tuple[int, int, bool]]) -> None:
+    def _split_second(self, text: str, start: int, end: int, out: list[tuple[int, int, int]]) -> None:
         position = start
         for found in self._second.finditer(text, start, end) if self._second is not None and start < end else ():
             if found.start() > position:
-                out.append((position, found.start(), False))
-            out.append((found.start(), found.end(), True))
+                out.append((position, found.start(), _STRETCH))
+            out.append((found.start(), found.end(), _SECOND))
             position = found.end()
         if end > position:
-            out.append((position, end, False))
+            out.append((position, end, _STRETCH))
 
     def _pieces(self, stretches: list[tuple[str, bool]]) -> list[Piece]:
         """Each stretch's ids (and offsets where asked for): from the cache, the others tokenized in
@@ -278,7 +299,7 @@ class SegmentEncoder:
         self.__init__(state["tokenizer"], max_entries=state["max_entries"], max_chars=state["max_chars"])  # type: ignore[misc]
 
 
-def _mask_rules(bounds: list[tuple[int, int, bool]], generated: Sequence[Range]) -> list[MaskRule]:
+def _mask_rules(bounds: list[tuple[int, int, int]], generated: Sequence[Range]) -> list[MaskRule]:
     """Each piece's :data:`MaskRule` by the rule of :func:`assistant_token_mask` (a token is masked
     when its offsets overlap a generated range), knowing that a piece's offsets lie within it."""
     rules: list[MaskRule] = []

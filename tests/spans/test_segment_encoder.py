@@ -21,11 +21,19 @@ import prompt_formats as pf
 from prompt_formats.integrations import segments
 from prompt_formats.integrations.segments import SegmentEncoder
 from prompt_formats.integrations.transformers import encode, encode_with_tokenizer
-from tests.support import gpt_oss_strategies
+from tests.support import gpt_oss_strategies, token_cases
 from tests.support.hf_tokenizers import CHATML_ADDED, CHATML_SPECIAL, HARMONY_SPECIAL, build_tokenizer
 from tests.support.oracles import fixture_text
 from tests.support.spans_oracle import TAGGED, fixed_today
 from tests.support.strategies import EXAMPLES, chatml_options, conversation, tools
+from tests.support.token_cases import (
+    CHATML_TEMPLATES,
+    chatml_case,
+    check_chatml_spans,
+    corpus,
+    has_surrogate,
+    transformers_result,
+)
 
 CHATML = [("chatml-multi-system", {}, "chatml_multi_system.jinja"),
           ("chatml-safety", {"policy": "allow"}, "chatml_upstream.jinja")]
@@ -39,27 +47,12 @@ ADDED_IN_CONTENT = [
 
 
 def chatml_corpus() -> list[str]:
-    from tests.spans.test_transformers_integration import CHATML as TEMPLATES
-    from tests.spans.test_transformers_integration import corpus
-
-    return corpus(TEMPLATES)
+    return corpus(CHATML_TEMPLATES)
 
 
 @pytest.fixture(scope="module")
 def chatml_tokenizers() -> dict[str, Any]:
-    return {kind: build_tokenizer(chatml_corpus(), CHATML_SPECIAL, tuple(CHATML_ADDED), kind,
-                                  offsets_prefix_space=False) for kind in ("words", "merged")}
-
-
-def has_surrogate(text: str) -> bool:
-    return any("\ud800" <= ch <= "\udfff" for ch in text)
-
-
-def transformers_result(tokenizer: Any, tagged: str, messages: Any, tool_list: Any, gen: bool, **options: Any) -> Any:
-    return dict(tokenizer.apply_chat_template(
-        messages, tools=tool_list, chat_template=tagged, add_generation_prompt=gen, tokenize=True,
-        return_dict=True, return_assistant_tokens_mask=True, **options,
-    ))
+    return token_cases.chatml_tokenizers(offsets_prefix_space=False)
 
 
 def encoders(tokenizer: Any, warm: SegmentEncoder) -> list[SegmentEncoder]:
@@ -72,27 +65,18 @@ def encoders(tokenizer: Any, warm: SegmentEncoder) -> list[SegmentEncoder]:
 def test_chatml_segments_equal_apply_chat_template(
     chatml_tokenizers: dict[str, Any], name: str, config: dict[str, Any], template: str, kind: str
 ) -> None:
-    fmt = pf.get_format(name, **config)
-    tokenizer = chatml_tokenizers[kind]
-    tagged = fixture_text(TAGGED[template])
+    fmt, tokenizer, tagged = chatml_case(chatml_tokenizers, kind, name, config, template)
     warm = SegmentEncoder(tokenizer)
     assert warm.exact, warm.reason
 
-    @segment_settings
-    @given(conversation(), tools, st.booleans(), chatml_options)
-    def check(messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> None:
-        try:
-            rendered = fmt.render_spans(messages, tool_list, gen, **options)
-        except pf.FormatError:
-            assume(False)
-        assume(not has_surrogate(rendered.text))
+    def check(rendered: pf.RenderedPrompt, messages: Any, tool_list: Any, gen: bool, options: Any) -> None:
         expected = transformers_result(tokenizer, tagged, messages, tool_list, gen, **options)
         assert encode(rendered, tokenizer) == expected
         for encoder in encoders(tokenizer, warm):
             assert encoder.encode(rendered) == expected
             assert encoder.encode(rendered) == expected  # the same prompt again, from the cache
 
-    check()
+    check_chatml_spans(fmt, check, segment_settings)
     bounded = SegmentEncoder(tokenizer, max_entries=2, max_chars=40)
     bounded.encode(fmt.render_spans(ADDED_IN_CONTENT + ADDED_IN_CONTENT[1:] * 3))
     assert bounded.cache_info()["entries"] <= 2 and bounded.cache_info()["chars"] <= 40
@@ -100,8 +84,6 @@ def test_chatml_segments_equal_apply_chat_template(
 
 @pytest.fixture(scope="module")
 def harmony_tokenizers() -> dict[str, Any]:
-    from tests.spans.test_transformers_integration import corpus
-
     return {kind: build_tokenizer(corpus(["gpt_oss.jinja"]), HARMONY_SPECIAL, (), kind, offsets_prefix_space=False)
             for kind in ("words", "merged")}
 
@@ -267,3 +249,61 @@ def test_a_template_post_processor_is_exact() -> None:
     # Generated ranges ending on a stretch's trailing space (its token's trimmed offsets are empty, at the end).
     rendered, expected = plain(tokenizer, [" a", "b <think> c", "  ", "<think>  ", "a<think> b "])
     assert encoder.encode(rendered) == expected
+
+
+@pytest.mark.parametrize("kind", ["words", "merged"])
+@pytest.mark.parametrize(("name", "config", "template"), CHATML)
+def test_follow_up_requests_equal_apply_chat_template(
+    chatml_tokenizers: dict[str, Any], name: str, config: dict[str, Any], template: str, kind: str
+) -> None:
+    """One encoder for a conversation's growing prefixes, as an agent session sends them (each
+    request starting with the one before, up to where the template renders it differently), and
+    the same prompts with other generated ranges: transformers' result (``encode``'s for the
+    policies the tagged template does not have)."""
+    fmt, tokenizer, tagged = chatml_case(chatml_tokenizers, kind, name, config, template)
+
+    @segment_settings
+    @given(conversation(), tools, chatml_options)
+    def check(messages: list[Any], tool_list: Any, options: dict[str, Any]) -> None:
+        encoder = SegmentEncoder(tokenizer)
+        for end in range(1, len(messages) + 1):
+            try:
+                rendered = fmt.render_spans(messages[:end], tool_list, False, **options)
+            except pf.FormatError:
+                continue
+            if has_surrogate(rendered.text):
+                continue
+            expected = transformers_result(tokenizer, tagged, messages[:end], tool_list, False, **options)
+            assert encoder.encode(rendered) == expected
+            for policy in ("last", "after_last_user"):
+                other = fmt.render_spans(messages[:end], tool_list, False, generated=policy, **options)
+                assert encoder.encode(other) == encode(other, tokenizer)
+
+    check()
+
+
+def test_a_longer_added_token_past_the_shared_text() -> None:
+    """A prompt that shares an earlier one's text up to just past an added token the earlier one
+    ended there, where the new one continues into a longer added token: not taken from it."""
+    from tokenizers import AddedToken
+
+    tokenizer = build_tokenizer(chatml_corpus(), CHATML_SPECIAL, (), "words", offsets_prefix_space=False)
+    tokenizer.add_tokens([AddedToken("<x>", normalized=False), AddedToken("<x>yz", normalized=False)])
+    encoder = SegmentEncoder(tokenizer)
+    assert encoder.exact, encoder.reason
+    for contents in (["hello <x>y!"], ["hello <x>yz more"], ["hello <x>y!", "<x>"], ["hello <x>y!", "<x>yz"]):
+        rendered, expected = plain(tokenizer, contents)
+        assert encoder.encode(rendered) == expected, contents
+
+
+def test_the_same_text_with_other_generated_ranges() -> None:
+    """The same prompt again with different generated ranges: the ids again, the mask its own."""
+    tokenizer = build_tokenizer(chatml_corpus(), CHATML_SPECIAL, (), "words", offsets_prefix_space=False)
+    encoder = SegmentEncoder(tokenizer)
+    rendered, expected = plain(tokenizer, ["one two", "three four", "five"])
+    text, messages = rendered.text, rendered.messages
+    variants = [rendered, pf.RenderedPrompt(text, messages, ()), pf.RenderedPrompt(text, messages, ((0, 3),)),
+                pf.RenderedPrompt(text, messages, rendered.generated[:1]), rendered]
+    assert encoder.encode(rendered) == expected
+    for variant in variants:
+        assert encoder.encode(variant) == encode(variant, tokenizer)

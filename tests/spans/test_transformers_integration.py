@@ -9,55 +9,38 @@ checked with the real formats where no masks are asked for, and with a stand-in 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import jinja2
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.integrations.transformers import apply_chat_template, assistant_token_mask, encode
 from prompt_formats.spans import normalize_ranges
+from tests.support import token_cases
 from tests.support.hf_tokenizers import CHATML_ADDED, CHATML_SPECIAL, HARMONY_SPECIAL, build_tokenizer
 from tests.support.oracles import fixture_text
 from tests.support.spans_oracle import TAGGED, fixed_today, gpt_kwargs, gpt_oss_conversation, gpt_tools, outcome
-from tests.support.strategies import EXAMPLES, FRAGMENTS, chatml_options, conversation, lax_tools, tools
+from tests.support.strategies import chatml_options, conversation, lax_tools, tools
+from tests.support.token_cases import (
+    CHATML_TEMPLATES,
+    KINDS,
+    TRAINING_CONVERSATION,
+    both,
+    check_masked_batches,
+    corpus,
+    token_settings,
+)
 
-CHATML = ["chatml_multi_system.jinja", "chatml_upstream.jinja"]
-KINDS = ["words", "merged"]
-integration_settings = settings(max_examples=max(50, EXAMPLES // 4), deadline=None)
-
-SAMPLES = [
-    [
-        {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": "What is the weather in Oslo today?"},
-        {
-            "role": "assistant",
-            "content": "Let me check.",
-            "tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}],
-        },
-        {"role": "tool", "content": "sunny, 21 degrees"},
-        {"role": "assistant", "content": "It is sunny.", "reasoning_content": "The tool said sunny."},
-        {"role": "user", "content": "Thanks! And tomorrow?"},
-    ],
-]
-
-
-def corpus(templates: list[str]) -> list[str]:
-    texts = ["".join(f for f in FRAGMENTS if f != "\ud800") * 3]
-    for template, messages in itertools.product(templates, SAMPLES):
-        with fixed_today():
-            result = outcome(TAGGED[template], messages, None, True)
-        texts.extend([result[1][0]] * 10)
-    return texts
+CHATML = CHATML_TEMPLATES
+integration_settings = token_settings
 
 
 @pytest.fixture(scope="module")
 def chatml_tokenizers() -> dict[str, Any]:
-    return {kind: build_tokenizer(corpus(CHATML), CHATML_SPECIAL, tuple(CHATML_ADDED), kind) for kind in KINDS}
+    return token_cases.chatml_tokenizers()
 
 
 @pytest.fixture(scope="module")
@@ -137,19 +120,6 @@ def test_encode_refuses_what_is_not_a_rendered_prompt(chatml_tokenizers: dict[st
 # apply_chat_template
 
 
-def both(ours: Any, theirs: Any) -> tuple[Any, Any]:
-    """Each call's result, or its error as ("error", message); the template's raise_exception is
-    our TemplateError with the same message."""
-
-    def run(call: Any, errors: tuple[type[BaseException], ...]) -> Any:
-        try:
-            return call()
-        except errors as exc:
-            return ("error", str(exc))
-
-    return run(ours, (pf.FormatError,)), run(theirs, (jinja2.TemplateError, TypeError, ValueError))
-
-
 @pytest.mark.parametrize("template", CHATML)
 def test_apply_chat_template_equals_transformers(chatml_tokenizers: dict[str, Any], template: str) -> None:
     tokenizer = chatml_tokenizers["merged"]
@@ -225,30 +195,15 @@ def test_apply_chat_template_masks_equal_transformers(chatml_tokenizers: dict[st
     tokenizer = chatml_tokenizers["words"]
     stand_in = TaggedOracleFormat(template)
     tagged = fixture_text(TAGGED[template])
-
-    @integration_settings
-    @given(st.lists(conversation(), min_size=1, max_size=3), tools, st.booleans(), chatml_options, st.booleans())
-    def check(batch: list[Any], tool_list: Any, gen: bool, options: dict[str, Any], batched: bool) -> None:
-        conversations = batch if batched else batch[0]
-        kwargs = dict(tools=tool_list, add_generation_prompt=gen, return_assistant_tokens_mask=True, **options)
-        ours, theirs = both(
-            lambda: apply_chat_template(tokenizer, conversations, format=stand_in, **kwargs),
-            lambda: tokenizer.apply_chat_template(conversations, chat_template=tagged, **kwargs),
-        )
-        if isinstance(theirs, tuple) and isinstance(ours, tuple):
-            if not theirs[1].startswith("TextEncodeInput"):
-                assert ours == theirs
-            return
-        assert dict(ours) == dict(theirs)
-
-    check()
+    check_masked_batches(lambda conversations, **kwargs: apply_chat_template(
+        tokenizer, conversations, format=stand_in, **kwargs), tokenizer, tagged)
 
 
 def test_apply_chat_template_masks_as_arrays(chatml_tokenizers: dict[str, Any]) -> None:
     tokenizer = chatml_tokenizers["merged"]
     template = CHATML[0]
     kwargs: dict[str, Any] = dict(return_assistant_tokens_mask=True, return_tensors="np", padding=True)
-    batch = [SAMPLES[0], SAMPLES[0][:2]]
+    batch = [TRAINING_CONVERSATION, TRAINING_CONVERSATION[:2]]
     ours = apply_chat_template(tokenizer, batch, format=TaggedOracleFormat(template), **kwargs)
     theirs = tokenizer.apply_chat_template(batch, chat_template=fixture_text(TAGGED[template]), **kwargs)
     assert ours.keys() == theirs.keys() == {"input_ids", "attention_mask", "assistant_masks"}
@@ -297,7 +252,7 @@ ARGUMENT_ERRORS = [
 @pytest.mark.parametrize("kwargs", ARGUMENT_ERRORS)
 def test_argument_errors_are_transformers_own(chatml_tokenizers: dict[str, Any], kwargs: dict[str, Any]) -> None:
     tokenizer = chatml_tokenizers["words"]
-    messages = SAMPLES[0][:2]
+    messages = TRAINING_CONVERSATION[:2]
     template = fixture_text(TAGGED[CHATML[0]])
     with pytest.raises(ValueError) as theirs:
         tokenizer.apply_chat_template(messages, chat_template=template, **kwargs)
@@ -335,7 +290,7 @@ def test_format_is_detected_from_the_tokenizers_own_template() -> None:
 
 def test_unsupported_arguments_are_refused(chatml_tokenizers: dict[str, Any]) -> None:
     tokenizer = chatml_tokenizers["words"]
-    messages = SAMPLES[0][:2]
+    messages = TRAINING_CONVERSATION[:2]
     with pytest.raises(pf.FormatError, match=r"^sanitize_control_tokens is not supported"):
         apply_chat_template(tokenizer, messages, format="chatml-multi-system", sanitize_control_tokens=True)
     with pytest.raises(pf.UnknownOptionError):
