@@ -289,7 +289,30 @@ def test_session_refuses_unknown_options_when_made() -> None:
 def test_declared_capability() -> None:
     for name in pf.available_formats():
         fmt = pf.get_format(name)
-        assert fmt.renders_incrementally is (name != "harmony"), name
+        assert fmt.renders_incrementally, name
+
+
+def test_harmony_extensions_are_rendered_by_the_incremental_path(oracle: HarmonyOracle) -> None:
+    # The session's fast path itself (not the full render it may step aside to) gives Go's prompt
+    # for the extensions it is there for: a tool loop, a new query (reasoning dropped), a late system message.
+    options = {"current_date": DATE}
+    session = pf.get_format("harmony").session(TOOLS, **options)
+    incremental = session._incremental
+    assert incremental is not None
+    conversation: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    appended = [
+        [{"role": "assistant", "content": "", "reasoning_content": "run it",
+          "tool_calls": [{"id": "call_0", "type": "function", "function": {"name": "python", "arguments": {}}}]},
+         {"role": "tool", "tool_call_id": "call_0", "name": "python", "content": "18"}],
+        [{"role": "assistant", "content": "18 °C", "reasoning_content": "done"},
+         {"role": "user", "content": "And Rome?"}],
+        [{"role": "system", "content": "Be brief."}],
+        [{"role": "user", "content": "Now."}],
+    ]
+    for step in [[], *appended]:
+        conversation = [*conversation, *step]
+        got = incremental.render(conversation, True)
+        assert got is not None and got == oracle.render(to_case(conversation, TOOLS, options))["output"], step
 
 
 def test_earlier_messages_are_not_mutated_by_the_session() -> None:

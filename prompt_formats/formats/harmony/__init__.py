@@ -38,6 +38,7 @@ from ...errors import InvalidInputError
 from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import Option
 from ...spans import RenderedPrompt, check_generated_policy
+from .incremental import HarmonyIncremental, incremental_renderer
 from .options import (
     OPTION_NAMES,
     OPTION_SPECS,
@@ -107,6 +108,11 @@ class HarmonyFormat(GuardedFormat):
                     "prefill", f"expected null, 'analysis', 'final' or 'commentary', got {shown(prefill)}"
                 )
         return HarmonyReplyParser(prefill, id_factory)
+
+    renders_incrementally = True
+
+    def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> HarmonyIncremental | None:
+        return None if self.guard is not None else incremental_renderer(tools, options)
 
     def render(self, messages: Conversation, tools: Tools = None, add_generation_prompt: bool | None = None,
                **options: Any) -> str:
