@@ -27,9 +27,9 @@ one checked path. This is the fast path of the ``session follow-up`` rows of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import is_
 from typing import TYPE_CHECKING, Any
 
+from ...history import ExtendingRenderer, RenderAgain
 from .render import chatml_pieces
 from .tokens import (
     GENERATION_PROMPT,
@@ -55,7 +55,6 @@ _TEMPLATE_OPTIONS = ("enable_thinking", "preserve_thinking", "add_vision_id")
 # prologue, a few chunks and the last turns, so that joining it copies each turn's text once.
 _CHUNK = 16
 _PLACEHOLDER_QUERY = {"role": "user", "content": "q"}
-_DICT_ONLY = frozenset({dict})
 
 
 def incremental_renderer(
@@ -73,10 +72,6 @@ def incremental_renderer(
     return ChatMLIncremental(guard, tools, merge_system, template_options)
 
 
-def _all_dicts(messages: list[Any]) -> bool:
-    return set(map(type, messages)) <= _DICT_ONLY
-
-
 def _is_real_query(kind: str, text: str) -> bool:
     """Whether a turn is a user query the template's last-query scan stops at (not a wrapped tool response)."""
     if kind != "user":
@@ -85,15 +80,11 @@ def _is_real_query(kind: str, text: str) -> bool:
     return not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE))
 
 
-class _FirstSystemTurn(Exception):
-    """The conversation gained its first system turn: every turn is rendered again."""
-
-
-class ChatMLIncremental:
+class ChatMLIncremental(ExtendingRenderer):
     """One session's rendered turns (see the module docstring). Not shared: the session holds it under a lock."""
 
-    __slots__ = ("_chunk_ends", "_chunks", "_guard", "_has_system", "_kinds", "_last_query", "_merge", "_options",
-                 "_prologue", "_rendered", "_texts", "_tools")
+    __slots__ = ("_guard", "_has_system", "_kinds", "_last_query", "_merge", "_options",
+                 "_prologue", "_texts", "_tools")
 
     def __init__(self, guard: ControlTokenGuard | None, tools: Tools, merge_system: bool,
                  template_options: dict[str, Any]) -> None:
@@ -114,25 +105,11 @@ class ChatMLIncremental:
 
     def render(self, messages: Conversation, add_generation_prompt: bool | None) -> str | None:
         """The prompt ``render`` gives, or ``None`` (state dropped) to step aside to a full render."""
-        try:
-            enable_thinking = self._options.get("enable_thinking")
-            tail = (GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT
-                    ) if add_generation_prompt else ""
-            rendered = self._rendered
-            extends = (type(messages) is list and rendered and len(messages) >= len(rendered)
-                       and all(map(is_, rendered, messages)))
-            if type(messages) is not list or not _all_dicts(messages[len(rendered):] if extends else messages):
-                self._reset()
-                return None
-            try:
-                stable = self._extend(messages) if extends else self._first(messages)
-            except _FirstSystemTurn:
-                stable = self._first(messages)
-        except Exception:  # the full render raises it, or renders what this could not
-            self._reset()
-            return None
-        self._rendered = list(messages)
-        return self._joined(stable, tail)
+        enable_thinking = self._options.get("enable_thinking")
+        tail = (GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT
+                ) if add_generation_prompt else ""
+        stable = self._stable(messages)
+        return None if stable is None else self._joined(stable, tail)
 
     def _pieces(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], Sequence[int | None], list[int]]:
         """The window's pieces, roles, origins and where each message's pieces start (``TurnSpans``)."""
@@ -220,16 +197,13 @@ class ChatMLIncremental:
         systems = [messages[index] for index, kind in enumerate(kinds) if kind == "system"]
         pieces, roles, _, starts = self._pieces([*systems, _PLACEHOLDER_QUERY], self._tools)
         if (roles[0] == "system") is not self._has_system:
-            raise _FirstSystemTurn
+            raise RenderAgain  # the conversation gained its first system turn: every turn is rendered again
         self._prologue = tuple(pieces[:starts[0]])
 
     def _joined(self, stable: int, tail: str) -> str:
         """The prompt: the prologue, the chunks of turns before ``stable`` (one more when enough
         turns are stable), the other turns, ``tail``."""
         texts, chunks, ends = self._texts, self._chunks, self._chunk_ends
-        while ends and ends[-1] > stable:  # a chunk holding a changed turn
-            ends.pop()
-            chunks.pop()
         upto = ends[-1] if ends else 0
         end = min(stable, len(texts) - 2)  # the next request re-renders the last turn, often the one before
         if end - upto >= _CHUNK:

@@ -22,10 +22,10 @@ one checked path. This is the fast path of the ``gpt-oss`` row of ``benchmarks/b
 from __future__ import annotations
 
 from collections.abc import Mapping
-from operator import is_
 from typing import TYPE_CHECKING, Any
 
 from ...arguments import decode_arguments_option
+from ...history import ExtendingRenderer
 from .options import SystemOptions, system_message
 from .prompt import prompt_pieces
 from .render import render_messages
@@ -39,7 +39,6 @@ __all__ = ["GptOssIncremental", "incremental_renderer"]
 # How many stable messages are joined into one chunk of the prompt's head: the prompt is then the
 # system and developer messages, a few chunks and the last messages, so joining it copies each once.
 _CHUNK = 16
-_DICT_ONLY = frozenset({dict})
 # A final answer after a tool call: the call is then written without its analysis.
 _PLACEHOLDER_FINAL = {"role": "assistant", "content": "x"}
 _AFTER_PLACEHOLDER = FINAL + "x" + END + GENERATION
@@ -63,11 +62,11 @@ def _alone(window: list[Any]) -> str:
     return "".join(out)
 
 
-class GptOssIncremental:
+class GptOssIncremental(ExtendingRenderer):
     """One session's rendered loop messages (see the module docstring). Not shared: the session locks it."""
 
-    __slots__ = ("_call_at", "_call_text", "_chunk_ends", "_chunks", "_developer", "_dropped", "_last_final",
-                 "_options", "_rendered", "_texts", "_tools")
+    __slots__ = ("_call_at", "_call_text", "_developer", "_dropped", "_last_final",
+                 "_options", "_texts", "_tools")
 
     def __init__(self, tools: Tools, options: Mapping[str, Any]) -> None:
         self._tools, self._options = tools, dict(options)
@@ -92,23 +91,12 @@ class GptOssIncremental:
         elif type(given) is not bool:
             return None
         try:
-            rendered = self._rendered
-            extends = (type(messages) is list and rendered and len(messages) >= len(rendered)
-                       and all(map(is_, rendered, messages)))
-            if type(messages) is not list or not set(map(type, messages[len(rendered):] if extends else messages)
-                                                     ) <= _DICT_ONLY:
-                self._reset()
-                return None
             system = system_message(SystemOptions(self._options), bool(self._tools))  # today's date, if not given
-            stable = self._extend(messages) if extends else self._first(messages)
-        except Exception:  # the full render raises it, or renders what this could not
-            self._reset()
+        except Exception:  # the full render raises it
             return None
-        self._rendered = list(messages)
-        ends = self._chunk_ends
-        while ends and ends[-1] > stable:  # a chunk holding a changed message, also when stepping aside
-            ends.pop()
-            self._chunks.pop()
+        stable = self._stable(messages)
+        if stable is None:
+            return None
         if not add_generation_prompt and self._last_final == len(messages) - 1:
             return None  # a final answer ends the prompt: the full render writes its analysis and <|return|>
         return self._joined(system, stable, GENERATION if add_generation_prompt else "")

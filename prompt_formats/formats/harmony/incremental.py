@@ -24,10 +24,10 @@ This is the fast path of the ``harmony`` row of ``benchmarks/bench_session.py``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from operator import is_
 from typing import TYPE_CHECKING, Any
 
 from ...arguments import decode_arguments_option
+from ...history import ExtendingRenderer, RenderAgain
 from .options import date_text, reasoning_line_for
 from .render import CLOSED, PROLOGUE, open_marker, prologue, take_out, write_messages
 from .tokens import ANALYSIS, GENERATION
@@ -40,7 +40,6 @@ __all__ = ["HarmonyIncremental", "incremental_renderer"]
 # How many stable pieces are joined into one chunk of the prompt's body (three per Harmony message):
 # the prompt is then the header, a few chunks and the last pieces, so joining it copies each text once.
 _CHUNK = 48
-_DICT_ONLY = frozenset({dict})
 
 
 def incremental_renderer(tools: Tools, options: Mapping[str, Any]) -> HarmonyIncremental | None:
@@ -81,15 +80,11 @@ def _role(message: dict[str, Any]) -> Any:
     return "system" if role == "developer" else role
 
 
-class _FullRender(Exception):
-    """Collation joins the old and the new messages: every message is written again."""
-
-
-class HarmonyIncremental:
+class HarmonyIncremental(ExtendingRenderer):
     """One session's pieces of the prompt. Not shared: the session holds it under a lock."""
 
-    __slots__ = ("_analyses", "_chunk_ends", "_chunks", "_current_date", "_header", "_last_role",
-                 "_named_by_id", "_out", "_rendered", "_run", "_system", "_system_count")
+    __slots__ = ("_analyses", "_current_date", "_header", "_last_role",
+                 "_named_by_id", "_out", "_run", "_system", "_system_count")
 
     def __init__(self, header: list[str], current_date: Any) -> None:
         self._header, self._current_date = header, current_date
@@ -112,26 +107,12 @@ class HarmonyIncremental:
         if add_generation_prompt is not None and add_generation_prompt is not True:
             return None
         try:
-            rendered = self._rendered
-            extends = (type(messages) is list and rendered and len(messages) >= len(rendered)
-                       and all(map(is_, rendered, messages)))
-            if type(messages) is not list or not set(map(type, messages[len(rendered):] if extends else messages)
-                                                     ) <= _DICT_ONLY:
-                self._reset()
-                return None
             date = date_text(self._current_date)  # today's, when not given: read on every render
-            try:
-                stable = self._extend(messages) if extends else self._first(messages)
-            except _FullRender:
-                stable = self._first(messages)
-        except Exception:  # the full render raises it, or renders what this could not
-            self._reset()
+        except Exception:  # the full render raises it
             return None
-        self._rendered = list(messages)
-        ends = self._chunk_ends
-        while ends and ends[-1] > stable:  # a chunk holding a changed piece, also when stepping aside
-            ends.pop()
-            self._chunks.pop()
+        stable = self._stable(messages)
+        if stable is None:
+            return None
         if open_marker(self._out, self._last_role, self._run) is not None:
             return None  # a prefill: the pieces are kept, the full render writes its ends
         return self._joined(stable, date)
@@ -153,7 +134,7 @@ class HarmonyIncremental:
         last_role = self._last_role
         if ((last_role is not None and _role(new[0]) == last_role != "tool") or any(map(_named_by_id, new))
                 or (self._named_by_id and not self._named_by_id.isdisjoint(_call_ids(new)))):
-            raise _FullRender
+            raise RenderAgain  # collation joins the old and the new messages: every message is written again
         start = len(out)
         earlier, self._analyses = self._analyses, []
         self._write(new, start)
