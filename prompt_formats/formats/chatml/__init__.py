@@ -18,7 +18,7 @@ from ...options import BOOLEAN, Option, describe
 from ...spans import GeneratedPolicy, RenderedPrompt
 from .incremental import ChatMLIncremental, incremental_renderer
 from .parse import ChatMLReplyParser
-from .render import chatml_pieces, render_chatml, tools_block
+from .render import chatml_noted, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
 from .spans import rendered_prompt
 from .tokens import CONTROL_TOKENS
@@ -138,7 +138,9 @@ class ChatMLFormat(GuardedFormat):
             merge, template_options = self.merge_system, options
             return render_continued(
                 lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
-        return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
+        if options:
+            return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
+        return render_chatml(messages, tools, add_generation_prompt, self.merge_system)
 
     def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
                       policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
@@ -161,8 +163,8 @@ class ChatMLFormat(GuardedFormat):
         if guard is not None:  # the tools first, then the messages (so its errors come in that order)
             tools = guard.guard_tools(tools)
             messages = guard.guard_messages(messages, CHATML_READING)
-        prompt = chatml_pieces(messages, tools, add_generation_prompt, self.merge_system, options)
-        return rendered_prompt(prompt, len(messages), policy)
+        text, noted = chatml_noted(messages, tools, add_generation_prompt, self.merge_system, options)
+        return rendered_prompt(text, noted, len(messages), policy)
 
     def _serving_options(
         self, messages: Conversation, options: dict[str, Any], add_generation_prompt: bool | None
