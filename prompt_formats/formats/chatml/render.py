@@ -59,8 +59,8 @@ __all__ = ["ChatMLPieces", "NotedRender", "TurnSpans", "chatml_noted", "chatml_p
 _ASSISTANT_HEADER = len(ASSISTANT_TURN)
 
 _TOOLS_KEY = "chatml.tools_block"
-# A message holding none of these keys has no reasoning field (shape.reasoning_of); the first is
-# looked up before the others.
+# A message holding none of these keys has no reasoning field (shape.reasoning_of): the first is
+# looked up alone, the others only when the message holds one of them.
 _REASONING_FIELDS = frozenset(REASONING_FIELDS)
 _FIRST_REASONING_FIELD = REASONING_FIELDS[0]
 
@@ -129,17 +129,6 @@ def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInpu
     return InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(reasoning_of(message))}")
 
 
-def _reasoning(message: Mapping[str, Any], content: str, index: int | None) -> tuple[str, str]:
-    """An assistant turn's reasoning and content: a reasoning field's text, else the ``<think>`` block
-    of its content (the content becoming what follows it), else nothing."""
-    reasoning = reasoning_of(message)
-    if reasoning is None:
-        return _split_think(content) if THINK_CLOSE in content else ("", content)
-    if type(reasoning) is not str and not isinstance(reasoning, str):
-        raise _bad_reasoning(message, index)
-    return reasoning, content
-
-
 def _not_an_object(path: str, value: Any) -> InvalidInputError:
     return InvalidInputError(path, f"expected an object, got {type_name(value)}")
 
@@ -182,9 +171,10 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
         raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
 
 
-def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None) -> None:
-    """The turn's tool calls, and its end. Names and argument values are made exact strings first,
-    so that the f-strings copy characters and call nothing."""
+def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None,
+                      lead: str | None) -> None:
+    """The turn's tool calls, and its end. Names and argument values are made exact strings first, so
+    that the f-strings copy characters and call nothing. ``lead``: ``guard``'s (what is no string fails a test)."""
     if type(calls) is not list and not isinstance(calls, (list, tuple)):
         raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
     # The first call follows the content after a blank line (right away when there is none); each
@@ -193,7 +183,6 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     # just when it is.)
     opening = CALL_AFTER_CONTENT if content else CALL_FIRST
     append = out.append
-    lead = None if guard is None else guard.lead  # see render_chatml (what is no string fails a test)
     for k, call in enumerate(calls):
         if type(call) is not dict and not isinstance(call, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
@@ -217,8 +206,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                     key = _argument_name(key, index, calls, k)
                 kind = type(value)
                 if kind is not str:
-                    # Fast path for the "everyday" and agent rows of benchmarks/ab_chatml.py: an int
-                    # or a bool spelt as tojson spells it, without a call.
+                    # Fast path for the everyday and agent rows of benchmarks/ab_chatml.py: no call.
                     if kind is int:
                         text = int.__repr__(value)
                     elif kind is bool:
@@ -227,8 +215,9 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                         text = _argument_text(value, index, calls, k, key)
                     if lead is not None and (lead in text or len(text) > MAX_NESTING or kind not in JSON_KINDS):
                         text = guarded_json(guard, value, text, _argument_text, index, calls, k, key)
-                    value = text
-                elif lead is not None and lead in value:
+                    append(f"<parameter={key}>\n{text}\n</parameter>\n")
+                    continue
+                if lead is not None and lead in value:
                     value = guarded_json(guard, value, value, str)
                 append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
@@ -271,9 +260,8 @@ def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
     vision: VisionCount, add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None,
 ) -> None:
-    """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning.
-
-    ``spans`` (render_spans and sessions) notes each turn's ranges as it is written (:class:`TurnSpans`)."""
+    """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their
+    reasoning. ``spans`` (render_spans, sessions) notes each turn's ranges as it is written (:class:`TurnSpans`)."""
     last = len(roles) - 1
     if spans is not None:
         ranges, generated, starts = spans
@@ -292,21 +280,22 @@ def _write_turns(
             out.extend((TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT, content,
                         TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE))
         elif role == "assistant":
-            # Fast paths for the everyday and agent rows of benchmarks/ab_chatml.py: reasoning in the
-            # first of the fields, a string, or no reasoning field and no think block; any other
-            # case read in full by _reasoning.
+            # A reasoning field's text, else the content's <think> block (the content: what follows it).
             reasoning = message.get(_FIRST_REASONING_FIELD)
-            if type(reasoning) is not str:
-                if _REASONING_FIELDS.isdisjoint(message) and THINK_CLOSE not in content:
-                    reasoning = ""
-                else:
-                    reasoning, content = _reasoning(message, content, origins[pos])
+            if reasoning is None and not _REASONING_FIELDS.isdisjoint(message):
+                reasoning = reasoning_of(message)
+            if reasoning is None:
+                reasoning = ""
+                if THINK_CLOSE in content:
+                    reasoning, content = _split_think(content)
+            elif type(reasoning) is not str and not isinstance(reasoning, str):
+                raise _bad_reasoning(message, origins[pos])
             if pos > thinking_after:
                 out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
             else:
                 out.extend((ASSISTANT_TURN, content))
             if calls := message.get("tool_calls"):
-                _write_tool_calls(out, calls, content, origins[pos], guard)
+                _write_tool_calls(out, calls, content, origins[pos], guard, lead)
             else:
                 out.append(TURN_END)
         elif role == "user":
