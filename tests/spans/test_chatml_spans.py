@@ -175,3 +175,32 @@ def test_chatml_safety_spans_are_those_of_the_guarded_text() -> None:
             assert rendered.messages[index] == ((start, end),)
 
     check()
+
+
+@pytest.mark.parametrize("policy", ["escape", "reject"])
+def test_chatml_safety_spans_equal_those_of_the_guarded_messages(policy: str) -> None:
+    """``render_spans`` under the guard (whichever path it takes) gives what the unguarded renderer
+    gives for the tools and messages the guard returns (the checked path), or the same error:
+    control tokens drawn into every untrusted field."""
+    from prompt_formats.formats.chatml.untrusted import CHATML_READING
+    from tests.support.guard_cases import sprinkle
+
+    fmt = pf.get_format("chatml-safety", policy=policy)
+    unguarded = pf.get_format("chatml-safety", policy="allow")
+
+    @differential_settings
+    @given(st.data(), conversation(), tools, st.booleans(), chatml_options)
+    def check(data: st.DataObject, messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> None:
+        messages, tool_list = sprinkle(data, messages, tool_list)
+        try:
+            guarded_tools = fmt.guard.guard_tools(tool_list)
+            checked = unguarded.render_spans(fmt.guard.guard_messages(messages, CHATML_READING), guarded_tools,
+                                             gen, **options)
+        except pf.FormatError as exc:
+            with pytest.raises(type(exc)) as raised:
+                fmt.render_spans(messages, tool_list, gen, **options)
+            assert str(raised.value) == str(exc)
+            return
+        assert fmt.render_spans(messages, tool_list, gen, **options) == checked
+
+    check()

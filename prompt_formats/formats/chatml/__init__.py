@@ -8,6 +8,7 @@ set: :mod:`.tokens`; typing parsed values by the tools' schemas: :mod:`.schema`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...arguments import decode_arguments_option, decode_every_call
@@ -18,7 +19,7 @@ from ...options import BOOLEAN, Option, describe
 from ...spans import GeneratedPolicy, RenderedPrompt
 from .incremental import ChatMLIncremental, incremental_renderer
 from .parse import ChatMLReplyParser
-from .render import chatml_pieces, render_chatml, tools_block
+from .render import NotedRender, chatml_noted, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
 from .spans import rendered_prompt
 from .tokens import CONTROL_TOKENS
@@ -138,7 +139,9 @@ class ChatMLFormat(GuardedFormat):
             merge, template_options = self.merge_system, options
             return render_continued(
                 lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
-        return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
+        if options:
+            return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
+        return render_chatml(messages, tools, add_generation_prompt, self.merge_system)
 
     def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
                       policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
@@ -160,9 +163,18 @@ class ChatMLFormat(GuardedFormat):
         guard = self.guard
         if guard is not None:  # the tools first, then the messages (so its errors come in that order)
             tools = guard.guard_tools(tools)
+            fast = guard.fast_path(CHATML_READING) if not self.merge_system else None
+            # The guard's fast path, as in render (it wins the chatml-safety rows of benchmarks/bench_spans.py):
+            # its prompt and ranges, or None to step aside to the checked path.
+            if fast is not None:
+                noted = NotedRender()
+                text = render_guarded(fast, partial(render_chatml, _noted=noted), messages, tools,
+                                      add_generation_prompt, options)
+                if text is not None:
+                    return rendered_prompt(text, noted, len(messages), policy)
             messages = guard.guard_messages(messages, CHATML_READING)
-        prompt = chatml_pieces(messages, tools, add_generation_prompt, self.merge_system, options)
-        return rendered_prompt(prompt, len(messages), policy)
+        text, noted = chatml_noted(messages, tools, add_generation_prompt, self.merge_system, options)
+        return rendered_prompt(text, noted, len(messages), policy)
 
     def _serving_options(
         self, messages: Conversation, options: dict[str, Any], add_generation_prompt: bool | None

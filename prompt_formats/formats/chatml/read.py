@@ -51,10 +51,12 @@ def read_messages(
         roles = [message.get("role") for message in msgs]
     if not set(map(type, roles)) <= _STR_ONLY:
         roles = None
-    origins: Sequence[int | None] = range(len(msgs))
+    origins: Sequence[int | None]
     merged: Merged = ()
     if merge_system and (roles is None or "system" in roles):
         msgs, roles, origins, merged = _merge_system(msgs, roles, add_vision_id)
+    else:
+        origins = range(len(msgs))
     if not msgs:
         raise TemplateError("No messages provided.")
     if roles is None:

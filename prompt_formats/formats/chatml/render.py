@@ -6,9 +6,9 @@ input raises the same message first), the same quirks. In template order:
 1. (multi-system only) every system message's content is rendered, trimmed, empty ones dropped,
    the rest joined with a blank line into one leading system message;
 2. ``No messages provided.`` if nothing is left (both in :mod:`.read`);
-3. the prologue: the system turn, with the tools block when tools are offered (:func:`_write_prologue`);
+3. the prologue: the system turn, with the tools block when tools are offered (:func:`_prologue`);
 4. a backwards scan finds the last *real* user query (a user message whose trimmed text is wrapped
-   in ``<tool_response>…</tool_response>`` does not count); none raises (:func:`_last_query`);
+   in ``<tool_response>…</tool_response>`` does not count); none raises (in :func:`render_chatml`);
 5. the turns, in order, one writer per role; assistant turns after that query keep their
    ``<think>`` block;
 6. the generation prompt.
@@ -23,7 +23,7 @@ from typing import Any
 from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format import Conversation, Tools
-from ...shape import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
+from ...shape import REASONING_FIELDS, is_list, reasoning_field, reasoning_of
 from ...spans import Range
 from ...tools import PreparedTools, rendered_tools
 from .content import VisionCount, content_text, trimmed_text
@@ -54,11 +54,15 @@ from .tokens import (
 )
 from .untrusted import JSON_KINDS, MAX_NESTING, FastGuard, guarded_content, guarded_json, guarded_message, guarded_name
 
-__all__ = ["ChatMLPieces", "TurnSpans", "chatml_pieces", "render_chatml", "tools_block"]
+__all__ = ["ChatMLPieces", "NotedRender", "TurnSpans", "chatml_noted", "chatml_pieces", "render_chatml", "tools_block"]
 
 _ASSISTANT_HEADER = len(ASSISTANT_TURN)
 
 _TOOLS_KEY = "chatml.tools_block"
+# A message holding none of these keys has no reasoning field (shape.reasoning_of): the first is
+# looked up alone, the others only when the message holds one of them.
+_REASONING_FIELDS = frozenset(REASONING_FIELDS)
+_FIRST_REASONING_FIELD = REASONING_FIELDS[0]
 
 
 # --- The prologue and the last query. ----------------------------------------------------------------
@@ -111,20 +115,6 @@ def _prologue(
     return []
 
 
-def _last_query(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None], vision: VisionCount,
-    add_vision_id: Any, guard: FastGuard | None,
-) -> int:
-    """The position of the last user message that is not a wrapped tool response; none raises."""
-    for pos in range(len(roles) - 1, -1, -1):
-        if roles[pos] == "user":
-            message = msgs[pos] if guard is None else guarded_message(guard, msgs[pos], roles[pos])
-            query = trimmed_text(message, origins[pos], vision, False, False, add_vision_id)
-            if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
-                return pos
-    raise TemplateError("No user query found in messages.")
-
-
 # --- The assistant's turn. ---------------------------------------------------------------------------
 
 
@@ -137,17 +127,6 @@ def _split_think(content: str) -> tuple[str, str]:
 def _bad_reasoning(message: Mapping[str, Any], index: int | None) -> InvalidInputError:
     key = reasoning_field(message)
     return InvalidInputError(f"messages[{index}].{key}", f"expected a string, got {type_name(reasoning_of(message))}")
-
-
-def _reasoning(message: Mapping[str, Any], content: str, index: int | None) -> tuple[str, str]:
-    """An assistant turn's reasoning and content: a reasoning field's text, else the ``<think>`` block
-    of its content (the content becoming what follows it), else nothing."""
-    reasoning = reasoning_of(message)
-    if reasoning is None:
-        return _split_think(content) if THINK_CLOSE in content else ("", content)
-    if type(reasoning) is not str and not isinstance(reasoning, str):
-        raise _bad_reasoning(message, index)
-    return reasoning, content
 
 
 def _not_an_object(path: str, value: Any) -> InvalidInputError:
@@ -178,24 +157,24 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
     """A tool-call argument value that is not an exact ``str``, as the template writes it, or the error."""
     try:
         kind = type(value)
-        # Fast path for the "everyday" row of benchmarks/ab_chatml.py: the usual kinds spelt here as
-        # tojson spells them (exact types only), saving text_or_json's and tojson's dispatch.
-        if kind is int:
-            return int.__repr__(value)
-        if kind is bool:
-            return "true" if value else "false"
+        # Fast path for the "everyday" and agent rows of benchmarks/ab_chatml.py: the usual kinds
+        # spelt here as tojson spells them (exact types only), saving text_or_json's and tojson's
+        # dispatch. (_write_tool_calls spells ints and bools itself, for the same rows.)
         if kind is dict or kind is list:
             return "".join(json_chunks(value, 0))
         if kind is float and isfinite(value):
             return float.__repr__(value)
+        if kind is int:
+            return int.__repr__(value)
         return text_or_json(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
 
 
-def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None) -> None:
-    """The turn's tool calls, and its end. Names and argument values are made exact strings first,
-    so that the f-strings copy characters and call nothing."""
+def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None,
+                      lead: str | None) -> None:
+    """The turn's tool calls, and its end. Names and argument values are made exact strings first, so
+    that the f-strings copy characters and call nothing. ``lead``: ``guard``'s (what is no string fails a test)."""
     if type(calls) is not list and not isinstance(calls, (list, tuple)):
         raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
     # The first call follows the content after a blank line (right away when there is none); each
@@ -204,11 +183,10 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     # just when it is.)
     opening = CALL_AFTER_CONTENT if content else CALL_FIRST
     append = out.append
-    lead = None if guard is None else guard.lead  # see render_chatml (what is no string fails a test)
     for k, call in enumerate(calls):
         if type(call) is not dict and not isinstance(call, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
-        function = call_body(call)
+        function = call.get("function", call)  # shape.call_body, without a call (the agent row)
         if type(function) is not dict and function is not call and not isinstance(function, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
         name = function.get("name")
@@ -226,12 +204,20 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                     key = guarded_name(guard, key)
                 if type(key) is not str:
                     key = _argument_name(key, index, calls, k)
-                if type(value) is not str:
-                    text = _argument_text(value, index, calls, k, key)
-                    if lead is not None and (lead in text or len(text) > MAX_NESTING or type(value) not in JSON_KINDS):
+                kind = type(value)
+                if kind is not str:
+                    # Fast path for the everyday and agent rows of benchmarks/ab_chatml.py: no call.
+                    if kind is int:
+                        text = int.__repr__(value)
+                    elif kind is bool:
+                        text = "true" if value else "false"
+                    else:
+                        text = _argument_text(value, index, calls, k, key)
+                    if lead is not None and (lead in text or len(text) > MAX_NESTING or kind not in JSON_KINDS):
                         text = guarded_json(guard, value, text, _argument_text, index, calls, k, key)
-                    value = text
-                elif lead is not None and lead in value:
+                    append(f"<parameter={key}>\n{text}\n</parameter>\n")
+                    continue
+                if lead is not None and lead in value:
                     value = guarded_json(guard, value, value, str)
                 append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif isinstance(arguments, str):
@@ -274,12 +260,12 @@ def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
     vision: VisionCount, add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None,
 ) -> None:
-    """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their reasoning.
-
-    ``spans`` (render_spans only) notes each turn's ranges as it is written (:class:`TurnSpans`)."""
+    """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their
+    reasoning. ``spans`` (render_spans, sessions) notes each turn's ranges as it is written (:class:`TurnSpans`)."""
     last = len(roles) - 1
-    ranges, generated, starts = spans if spans is not None else ([], [], [])
-    at = sum(map(len, out)) if spans is not None else 0  # the prologue's text comes first
+    if spans is not None:
+        ranges, generated, starts = spans
+        written, at = len(out), sum(map(len, out))  # the prologue's pieces and text come first
     lead = None if guard is None else guard.lead  # untrusted: what is not an assistant's (see render_chatml)
     for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
         content = message.get("content")
@@ -291,45 +277,45 @@ def _write_turns(
             content = content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
         # The template's branches, most frequent first (a role equals at most one of these names).
         if role == "tool":  # a run of tool results is one user turn
-            opener = TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT
-            closer = TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE
+            out.extend((TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT, content,
+                        TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE))
         elif role == "assistant":
-            first = len(out) if spans is not None else 0
-            # Fast path for the agent row of benchmarks/ab_chatml.py: reasoning in the first of the
-            # fields, a string; any other case read in full by _reasoning.
-            reasoning = message.get(REASONING_FIELDS[0])
-            if type(reasoning) is not str:
-                reasoning, content = _reasoning(message, content, origins[pos])
+            # A reasoning field's text, else the content's <think> block (the content: what follows it).
+            reasoning = message.get(_FIRST_REASONING_FIELD)
+            if reasoning is None and not _REASONING_FIELDS.isdisjoint(message):
+                reasoning = reasoning_of(message)
+            if reasoning is None:
+                reasoning = ""
+                if THINK_CLOSE in content:
+                    reasoning, content = _split_think(content)
+            elif type(reasoning) is not str and not isinstance(reasoning, str):
+                raise _bad_reasoning(message, origins[pos])
             if pos > thinking_after:
                 out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
             else:
                 out.extend((ASSISTANT_TURN, content))
             if calls := message.get("tool_calls"):
-                _write_tool_calls(out, calls, content, origins[pos], guard)
+                _write_tool_calls(out, calls, content, origins[pos], guard, lead)
             else:
                 out.append(TURN_END)
-            if spans is not None:  # generated: right after the header, up to and including <|im_end|>
-                end = at + len("".join(out[first:]))  # (a join: faster than summing a few lengths)
+        elif role == "user":
+            out.extend((USER_TURN, content, TURN_END))
+        elif role != "system" or pos:
+            raise TemplateError("System message must be at the beginning." if role == "system"
+                                else "Unexpected message role.")
+        if spans is not None and (pos or role != "system"):  # (the system text's range is the prologue's)
+            if role == "assistant":  # generated: right after the header, up to and including <|im_end|>
+                end = at + len("".join(out[written:]))  # (a join: faster than summing a few lengths)
                 turn = (at + _ASSISTANT_HEADER, end - 1)
                 ranges.append((turn,))
                 generated.append(turn)
-                starts.append(first)
-                at = end
-            continue
-        elif role == "user":
-            opener, closer = USER_TURN, TURN_END
-        elif role == "system" and not pos:
-            continue  # its text is in the prologue, its range noted with it
-        else:
-            raise TemplateError("System message must be at the beginning." if role == "system"
-                                else "Unexpected message role.")
-        out.extend((opener, content, closer))
-        if spans is not None:  # a user or tool message's range: its printed content
-            begin = at + len(opener)
-            at = begin + len(content)
-            ranges.append(((begin, at),) if content else ())
-            starts.append(len(out) - 3)
-            at += len(closer)
+            else:  # a user or tool message's range: its printed content, between its opener and closer
+                begin = at + len(out[written])
+                end = begin + len(content)
+                ranges.append(((begin, end),) if content else ())
+                end += len(out[-1])
+            starts.append(written)
+            written, at = len(out), end
 
 
 def render_chatml(
@@ -342,6 +328,7 @@ def render_chatml(
     preserve_thinking: Any = None,
     add_vision_id: Any = None,
     _fast_guard: FastGuard | None = None,
+    _noted: NotedRender | None = None,
 ) -> str:
     """Render ``messages`` exactly as the Qwen3.6 template does.
 
@@ -350,56 +337,78 @@ def render_chatml(
     Options have the template's semantics: ``enable_thinking`` disables only when it ``is False``,
     ``preserve_thinking`` enables only when it ``is True``, ``add_vision_id`` by truthiness.
     Cost is linear in the size of the input: each message is visited a bounded number of times and
-    the prompt is joined once, at the end. ``_fast_guard``: the guard's fast path (:mod:`.untrusted`).
+    the prompt is joined once, at the end. ``_fast_guard``: the guard's fast path (:mod:`.untrusted`);
+    ``_noted`` (render_spans and sessions): gets the pieces and the turns' ranges (:class:`NotedRender`).
     """
-    pieces = _pieces(messages, tools, add_generation_prompt, merge_system, enable_thinking, preserve_thinking,
-                     add_vision_id, None, _fast_guard)[0]
-    return "".join(pieces)
+    # The one builder, in the template's order (the module docstring).
+    msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
+    vision = VisionCount()  # the template's image and video counters; only list content reads them
+    out = _prologue(msgs, roles, tools, vision, add_vision_id, _fast_guard)
+    # The last user message that is not a wrapped tool response; none raises.
+    for last_query in range(len(roles) - 1, -1, -1):
+        if roles[last_query] == "user":
+            message = msgs[last_query]
+            if _fast_guard is not None:
+                message = guarded_message(_fast_guard, message, "user")
+            query = trimmed_text(message, origins[last_query], vision, False, False, add_vision_id)
+            if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
+                break
+    else:
+        raise TemplateError("No user query found in messages.")
+    spans = None if _noted is None else _noted.spans
+    if spans is not None and roles[0] == "system":
+        spans[0].append(_system_range(out))
+        spans[2].append(len(out))
+    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
+                 spans, _fast_guard)
+    if spans is not None:
+        spans[2].append(len(out))
+    if add_generation_prompt:
+        out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
+    if _noted is not None:
+        _noted.pieces, _noted.roles, _noted.origins, _noted.merged = out, roles, origins, merged
+    return "".join(out)
+
+
+class NotedRender:
+    """What ``render_spans`` and sessions need of one :func:`render_chatml` call, noted by it: the
+    prompt's pieces (``"".join(pieces)`` is the prompt), the roles of the messages after merging
+    system messages, the input index each came from (``None``: the merged system message), the
+    ``(input index, length)`` of each system text the merged system message joined, in order, and
+    the turns' ranges (:data:`TurnSpans`)."""
+
+    __slots__ = ("merged", "origins", "pieces", "roles", "spans")
+
+    def __init__(self) -> None:
+        self.spans: TurnSpans = ([], [], [])
+        self.pieces: list[str] = []
+        self.roles: list[str] = []
+        self.origins: Sequence[int | None] = ()
+        self.merged: Merged = ()
 
 
 #: One conversation's pieces, as ``chatml_pieces`` returns them: ``(pieces, roles, origins, merged,
-#: spans)``. ``"".join(pieces)`` is the prompt; message ``pos`` (after merging system messages) has
-#: role ``roles[pos]`` and came from input message ``origins[pos]`` (``None``: the merged system
-#: message); ``merged`` holds ``(input index, length)`` of each system text the merged system message
-#: joined, in order; ``spans``: the ranges the builder noted. A plain tuple: made on every
-#: render_spans call.
+#: spans)``, as :class:`NotedRender` holds them. A plain tuple: made on every session render.
 ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], Merged, TurnSpans]
 
 
 def chatml_pieces(
     messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, options: Mapping[str, Any]
 ) -> ChatMLPieces:
-    """:func:`render_chatml`'s pieces before the join, with the ranges of every turn (for
-    ``render_spans``: the same builder, so the same errors and ``"".join(pieces)`` the same text).
-    ``options``: the template's options, checked by the caller."""
-    spans: TurnSpans = ([], [], [])
-    pieces, roles, origins, merged = _pieces(
-        messages, tools, add_generation_prompt, merge_system, options.get("enable_thinking"),
-        options.get("preserve_thinking"), options.get("add_vision_id"), spans, None,
-    )
-    return pieces, roles, origins, merged, spans
+    """:func:`render_chatml`'s pieces before the join, with the ranges of every turn (the same
+    builder, so the same errors and ``"".join(pieces)`` the same text). ``options``: the template's
+    options, checked by the caller."""
+    noted = chatml_noted(messages, tools, add_generation_prompt, merge_system, options)[1]
+    return noted.pieces, noted.roles, noted.origins, noted.merged, noted.spans
 
 
-def _pieces(
-    messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, enable_thinking: Any,
-    preserve_thinking: Any, add_vision_id: Any, spans: TurnSpans | None, guard: FastGuard | None,
-) -> tuple[list[str], list[str], Sequence[int | None], Merged]:
-    """The one builder, in the template's order (the module docstring): the prompt's pieces, the
-    roles and origins of the messages after merging, the merged system texts' origins and lengths.
-    ``spans`` (render_spans only) gets the ranges of the turns as they are written; ``guard``
-    (render only) tests each untrusted string where it is read."""
-    msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
-    # The template's image and video counters; only list content reads them.
-    vision = VisionCount()
-    out = _prologue(msgs, roles, tools, vision, add_vision_id, guard)
-    last_query = _last_query(msgs, roles, origins, vision, add_vision_id, guard)
-    if spans is not None and roles[0] == "system":
-        spans[0].append(_system_range(out))
-        spans[2].append(len(out))
-    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
-                 spans, guard)
-    if spans is not None:
-        spans[2].append(len(out))
-    if add_generation_prompt:
-        out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
-    return out, roles, origins, merged
+def chatml_noted(
+    messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, options: Mapping[str, Any]
+) -> tuple[str, NotedRender]:
+    """:func:`render_chatml`'s prompt and what it noted (for ``render_spans``). ``options``: the
+    template's options, checked by the caller."""
+    noted = NotedRender()
+    text = render_chatml(messages, tools, add_generation_prompt, merge_system, enable_thinking=options.get(
+        "enable_thinking"), preserve_thinking=options.get("preserve_thinking"),
+        add_vision_id=options.get("add_vision_id"), _noted=noted)
+    return text, noted

@@ -1,6 +1,6 @@
 """``render_spans`` for the ChatML formats: where each message landed, and what the model generated.
 
-The builder of :mod:`.render` notes each turn's ranges as it writes it (``render.TurnSpans``): a
+The builder of :mod:`.render` notes each turn's ranges as it writes it (``render.NotedRender``): a
 user or tool message's range is its printed content (none when it is empty), from the lengths of
 the pieces it writes (its opener, content, closer); an assistant message's range, and what it
 generated, is its whole turn after ``<|im_start|>assistant\n`` up to and including its
@@ -18,16 +18,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...spans import GeneratedPolicy, Range, RenderedPrompt
-from .render import ChatMLPieces
+from .render import NotedRender
 
 __all__ = ["rendered_prompt"]
 
 _BLANK_LINE = len("\n\n")
 
 
-def rendered_prompt(prompt: ChatMLPieces, message_count: int, policy: GeneratedPolicy) -> RenderedPrompt:
-    """The :class:`RenderedPrompt` of one conversation's pieces (``message_count``: input messages)."""
-    pieces, roles, origins, merged, (turns, generated, _) = prompt
+def rendered_prompt(text: str, noted: NotedRender, message_count: int, policy: GeneratedPolicy) -> RenderedPrompt:
+    """The :class:`RenderedPrompt` of one conversation's prompt ``text`` and what its render
+    noted (``message_count``: input messages)."""
+    roles, origins, merged, (turns, generated, _) = noted.roles, noted.origins, noted.merged, noted.spans
     if type(origins) is range:  # every input message kept, or all but a leading blank system one
         ranges = [()] * origins.start + turns if origins.start else turns
     else:
@@ -39,7 +40,7 @@ def rendered_prompt(prompt: ChatMLPieces, message_count: int, policy: GeneratedP
             _split_merged(turns[0], merged, ranges)
     if policy != "all":
         generated = _selected(generated, roles, policy)
-    return RenderedPrompt.unchecked("".join(pieces), tuple(ranges), tuple(generated))
+    return RenderedPrompt.unchecked(text, tuple(ranges), tuple(generated))
 
 
 def _selected(generated: list[Range], roles: list[str], policy: GeneratedPolicy) -> list[Range]:
