@@ -139,9 +139,7 @@ class ChatMLFormat(GuardedFormat):
             merge, template_options = self.merge_system, options
             return render_continued(
                 lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
-        if options:
-            return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
-        return render_chatml(messages, tools, add_generation_prompt, self.merge_system)
+        return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
 
     def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
                       policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
