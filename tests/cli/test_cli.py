@@ -373,6 +373,13 @@ def reaped(proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait()
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child before it starts: SIGINT's default action, as a terminal's foreground job has it.
+    A suite started in the background by a non-interactive shell (or under nohup) has SIGINT ignored,
+    and a child inherits that: the command would then rightly not see the Ctrl-C at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     # Small blocks: the workers get records while standard input is still open.
@@ -380,6 +387,7 @@ def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
         [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "2",
          "--block-size", "100", "-", "-o", str(out)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     assert proc.stdin is not None and proc.stderr is not None
     with reaped(proc):
