@@ -23,7 +23,7 @@ from typing import Any
 from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format import Conversation, Tools
-from ...shape import REASONING_FIELDS, is_list, reasoning_field, reasoning_of
+from ...shape import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
 from ...spans import Range
 from ...tools import PreparedTools, rendered_tools
 from .content import VisionCount, content_text, trimmed_text
@@ -186,7 +186,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     for k, call in enumerate(calls):
         if type(call) is not dict and not isinstance(call, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
-        function = call.get("function", call)  # shape.call_body, without a call (the agent row)
+        function = call_body(call)
         if type(function) is not dict and function is not call and not isinstance(function, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
         name = function.get("name")
