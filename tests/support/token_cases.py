@@ -63,6 +63,17 @@ def has_surrogate(text: str) -> bool:
     return any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
+def tokenizable_spans(fmt: Any, messages: Any, tool_list: Any, gen: bool, opts: dict[str, Any]) -> pf.RenderedPrompt:
+    """``fmt.render_spans`` of a generated case; hypothesis rejects the case where the template raises
+    or the text holds a lone surrogate (the tokenizer refuses it)."""
+    try:
+        rendered: pf.RenderedPrompt = fmt.render_spans(messages, tool_list, gen, **opts)
+    except pf.FormatError:
+        assume(False)
+    assume(not has_surrogate(rendered.text))
+    return rendered
+
+
 def transformers_result(tokenizer: Any, tagged: str, messages: Any, tool_list: Any, gen: bool, **options: Any) -> Any:
     """transformers' ids and masks of a conversation on the tagged template, as a dict."""
     return dict(tokenizer.apply_chat_template(
