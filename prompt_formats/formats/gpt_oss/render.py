@@ -21,6 +21,7 @@ from .tokens import (
     CALL,
     CALL_CHANNEL,
     CALL_HEAD,
+    CHANNEL,
     CHANNEL_TAGS,
     DEVELOPER,
     END,
@@ -135,23 +136,6 @@ def developer_message(instructions: str, functions: str) -> list[str]:
     return pieces
 
 
-def _thinking(message: Mapping[str, Any], index: int) -> str | None:
-    """The template's ``message.thinking`` after transformers' aliasing (``None``: not defined)."""
-    key = "thinking"
-    value = message.get(key)
-    if value is None:
-        key = "reasoning_content"
-        value = message.get(key)
-        if value is None:
-            key = "reasoning"
-            value = message.get(key)
-            if value is None:
-                return None
-    if type(value) is str or isinstance(value, str):
-        return value
-    raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(value)}")
-
-
 def _refuse_calls(calls: Any, index: int) -> NoReturn:
     """Raise for ``tool_calls`` that are not a non-empty list (the template reads ``[0]``)."""
     got = "an empty list" if isinstance(calls, (list, tuple)) else type_name(calls)
@@ -166,14 +150,28 @@ def _refuse_text(value: Any, index: int, path: str) -> NoReturn:
 
 def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, str | None]:
     """An assistant message's ``(content, thinking)`` (``None``: not defined), after the template's checks
-    for channel tags in each."""
+    for channel tags in each (both tags begin with ``<|channel|>``: a ``str`` without it is searched once)."""
     content = message.get("content")
     if content is not None and type(content) is not str:
         content = _optional_string(message, "content", index)
-    if content is not None and (TAG_ANALYSIS in content or TAG_FINAL in content):
+    if content is not None and (type(content) is not str or CHANNEL in content) and (
+        TAG_ANALYSIS in content or TAG_FINAL in content
+    ):
         raise TemplateError(CONTENT_TAGS_ERROR)
-    thinking = _thinking(message, index)
-    if thinking is not None and (TAG_ANALYSIS in thinking or TAG_FINAL in thinking):
+    # The template's ``message.thinking`` after transformers' aliasing (``None``: not defined).
+    key = "thinking"
+    thinking = message.get(key)
+    if thinking is None:
+        key = "reasoning_content"
+        thinking = message.get(key)
+        if thinking is None:
+            key = "reasoning"
+            thinking = message.get(key)
+    if thinking is not None and type(thinking) is not str and not isinstance(thinking, str):
+        raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(thinking)}")
+    if thinking is not None and (type(thinking) is not str or CHANNEL in thinking) and (
+        TAG_ANALYSIS in thinking or TAG_FINAL in thinking
+    ):
         raise TemplateError(THINKING_TAGS_ERROR)
     return content, thinking
 
