@@ -21,7 +21,6 @@ from .tokens import (
     CALL,
     CALL_CHANNEL,
     CALL_HEAD,
-    CHANNEL,
     CHANNEL_TAGS,
     DEVELOPER,
     END,
@@ -150,13 +149,11 @@ def _refuse_text(value: Any, index: int, path: str) -> NoReturn:
 
 def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, str | None]:
     """An assistant message's ``(content, thinking)`` (``None``: not defined), after the template's checks
-    for channel tags in each (both tags begin with ``<|channel|>``: a ``str`` without it is searched once)."""
+    for channel tags in each."""
     content = message.get("content")
     if content is not None and type(content) is not str:
         content = _optional_string(message, "content", index)
-    if content is not None and (type(content) is not str or CHANNEL in content) and (
-        TAG_ANALYSIS in content or TAG_FINAL in content
-    ):
+    if content is not None and (TAG_ANALYSIS in content or TAG_FINAL in content):
         raise TemplateError(CONTENT_TAGS_ERROR)
     # The template's ``message.thinking`` after transformers' aliasing (``None``: not defined).
     key = "thinking"
@@ -169,9 +166,7 @@ def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, 
             thinking = message.get(key)
     if thinking is not None and type(thinking) is not str and not isinstance(thinking, str):
         raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(thinking)}")
-    if thinking is not None and (type(thinking) is not str or CHANNEL in thinking) and (
-        TAG_ANALYSIS in thinking or TAG_FINAL in thinking
-    ):
+    if thinking is not None and (TAG_ANALYSIS in thinking or TAG_FINAL in thinking):
         raise TemplateError(THINKING_TAGS_ERROR)
     return content, thinking
 
