@@ -292,3 +292,22 @@ def test_analyses_before_each_final_answer_are_dropped_and_later_ones_kept() -> 
                 thinking_call(2), result, thinking_call(3), result, answer, USER, thinking_call(4), result]
     text = assert_matches(messages)
     assert [f"thought {i}" in text for i in range(5)] == [False, False, False, False, True]
+
+
+class _Text(str):
+    """A ``str`` subclass: the channel-tag checks search it as they search a ``str``."""
+
+
+@pytest.mark.parametrize("kind", [str, _Text])
+@pytest.mark.parametrize("text", [
+    "plain", "a <|channel|> alone", "x<|channel|>analysis<|message|>y", "<|channel|>final<|message|>", "<|channel|>",
+])
+@pytest.mark.parametrize("field", ["content", "thinking", "reasoning_content"])
+def test_channel_tags_are_found_in_calls_and_answers(kind: type, text: str, field: str) -> None:
+    value = kind(text)
+    for message in ({**call(), field: value}, {"role": "assistant", "content": "ok", field: value}):
+        if field == "content" and "tool_calls" not in message:
+            message = {"role": "assistant", "content": value}
+        expected = render_gpt_oss_jinja([USER, message], None, False, current_date=DAY)
+        assert render_ours(FMT.render, [USER, message], None, False, current_date=DAY) == expected
+        assert (expected[0] == "error") == ("analysis<|message|>" in text or "final<|message|>" in text)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -138,8 +139,8 @@ def _builtin_tools(value: Any) -> tuple[bool, bool]:
 def date_text(value: Any) -> str:
     """The ``Current date:`` text: a ``'YYYY-MM-DD'`` string as given, a date as ``strftime("%Y-%m-%d")``
     writes it, and for ``None`` today's local date as transformers' ``strftime_now`` writes it."""
-    if value is None:
-        return datetime.datetime.now().strftime("%Y-%m-%d")
+    if value is None:  # datetime.now().strftime's own call, without the datetime object
+        return time.strftime("%Y-%m-%d")
     if isinstance(value, str):
         return date_from_string(value)
     if isinstance(value, datetime.date):  # a datetime is a date too: its calendar date is used

@@ -135,23 +135,6 @@ def developer_message(instructions: str, functions: str) -> list[str]:
     return pieces
 
 
-def _thinking(message: Mapping[str, Any], index: int) -> str | None:
-    """The template's ``message.thinking`` after transformers' aliasing (``None``: not defined)."""
-    key = "thinking"
-    value = message.get(key)
-    if value is None:
-        key = "reasoning_content"
-        value = message.get(key)
-        if value is None:
-            key = "reasoning"
-            value = message.get(key)
-            if value is None:
-                return None
-    if type(value) is str or isinstance(value, str):
-        return value
-    raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(value)}")
-
-
 def _refuse_calls(calls: Any, index: int) -> NoReturn:
     """Raise for ``tool_calls`` that are not a non-empty list (the template reads ``[0]``)."""
     got = "an empty list" if isinstance(calls, (list, tuple)) else type_name(calls)
@@ -172,7 +155,17 @@ def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, 
         content = _optional_string(message, "content", index)
     if content is not None and (TAG_ANALYSIS in content or TAG_FINAL in content):
         raise TemplateError(CONTENT_TAGS_ERROR)
-    thinking = _thinking(message, index)
+    # The template's ``message.thinking`` after transformers' aliasing (``None``: not defined).
+    key = "thinking"
+    thinking = message.get(key)
+    if thinking is None:
+        key = "reasoning_content"
+        thinking = message.get(key)
+        if thinking is None:
+            key = "reasoning"
+            thinking = message.get(key)
+    if thinking is not None and type(thinking) is not str and not isinstance(thinking, str):
+        raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(thinking)}")
     if thinking is not None and (TAG_ANALYSIS in thinking or TAG_FINAL in thinking):
         raise TemplateError(THINKING_TAGS_ERROR)
     return content, thinking
