@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import marshal
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import orjson
@@ -208,9 +208,12 @@ class PlainToolsCache:
         prepared = self.lookup(tools)[0]
         return tools if prepared is None else prepared
 
-    def rendered(self, key: str, tools: Any, build: Callable[[Any], T]) -> T:
-        """``build(tools)``, cached on the toolset of ``tools`` under ``key`` (see :func:`rendered_tools`).
-        A content seen for the first time counts as seen only once its build succeeded."""
+    def rendered(self, tools: Any, key: str, build: Callable[[Any], T]) -> T:
+        """``build(tools)``, cached on the toolset of ``tools`` under ``key`` (see :func:`rendered_tools`):
+        on itself if it is a ``PreparedTools``. A content seen for the first time counts as seen only
+        once its build succeeded."""
+        if isinstance(tools, PreparedTools):
+            return tools.cached(key, build)
         prepared, _ = self.lookup(tools, see=False)
         if prepared is None:
             value = build(tools)
@@ -362,13 +365,9 @@ class ToolsetCache(PlainToolsCache):
 PLAIN_TOOLS_CACHE = PlainToolsCache()
 
 
-def rendered_tools(tools: Sequence[Mapping[str, Any]] | PreparedTools, key: str, build: Callable[[Any], T]) -> T:
-    """What a format renders from ``tools`` under ``key``: ``build(tools)``, computed once per toolset.
-
-    The one way a format asks for a toolset's rendered form: a :class:`PreparedTools` caches it on
-    itself; a plain list becomes one through :data:`PLAIN_TOOLS_CACHE` (or, not cacheable, is built
-    from every time). ``build`` must depend on the tools' content only.
-    """
-    if isinstance(tools, PreparedTools):
-        return tools.cached(key, build)
-    return PLAIN_TOOLS_CACHE.rendered(key, tools, build)
+#: ``rendered_tools(tools, key, build)``: what a format renders from ``tools`` under ``key``,
+#: ``build(tools)``, computed once per toolset. The one way a format asks for a toolset's rendered
+#: form: a :class:`PreparedTools` caches it on itself; a plain list becomes one through
+#: :data:`PLAIN_TOOLS_CACHE` (or, not cacheable, is built from every time). ``build`` must depend on
+#: the tools' content only. (The cache's bound method itself: a format's call is one call.)
+rendered_tools = PLAIN_TOOLS_CACHE.rendered

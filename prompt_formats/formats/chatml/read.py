@@ -15,7 +15,8 @@ from .content import system_text
 
 __all__ = ["Merged", "read_messages"]
 
-# Type sets the C-speed checks of the usual input compare with.
+# Type sets the C-speed checks of the usual input compare with (``issuperset`` of the types
+# themselves: no set is built, and it stops at the first other type).
 _DICT_ONLY = frozenset({dict})
 _STR_ONLY = frozenset({str})
 # An endless "role" (stateless: safe to share between threads), zipped by map() with the messages.
@@ -41,7 +42,7 @@ def read_messages(
     # The usual input (a list of dicts, string roles) is checked by C-speed passes over the whole
     # list; anything else message by message.
     roles: list[Any] | None
-    if type(messages) is list and set(map(type, messages)) <= _DICT_ONLY:
+    if type(messages) is list and _DICT_ONLY.issuperset(map(type, messages)):
         msgs: Sequence[Mapping[str, Any]] = messages
         roles = list(map(dict.get, messages, _ROLE_KEY))  # message.get("role") for each, at C speed
     else:
@@ -49,7 +50,7 @@ def read_messages(
             raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
         msgs = [message_dict(message, i) for i, message in enumerate(messages)]
         roles = [message.get("role") for message in msgs]
-    if not set(map(type, roles)) <= _STR_ONLY:
+    if not _STR_ONLY.issuperset(map(type, roles)):
         roles = None
     origins: Sequence[int | None]
     merged: Merged = ()

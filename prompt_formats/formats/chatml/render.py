@@ -69,6 +69,8 @@ _FIRST_REASONING_FIELD = REASONING_FIELDS[0]
 
 
 def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
+    if not tools:  # the template's `if tools`
+        return ""
     pieces = [TOOLS_HEADER]
     append = pieces.append
     for i, tool in enumerate(tools):
@@ -88,9 +90,11 @@ def tools_block(tools: Tools) -> str:
 
     Rendered once per toolset (:func:`~prompt_formats.tools.rendered_tools`).
     """
+    if isinstance(tools, PreparedTools):  # (its truth is a Python-level call: _tools_text tests its tuple)
+        return rendered_tools(tools, _TOOLS_KEY, _tools_text)
     if not tools:
         return ""
-    if type(tools) is not list and not isinstance(tools, PreparedTools) and not is_list(tools):
+    if type(tools) is not list and not is_list(tools):
         raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
     return rendered_tools(tools, _TOOLS_KEY, _tools_text)
 
@@ -159,7 +163,7 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
         kind = type(value)
         # Fast path for the "everyday" and agent rows of benchmarks/ab_chatml.py: the usual kinds
         # spelt here as tojson spells them (exact types only), saving text_or_json's and tojson's
-        # dispatch. (_write_tool_calls spells ints and bools itself, for the same rows.)
+        # dispatch.
         if kind is dict or kind is list:
             return "".join(json_chunks(value, 0))
         if kind is float and isfinite(value):
@@ -197,7 +201,8 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
         arguments = function.get("arguments")  # absent and null both render nothing
         if arguments is None:
             append(f"{opening}{name}>\n")
-        elif type(arguments) is dict or isinstance(arguments, Mapping):
+        elif type(arguments) is dict or (type(arguments) is not str and isinstance(arguments, Mapping)):
+            # (an exact str is no Mapping: the ABC's isinstance is a Python-level call)
             append(f"{opening}{name}>\n")
             for key, value in arguments.items():
                 if lead is not None and lead in key:
@@ -206,13 +211,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                     key = _argument_name(key, index, calls, k)
                 kind = type(value)
                 if kind is not str:
-                    # Fast path for the everyday and agent rows of benchmarks/ab_chatml.py: no call.
-                    if kind is int:
-                        text = int.__repr__(value)
-                    elif kind is bool:
-                        text = "true" if value else "false"
-                    else:
-                        text = _argument_text(value, index, calls, k, key)
+                    text = _argument_text(value, index, calls, k, key)
                     if lead is not None and (lead in text or len(text) > MAX_NESTING or kind not in JSON_KINDS):
                         text = guarded_json(guard, value, text, _argument_text, index, calls, k, key)
                     append(f"<parameter={key}>\n{text}\n</parameter>\n")
