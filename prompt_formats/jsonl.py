@@ -86,8 +86,18 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _NINETEEN_ZEROS = b"0" * 19
 
 
+# Nineteen bytes in a row hold at least three consecutive multiples of 6, so a run of 19 digits
+# shows as three digits in a row in every sixth byte; where those do not, there is no run. Fast path
+# for the command row of benchmarks/bench_command.py: a sixth of the bytes translated instead of all
+# of them (a hit steps aside to the full search).
+_SAMPLE_STRIDE = 6
+_THREE_ZEROS = b"000"
+
+
 def has_long_digit_run(data: bytes) -> bool:
     """Whether ``data`` holds 19 or more ASCII digits in a row."""
+    if data[::_SAMPLE_STRIDE].translate(_DIGITS_AS_ZERO).find(_THREE_ZEROS) < 0:
+        return False
     return data.translate(_DIGITS_AS_ZERO).find(_NINETEEN_ZEROS) >= 0
 
 
