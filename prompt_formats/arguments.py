@@ -32,14 +32,16 @@ def decode_arguments_option(value: Any) -> bool:
 
 def _decoded_call(call: Any) -> Any:
     """``call`` with its string arguments decoded, or the very object when nothing changes."""
-    if not isinstance(call, Mapping):
+    # (``type(x) is dict`` first: the Mapping ABC's isinstance is a Python-level call, made for
+    # every message of every request.)
+    if type(call) is not dict and not isinstance(call, Mapping):
         return call
     wrapped = "function" in call  # the renderer's (and the template's) reading: shape.call_body
     body = call["function"] if wrapped else call
-    if not isinstance(body, Mapping):
+    if type(body) is not dict and not isinstance(body, Mapping):
         return call
     arguments = body.get("arguments")
-    if not isinstance(arguments, str):
+    if type(arguments) is not str and not isinstance(arguments, str):
         return call
     value = decoded_json_object(arguments)
     if value is None:
@@ -50,11 +52,14 @@ def _decoded_call(call: Any) -> Any:
 
 def _decoded_message(message: Any, index: int) -> Any:
     """``message`` with its calls' arguments decoded, or the very object when nothing changes."""
-    if isinstance(message, Message):
-        if message.role != "assistant" or not message.tool_calls:
+    if type(message) is not dict:
+        if isinstance(message, Message):
+            if message.role != "assistant" or not message.tool_calls:
+                return message
+            message = message_dict(message, index)  # checked as the renderer checks it
+        elif not isinstance(message, Mapping):
             return message
-        message = message_dict(message, index)  # checked as the renderer checks it
-    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+    if message.get("role") != "assistant":
         return message
     calls = message.get("tool_calls")
     if not calls or not is_list(calls):

@@ -79,15 +79,23 @@ def _decode_exactly(data: bytes | memoryview) -> Any:
 
 # 19 digits in a row may be an integer beyond 64 bits (or part of a string: then the slower exact
 # decoder runs for nothing, which is harmless). The search maps digits to "0" and looks for 19 of
-# them with a plain substring search: under 1 ns a byte, where the regular expression [0-9]{19}
-# takes about 10. The command searches a block of lines as a whole, then only the lines of a block
-# that has such a run one by one.
+# them with a plain substring search, many times faster than the regular expression [0-9]{19}. The
+# command searches a block of lines as a whole, then only the lines of a block that has such a run
+# one by one.
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _NINETEEN_ZEROS = b"0" * 19
+# Nineteen bytes in a row hold three consecutive multiples of 6, so a run of 19 digits shows as
+# three digits in a row among every sixth byte; where those show none, there is no run. Fast path
+# for the row of benchmarks/bench_command.py: a sixth of the bytes translated instead of all of
+# them (a hit steps aside to the full search).
+_SAMPLE_STRIDE = 6
+_THREE_ZEROS = b"000"
 
 
 def has_long_digit_run(data: bytes) -> bool:
     """Whether ``data`` holds 19 or more ASCII digits in a row."""
+    if data[::_SAMPLE_STRIDE].translate(_DIGITS_AS_ZERO).find(_THREE_ZEROS) < 0:
+        return False
     return data.translate(_DIGITS_AS_ZERO).find(_NINETEEN_ZEROS) >= 0
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.records import RecordParser, RecordRenderer, call_ids, has_long_digit_run
@@ -168,6 +171,19 @@ def test_a_toolset_prepare_tools_refuses_renders_as_the_template_renders_it() ->
 ])
 def test_long_digit_runs_are_found(text: bytes, expected: bool) -> None:
     assert has_long_digit_run(text) is expected
+
+
+# Runs of digits around 19 long, at every offset from the start, between other bytes: the check
+# against a regular expression's reading of the same rule.
+_DIGIT_RUNS = st.lists(
+    st.one_of(st.integers(1, 25).map(lambda n: b"7" * n), st.binary(max_size=8), st.sampled_from([b"0", b"9", b" "])),
+    max_size=12,
+).map(b"".join)
+
+
+@given(_DIGIT_RUNS)
+def test_long_digit_runs_are_found_as_a_regular_expression_finds_them(text: bytes) -> None:
+    assert has_long_digit_run(text) is (re.search(rb"[0-9]{19}", text) is not None)
 
 
 def test_a_big_integer_in_a_block_renders_exactly_wherever_its_line_is() -> None:

@@ -28,23 +28,29 @@ __all__ = ["decode_conversation", "decoded_object"]
 
 def _decoded_message(message: Any, index: int) -> Any:
     """``message`` with its first call's string arguments decoded, or the very object when nothing changes."""
-    if isinstance(message, Message):
-        calls: Any = message.tool_calls  # typed, but not checked when the object was built
-        first = calls[0] if message.role == "assistant" and isinstance(calls, (list, tuple)) and calls else None
-        if not isinstance(first, ToolCall) or not isinstance(first.arguments, str):
+    # (``type(x) is dict`` first: the Mapping ABC's isinstance is a Python-level call.)
+    if type(message) is not dict:
+        if isinstance(message, Message):
+            calls: Any = message.tool_calls  # typed, but not checked when the object was built
+            first = calls[0] if message.role == "assistant" and isinstance(calls, (list, tuple)) and calls else None
+            if not isinstance(first, ToolCall) or not isinstance(first.arguments, str):
+                return message
+            if decoded_object(first.arguments) is None:
+                return message
+            message = message_dict(message, index)  # checked as the renderer checks it
+        elif not isinstance(message, Mapping):
             return message
-        if decoded_object(first.arguments) is None:
-            return message
-        message = message_dict(message, index)  # checked as the renderer checks it
-    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+    if message.get("role") != "assistant":
         return message
     calls = message.get("tool_calls")
-    if not isinstance(calls, (list, tuple)) or not calls or not isinstance(calls[0], Mapping):
+    if not isinstance(calls, (list, tuple)) or not calls:
         return message
     call = calls[0]
+    if type(call) is not dict and not isinstance(call, Mapping):
+        return message
     function = call.get("function")
     body = function if function else call  # the template's `if tool_call.function`
-    if not isinstance(body, Mapping) or not isinstance(body.get("arguments"), str):
+    if (type(body) is not dict and not isinstance(body, Mapping)) or not isinstance(body.get("arguments"), str):
         return message
     value = decoded_object(body["arguments"])
     if value is None:
