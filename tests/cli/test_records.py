@@ -14,6 +14,7 @@ import prompt_formats as pf
 from prompt_formats.records import RecordParser, RecordRenderer, call_ids, has_long_digit_run
 from prompt_formats.tools import ToolsetCache as _ToolsCache
 from tests.support.oracles import render_jinja
+from tests.support.strategies import differential_settings
 
 MULTI = pf.get_format("chatml-multi-system")
 USER = {"role": "user", "content": "Hi"}
@@ -181,6 +182,7 @@ _DIGIT_RUNS = st.lists(
 ).map(b"".join)
 
 
+@differential_settings
 @given(_DIGIT_RUNS)
 def test_long_digit_runs_are_found_as_a_regular_expression_finds_them(text: bytes) -> None:
     assert has_long_digit_run(text) is (re.search(rb"[0-9]{19}", text) is not None)
