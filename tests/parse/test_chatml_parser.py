@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
@@ -341,15 +342,26 @@ MARKER_TEXTS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "</functio
                 "<|im_end|>", "<|endoftext|>", "<function=", "<parameter=", ">"]
 
 
+# One pass from left to right, the longest marker first at each position: taking a marker out never
+# forms another from the text around it ("<tool_</think>call>" keeps "<tool_call").
+_MARKER = re.compile("|".join(map(re.escape, sorted(MARKER_TEXTS, key=len, reverse=True))))
+
+
 def without_markers(text: str) -> str:
-    for marker in MARKER_TEXTS:
-        text = text.replace(marker, "")
-    return "".join(text.split())
+    return "".join(_MARKER.sub("", text).split())
+
+
+def kept_characters(reply: AssistantReply) -> list[str]:
+    """The reply's characters, markers and whitespace aside: each piece on its own, since two pieces
+    side by side can spell a marker the input never held (reasoning "<think", content ">")."""
+    return sorted("".join(without_markers(piece) for piece in pieces_of(reply)))
 
 
 @pytest.mark.parametrize("thinking", [True, False])
 @differential_settings
 @given(text=st.one_of(completions(CHATML_MARKERS), st.text(), st.binary().map(lambda b: b.decode("utf-8", "replace"))))
+@example(text="<think</think>>")
+@example(text="<tool_</think>call>")
 def test_any_text_parses_and_nothing_is_lost(thinking: bool, text: str) -> None:
     options = {} if thinking else {"enable_thinking": False}
     reply = parse(text, **options)  # never raises
@@ -357,7 +369,7 @@ def test_any_text_parses_and_nothing_is_lost(thinking: bool, text: str) -> None:
     for stop in ("<|im_end|>", "<|endoftext|>"):
         body = body.split(stop)[0]
     # Every character of the input, markers and whitespace aside, is in a piece of the reply.
-    assert sorted(without_markers("".join(pieces_of(reply)))) == sorted(without_markers(body))
+    assert kept_characters(reply) == sorted(without_markers(body))
 
 
 @differential_settings
@@ -382,7 +394,7 @@ def test_cut_at_every_position_never_raises_and_loses_nothing() -> None:
         parse(text, [WEATHER])
         reply = parse(text)
         body = text.split("<|im_end|>")[0]
-        assert sorted(without_markers("".join(pieces_of(reply)))) == sorted(without_markers(body))
+        assert kept_characters(reply) == sorted(without_markers(body))
 
 
 def test_infinite_float_is_not_a_number() -> None:
