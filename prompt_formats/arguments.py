@@ -33,7 +33,7 @@ def decode_arguments_option(value: Any) -> bool:
 def _decoded_call(call: Any) -> Any:
     """``call`` with its string arguments decoded, or the very object when nothing changes."""
     # (``type(x) is dict`` first: the Mapping ABC's isinstance is a Python-level call, made for
-    # every message of every request.)
+    # every call of every request.)
     if type(call) is not dict and not isinstance(call, Mapping):
         return call
     wrapped = "function" in call  # the renderer's (and the template's) reading: shape.call_body
@@ -41,7 +41,7 @@ def _decoded_call(call: Any) -> Any:
     if type(body) is not dict and not isinstance(body, Mapping):
         return call
     arguments = body.get("arguments")
-    if type(arguments) is not str and not isinstance(arguments, str):
+    if not isinstance(arguments, str):
         return call
     value = decoded_json_object(arguments)
     if value is None:
