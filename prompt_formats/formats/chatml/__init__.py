@@ -18,6 +18,7 @@ from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import BOOLEAN, Option, describe
 from ...spans import GeneratedPolicy, RenderedPrompt
 from .incremental import ChatMLIncremental, incremental_renderer
+from .lean import lean_prompt
 from .parse import ChatMLReplyParser
 from .render import NotedRender, chatml_noted, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
@@ -139,6 +140,12 @@ class ChatMLFormat(GuardedFormat):
             merge, template_options = self.merge_system, options
             return render_continued(
                 lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
+        if self.merge_system and guard is None:
+            # The fast path of the usual input (.lean; it names its benchmark row): its prompt, or
+            # None to step aside to the checked builder.
+            prompt = lean_prompt(messages, tools, add_generation_prompt, options)
+            if prompt is not None:
+                return prompt
         return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
 
     def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
