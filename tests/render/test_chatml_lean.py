@@ -1,9 +1,11 @@
-"""The fast path of ``chatml-multi-system``'s usual input (``formats/chatml/lean.py``) against Jinja2.
+"""The fast path of the ChatML formats' usual input (``formats/chatml/lean.py``) against Jinja2.
 
 On the usual input it must give a prompt (else the tests below would test nothing) and that prompt
 must be the template's; on any generated input it either steps aside (``None``) or gives the
-template's prompt, and where the template raises, it steps aside. Expected values come only from
-the oracle.
+template's prompt, and where the template raises, it steps aside. Under the guard's lead
+(``chatml-safety``) a prompt it gives must also be one the guard's checked path leaves alone: the
+guard, even under ``reject``, finds nothing in those messages and tools. Expected values come only
+from the oracle.
 """
 
 from __future__ import annotations
@@ -13,12 +15,17 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+import prompt_formats as pf
 from prompt_formats.formats.chatml.lean import lean_prompt
 from prompt_formats.formats.chatml.tokens import CONTROL_TOKENS
+from prompt_formats.formats.chatml.untrusted import CHATML_READING
 from tests.support.oracles import render_jinja
 from tests.support.strategies import chatml_options, conversation, differential_settings, tools
 
 TEMPLATE = "chatml_multi_system.jinja"
+UPSTREAM = "chatml_upstream.jinja"
+REJECT = pf.get_format("chatml-safety", policy="reject").guard
+LEAD = REJECT.fast_path(CHATML_READING).lead
 
 # Text with the template's own markers and the whitespace it trims: the merge, the last-query test
 # and the <think> split must all read it as the template does.
@@ -35,7 +42,7 @@ image_part = st.sampled_from([{"type": "image", "image": "a.png"}, {"type": "ima
                               {"image": "b.png"}])
 user_content = st.one_of(usual_text, st.lists(st.one_of(text_part, image_part), max_size=3))
 system_content = st.one_of(usual_text, st.none(), st.lists(text_part, max_size=2))
-arguments = st.one_of(st.dictionaries(usual_text, value, max_size=4), usual_text.map(lambda t: '{"q": "%s"}' % t),
+arguments = st.one_of(st.dictionaries(usual_text, value, max_size=4), usual_text.map(lambda t: f'{{"q": "{t}"}}'),
                       st.none())
 
 
@@ -60,14 +67,15 @@ def usual_assistant(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def usual_conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """A conversation of the usual shape, with at least one real user query (a plain text one first)."""
+def usual_conversation(draw: st.DrawFn, strict: bool = False) -> list[dict[str, Any]]:
+    """A conversation of the usual shape, with at least one real user query (a plain text one first);
+    ``strict``: one system message at most, the first (the upstream template's)."""
     messages: list[dict[str, Any]] = []
     if draw(st.booleans()):
         messages.append({"role": "system", "content": draw(system_content)})
     messages.append({"role": "user", "content": "hello"})
     for _ in range(draw(st.integers(0, 3))):
-        kind = draw(st.sampled_from(["user", "assistant", "tool", "system"]))
+        kind = draw(st.sampled_from(["user", "assistant", "tool", *(() if strict else ("system",))]))
         if kind == "assistant":
             messages.append(draw(usual_assistant()))
         elif kind == "tool":
@@ -93,11 +101,57 @@ def test_the_usual_input_takes_the_path_and_renders_as_the_template(messages, to
 
 
 @differential_settings
+@given(usual_conversation(strict=True), tools, st.booleans(), template_options)
+def test_the_usual_input_takes_the_path_and_renders_as_the_upstream_template(messages, tool_list, gen, options):
+    got = lean_prompt(messages, tool_list, gen, options, False)
+    assert got is not None
+    assert ("ok", got) == render_jinja(UPSTREAM, messages, tool_list, gen, **options)
+
+
+def without_lead(value: Any) -> Any:
+    """``value`` with the guard's lead taken out of every string in it (keys too)."""
+    if isinstance(value, str):
+        return value.replace(LEAD, "")
+    if isinstance(value, dict):
+        return {without_lead(k): without_lead(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_lead(item) for item in value]
+    return value
+
+
+def untrusted_without_lead(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The guard's lead taken out of what it reads: every message but the assistant's, and tool calls."""
+    return [({**m, "tool_calls": without_lead(m["tool_calls"])} if "tool_calls" in m else m)
+            if m["role"] == "assistant" else without_lead(m) for m in messages]
+
+
+@differential_settings
+@given(usual_conversation(strict=True).map(untrusted_without_lead), tools, st.booleans(), template_options)
+def test_the_usual_input_under_the_guard_takes_the_path(messages, tool_list, gen, options):
+    # Assistant text keeps its markers (<think> included): it is trusted, so it does not knock the path off.
+    got = lean_prompt(messages, tool_list, gen, options, False, LEAD)
+    assert got is not None
+    assert ("ok", got) == render_jinja(UPSTREAM, messages, tool_list, gen, **options)
+    assert REJECT.guard_messages(messages, CHATML_READING) is messages
+
+
+@differential_settings
 @given(conversation(extra_roles=("developer",)), tools, st.booleans(), chatml_options)
 def test_any_input_steps_aside_or_renders_as_the_template(messages, tool_list, gen, options):
     got = lean_prompt(messages, tool_list, gen, options)
     if got is not None:
         assert ("ok", got) == render_jinja(TEMPLATE, messages, tool_list, gen, **options)
+
+
+@differential_settings
+@given(conversation(extra_roles=("developer",)), tools, st.booleans(), chatml_options, st.booleans())
+def test_any_input_under_the_guard_steps_aside_or_is_what_the_guard_leaves_alone(messages, tool_list, gen,
+                                                                                  options, guarded):
+    got = lean_prompt(messages, tool_list, gen, options, False, LEAD if guarded else None)
+    if got is not None:
+        assert ("ok", got) == render_jinja(UPSTREAM, messages, tool_list, gen, **options)
+        if guarded:
+            assert REJECT.guard_messages(messages, CHATML_READING) is messages  # nothing found, nothing raised
 
 
 class Text(str):
@@ -133,3 +187,25 @@ def test_it_steps_aside_where_the_checked_builder_raises_or_reads_more() -> None
     ]
     for messages, tool_list in cases:
         assert lean_prompt(messages, tool_list, True, {}) is None, messages
+
+
+def test_under_the_guard_it_steps_aside_for_the_lead_in_whatever_the_guard_reads() -> None:
+    token = "<|im_start|>"
+    call = {"name": "f", "arguments": {"x": "v"}}
+    cases: list[list[Any]] = [
+        [{"role": "system", "content": token}, USER],
+        [{"role": "user", "content": [{"type": "text", "text": token}]}],
+        [{"role": "user", "content": [{"type": "image", "image": "a.png", "text": token}, {"text": "hi"}]}],
+        [USER, {"role": "assistant", "content": "a", "tool_calls": [{**call, "name": token}]}],
+        [USER, {"role": "assistant", "content": "a", "tool_calls": [{"name": "f", "arguments": {token: "v"}}]}],
+        [USER, {"role": "assistant", "content": "a", "tool_calls": [{"name": "f", "arguments": {"x": token}}]}],
+        [USER, {"role": "assistant", "content": "a", "tool_calls": [{"name": "f", "arguments": {"x": [token]}}]}],
+        [USER, {"role": "assistant", "content": "a", "tool_calls": [{"name": "f", "arguments": f'"{token}"'}]}],
+        [USER, {"role": "assistant", "content": "a", "tool_calls": [call]}, {"role": "tool", "content": token}],
+        [USER, {"role": "assistant", "content": "a", "tool_calls": [{"name": "f", "arguments": {"x": [[[]]] * 300}}]}],
+    ]
+    for messages in cases:
+        assert lean_prompt(messages, None, True, {}, False, LEAD) is None, messages
+    # Trusted assistant text may hold the tokens; so may the text the guard does not read.
+    trusted = [USER, {"role": "assistant", "content": token, "reasoning_content": token, "tool_calls": [call]}]
+    assert lean_prompt(trusted, None, True, {}, False, LEAD) is not None

@@ -131,8 +131,12 @@ class ChatMLFormat(GuardedFormat):
         if guard is not None:
             tools = guard.guard_tools(tools)
             fast = guard.fast_path(CHATML_READING) if field is None and not self.merge_system else None
-            if fast is not None:  # the guard's fast path (see .untrusted): its prompt, or None to step aside
-                prompt = render_guarded(fast, render_chatml, messages, tools, add_generation_prompt, options)
+            if fast is not None:
+                # The fast path of the usual input (.lean), then the guard's (.untrusted): a prompt, or
+                # None to step aside.
+                prompt = lean_prompt(messages, tools, add_generation_prompt, options, False, fast.lead)
+                if prompt is None:
+                    prompt = render_guarded(fast, render_chatml, messages, tools, add_generation_prompt, options)
                 if prompt is not None:
                     return prompt
             messages = guard.guard_messages(messages, CHATML_READING)
@@ -140,10 +144,10 @@ class ChatMLFormat(GuardedFormat):
             merge, template_options = self.merge_system, options
             return render_continued(
                 lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
-        if self.merge_system and guard is None:
-            # The fast path of the usual input (.lean; it names its benchmark row): its prompt, or
+        if guard is None:
+            # The fast path of the usual input (.lean; it names its benchmark rows): its prompt, or
             # None to step aside to the checked builder.
-            prompt = lean_prompt(messages, tools, add_generation_prompt, options)
+            prompt = lean_prompt(messages, tools, add_generation_prompt, options, self.merge_system)
             if prompt is not None:
                 return prompt
         return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)

@@ -1,4 +1,4 @@
-"""A fast path for ``chatml-multi-system``'s usual input: :func:`lean_prompt`.
+"""A fast path for the ChatML formats' usual input: :func:`lean_prompt`.
 
 The one checked builder (:func:`~.render.render_chatml`) carries, on every message, what the other
 callers need: the guard's tests, the spans' notes, each message's index for errors, input that is
@@ -7,13 +7,19 @@ roles, names and keys; content a string, ``None`` or a list of text and image pa
 ``reasoning_content`` or inline ``<think>``; tool calls with an object or a JSON-string argument —
 and writes the prompt in one pass. On anything else it returns ``None`` and the caller renders
 through the checked builder, which then raises its own error if there is one: this path raises
-nothing. The template's rules it applies are the same as :mod:`.render`'s and :mod:`.read`'s (merge
-the system messages, find the last query, the assistant turn, the calls); what a message dict means
-(part kinds, reasoning fields, a call's body) is read through :mod:`prompt_formats.shape`.
+nothing. The template's rules it applies are :mod:`.render`'s and :mod:`.read`'s (merge the system
+messages, find the last query, the assistant turn, the calls); what a message dict means (part
+kinds, reasoning fields, a call's body) is read through :mod:`prompt_formats.shape`.
 
-It wins the ``chatml-multi-system`` everyday row of ``benchmarks/run_all.py`` (and of
-``benchmarks/bench_floor.py``, which times it beside the floor); it is deleted when it wins less than
-3% there. Tested against Jinja2 on generated input (``tests/render/test_chatml_lean.py``).
+Under the control-token guard (``chatml-safety``) it is given the tokens' lead character and steps
+aside (to the guard's own fast path) as soon as an untrusted string holds it — what the guard reads:
+the content of every message but the assistant's, tool-call names, argument names and the JSON text
+of argument values — or a value may be nested too deeply for the guard to check; the guard leaves
+every other string as it is.
+
+It wins the everyday rows of ``benchmarks/run_all.py`` (``chatml-multi-system`` and ``chatml-safety``;
+``benchmarks/bench_floor.py`` times it beside the floor); it is deleted when it wins less than 3%
+there. Tested against Jinja2 on generated input (``tests/render/test_chatml_lean.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from math import isfinite
 from typing import Any
 
 from ..._json import json_chunks
+from ..._walk import MAX_NESTING
 from ...errors import FormatError
 from ...format import Tools
 from ...shape import REASONING_FIELDS, call_body, part_kind
@@ -85,10 +92,29 @@ def _text(content: Any, images: list[int] | None, numbered: Any) -> str | None:
     return "".join(pieces)
 
 
-def _merged(messages: list[Any]) -> list[Mapping[str, Any]] | None:
-    """The messages with every system message's trimmed text, the empty ones dropped, joined by a
-    blank line into one leading system message; ``None`` for what this path does not read."""
-    texts = []
+def _clean(content: Any, lead: str) -> bool:
+    """Whether an untrusted content holds no ``lead`` in any text the guard reads, that of every part
+    included (``False``: unsure)."""
+    if type(content) is str:
+        return lead not in content
+    if type(content) is not list:
+        return content is None
+    for part in content:
+        if type(part) is not dict:
+            return False
+        text = part.get("text")
+        if text is not None and (type(text) is not str or lead in text):
+            return False
+    return True
+
+
+def _read(messages: list[Any], merge_system: bool, lead: str | None) -> list[Mapping[str, Any]] | None:
+    """The messages, a system message's content replaced by its trimmed text; ``merge_system``: every
+    system message's, the empty ones dropped, joined by a blank line into one leading system message
+    (else a system message anywhere but first is the template's error). ``None`` for what this path
+    does not read, and under the guard (``lead``) for untrusted content holding the lead: tested here,
+    first, so that stepping aside costs little."""
+    texts: list[str] = []
     others: list[Mapping[str, Any]] = []
     for message in messages:
         if type(message) is not dict:
@@ -96,11 +122,14 @@ def _merged(messages: list[Any]) -> list[Mapping[str, Any]] | None:
         role = message.get("role")
         if type(role) is not str or role not in _ROLES:
             return None
+        if lead is not None and role != "assistant" and not _clean(message.get("content"), lead):
+            return None
         if role == "system":
             text = _text(message.get("content"), None, None)
-            if text is None:
+            if text is None or not (merge_system or not (others or texts)):
                 return None
-            if text := text.strip():
+            text = text.strip()
+            if text or not merge_system:
                 texts.append(text)
         else:
             others.append(message)
@@ -125,13 +154,18 @@ def _last_query(msgs: list[Mapping[str, Any]]) -> int | None:
     return None
 
 
-def _argument_text(value: Any) -> str | None:
+def _argument_text(value: Any, lead: str | None) -> str | None:
     """An argument value that is no exact ``str``, as the template writes it (``tojson``); ``None``
-    for what this path does not write (a subclass, a float that is not finite, what JSON refuses)."""
+    for what this path does not write (a subclass, a float that is not finite, what JSON refuses,
+    under the guard (``lead``) a value it may find too deep)."""
     kind = type(value)
     try:
         if kind is dict or kind is list:
-            return "".join(json_chunks(value, 0))
+            text = "".join(json_chunks(value, 0))
+            # (the guard's test of a value it may find too deep; the caller tests the text for the lead)
+            if lead is not None and len(text) > MAX_NESTING and text.count("[") + text.count("{") > MAX_NESTING:
+                return None
+            return text
         if kind is int:
             return int.__repr__(value)
         if kind is float:
@@ -143,7 +177,7 @@ def _argument_text(value: Any) -> str | None:
     return "null" if value is None else None
 
 
-def _calls(out: list[str], calls: Any, content: str) -> bool:
+def _calls(out: list[str], calls: Any, content: str, lead: str | None) -> bool:
     """The turn's tool calls and its end; ``False`` for what this path does not write."""
     if type(calls) is not list:
         return False
@@ -156,20 +190,22 @@ def _calls(out: list[str], calls: Any, content: str) -> bool:
         if type(function) is not dict:
             return False
         name = function.get("name")
-        if type(name) is not str:
+        if type(name) is not str or (lead is not None and lead in name):
             return False
         arguments = function.get("arguments")
         if type(arguments) is dict:
             append(f"{opening}{name}>\n")
             for key, value in arguments.items():
                 if type(value) is not str:
-                    value = _argument_text(value)
+                    value = _argument_text(value, lead)
                     if value is None:
                         return False
-                if type(key) is not str:
+                if type(key) is not str or (lead is not None and (lead in key or lead in value)):
                     return False
                 append(f"<parameter={key}>\n{value}\n</parameter>\n")
         elif type(arguments) is str:
+            if lead is not None and lead in arguments:
+                return False
             append(f"{opening}{name}>\n<parameter=arguments>\n{arguments}\n</parameter>\n")
         elif arguments is None:
             append(f"{opening}{name}>\n")
@@ -180,7 +216,7 @@ def _calls(out: list[str], calls: Any, content: str) -> bool:
     return True
 
 
-def _assistant(out: list[str], message: Mapping[str, Any], content: str, thinking: bool) -> bool:
+def _assistant(out: list[str], message: Mapping[str, Any], content: str, thinking: bool, lead: str | None) -> bool:
     """An assistant turn (``thinking``: it keeps its reasoning); ``False`` for what this path does not write."""
     reasoning = message.get(_FIRST_REASONING_FIELD)
     if reasoning is None:
@@ -198,7 +234,7 @@ def _assistant(out: list[str], message: Mapping[str, Any], content: str, thinkin
         out.extend((ASSISTANT_TURN, content))
     calls = message.get("tool_calls")
     if calls:
-        return _calls(out, calls, content)
+        return _calls(out, calls, content, lead)
     out.append(TURN_END)
     return True
 
@@ -209,19 +245,22 @@ def _prologue(msgs: list[Mapping[str, Any]], tools: Tools) -> list[str] | None:
         block = tools_block(tools)
     except FormatError:
         return None
-    system = msgs[0]["content"] if msgs[0]["role"] == "system" else None  # merged: trimmed, not empty
+    system = msgs[0]["content"] if msgs[0]["role"] == "system" else None  # trimmed (merged: not empty)
     if block:
         return [block, "\n\n" + system, TURN_END] if system else [block, TURN_END]
     return [] if system is None else [SYSTEM_TURN + system + TURN_END]
 
 
-def lean_prompt(messages: Any, tools: Tools, add_generation_prompt: Any, options: Mapping[str, Any]) -> str | None:
-    """Exactly ``render_chatml(messages, tools, add_generation_prompt, True, **options)``'s prompt
-    for the usual input, or ``None`` (the caller renders through the checked builder). Raises
+def lean_prompt(messages: Any, tools: Tools, add_generation_prompt: Any, options: Mapping[str, Any],
+                merge_system: bool = True, lead: str | None = None) -> str | None:
+    """Exactly ``render_chatml(messages, tools, add_generation_prompt, merge_system, **options)``'s
+    prompt for the usual input, or ``None`` (the caller renders through the checked builder).
+    ``lead``: the guard's (:class:`~prompt_formats.control_tokens.FastGuard`): ``None`` as soon as
+    an untrusted string holds it (so the prompt is also the guard's checked path's). Raises
     nothing. ``options``: the template's options only, checked by the caller."""
     if type(messages) is not list or not messages:
         return None
-    msgs = _merged(messages)
+    msgs = _read(messages, merge_system, lead)
     if not msgs:
         return None
     last_query = _last_query(msgs)
@@ -236,7 +275,7 @@ def lean_prompt(messages: Any, tools: Tools, add_generation_prompt: Any, options
     last = len(msgs) - 1
     for pos, message in enumerate(msgs):
         role = message["role"]
-        content = _text(message.get("content"), images, numbered)
+        content = _text(message.get("content"), images, numbered)  # (under the guard: tested in _read)
         if content is None:
             return None
         content = content.strip()
@@ -245,7 +284,7 @@ def lean_prompt(messages: Any, tools: Tools, add_generation_prompt: Any, options
                         content,
                         TOOL_RESPONSE_LAST if pos == last or msgs[pos + 1]["role"] != "tool" else TOOL_RESPONSE_MORE))
         elif role == "assistant":
-            if not _assistant(out, message, content, pos > thinking_after):
+            if not _assistant(out, message, content, pos > thinking_after, lead):
                 return None
         elif role == "user":
             out.extend((USER_TURN, content, TURN_END))
