@@ -30,10 +30,11 @@ from typing import Any
 
 from ..._json import json_chunks
 from ..._walk import MAX_NESTING
+from ...control_tokens import parts_clean
 from ...errors import FormatError
 from ...format import Tools
 from ...shape import REASONING_FIELDS, call_body, part_kind
-from .render import tools_block
+from .render import prologue_pieces, split_think, tools_block
 from .tokens import (
     ASSISTANT_THINKING,
     ASSISTANT_TURN,
@@ -44,10 +45,8 @@ from .tokens import (
     GENERATION_PROMPT,
     GENERATION_PROMPT_NO_THINKING,
     IMAGE,
-    SYSTEM_TURN,
     THINK_BLOCK_END,
     THINK_CLOSE,
-    THINK_OPEN,
     TOOL_RESPONSE_CLOSE,
     TOOL_RESPONSE_FIRST,
     TOOL_RESPONSE_LAST,
@@ -97,15 +96,7 @@ def _clean(content: Any, lead: str) -> bool:
     included (``False``: unsure)."""
     if type(content) is str:
         return lead not in content
-    if type(content) is not list:
-        return content is None
-    for part in content:
-        if type(part) is not dict:
-            return False
-        text = part.get("text")
-        if text is not None and (type(text) is not str or lead in text):
-            return False
-    return True
+    return content is None or parts_clean(content, lead)
 
 
 def _read(messages: list[Any], merge_system: bool, lead: str | None) -> list[Mapping[str, Any]] | None:
@@ -126,7 +117,7 @@ def _read(messages: list[Any], merge_system: bool, lead: str | None) -> list[Map
             return None
         if role == "system":
             text = _text(message.get("content"), None, None)
-            if text is None or not (merge_system or not (others or texts)):
+            if text is None or (not merge_system and (others or texts)):  # upstream: a system message only first
                 return None
             text = text.strip()
             if text or not merge_system:
@@ -224,8 +215,7 @@ def _assistant(out: list[str], message: Mapping[str, Any], content: str, thinkin
             return False
         reasoning = ""
         if THINK_CLOSE in content:
-            reasoning = content.split(THINK_CLOSE)[0].rstrip("\n").split(THINK_OPEN)[-1].lstrip("\n")
-            content = content.split(THINK_CLOSE)[-1].lstrip("\n")
+            reasoning, content = split_think(content)
     elif type(reasoning) is not str:
         return False
     if thinking:
@@ -245,10 +235,7 @@ def _prologue(msgs: list[Mapping[str, Any]], tools: Tools) -> list[str] | None:
         block = tools_block(tools)
     except FormatError:
         return None
-    system = msgs[0]["content"] if msgs[0]["role"] == "system" else None  # trimmed (merged: not empty)
-    if block:
-        return [block, "\n\n" + system, TURN_END] if system else [block, TURN_END]
-    return [] if system is None else [SYSTEM_TURN + system + TURN_END]
+    return prologue_pieces(block, msgs[0]["content"] if msgs[0]["role"] == "system" else None)  # (trimmed by _read)
 
 
 def lean_prompt(messages: Any, tools: Tools, add_generation_prompt: Any, options: Mapping[str, Any],

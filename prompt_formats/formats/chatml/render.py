@@ -54,7 +54,10 @@ from .tokens import (
 )
 from .untrusted import JSON_KINDS, MAX_NESTING, FastGuard, guarded_content, guarded_json, guarded_message, guarded_name
 
-__all__ = ["ChatMLPieces", "NotedRender", "TurnSpans", "chatml_noted", "chatml_pieces", "render_chatml", "tools_block"]
+__all__ = [
+    "ChatMLPieces", "NotedRender", "TurnSpans", "chatml_noted", "chatml_pieces", "prologue_pieces", "render_chatml",
+    "split_think", "tools_block",
+]
 
 _ASSISTANT_HEADER = len(ASSISTANT_TURN)
 
@@ -105,24 +108,25 @@ def _prologue(
 ) -> list[str]:
     """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
     block = tools_block(tools)
-    has_system = roles[0] == "system"
-    if has_system:
-        system = msgs[0] if guard is None else guarded_message(guard, msgs[0], roles[0])
-        # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
-        system_prompt = trimmed_text(system, 0, vision, False, True, add_vision_id)
+    if roles[0] != "system":
+        return prologue_pieces(block, None)
+    system = msgs[0] if guard is None else guarded_message(guard, msgs[0], roles[0])
+    # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
+    return prologue_pieces(block, trimmed_text(system, 0, vision, False, True, add_vision_id))
+
+
+def prologue_pieces(block: str, system_prompt: str | None) -> list[str]:
+    """The prompt's first pieces from the tools block and the system message's trimmed text
+    (``None``: there is no system message; an empty one still makes a turn when no tools are offered)."""
     if block:
-        if has_system and system_prompt:
-            return [block, "\n\n" + system_prompt, TURN_END]
-        return [block, TURN_END]
-    if has_system:
-        return [SYSTEM_TURN + system_prompt + TURN_END]
-    return []
+        return [block, "\n\n" + system_prompt, TURN_END] if system_prompt else [block, TURN_END]
+    return [] if system_prompt is None else [SYSTEM_TURN + system_prompt + TURN_END]
 
 
 # --- The assistant's turn. ---------------------------------------------------------------------------
 
 
-def _split_think(content: str) -> tuple[str, str]:
+def split_think(content: str) -> tuple[str, str]:
     """A turn without a reasoning field whose content holds ``</think>``: the reasoning, the rest."""
     reasoning = content.split(THINK_CLOSE)[0].rstrip("\n").split(THINK_OPEN)[-1].lstrip("\n")
     return reasoning, content.split(THINK_CLOSE)[-1].lstrip("\n")
@@ -286,7 +290,7 @@ def _write_turns(
             if reasoning is None:
                 reasoning = ""
                 if THINK_CLOSE in content:
-                    reasoning, content = _split_think(content)
+                    reasoning, content = split_think(content)
             elif type(reasoning) is not str and not isinstance(reasoning, str):
                 raise _bad_reasoning(message, origins[pos])
             if pos > thinking_after:
