@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -352,9 +353,16 @@ def without_markers(text: str) -> str:
 
 
 def kept_characters(reply: AssistantReply) -> list[str]:
-    """The reply's characters, markers and whitespace aside: each piece on its own, since two pieces
-    side by side can spell a marker the input never held (reasoning "<think", content ">")."""
+    """The reply's characters, markers and whitespace aside, each piece on its own (exact for replies
+    whose pieces spell no marker the input did not hold; see :func:`reply_characters`)."""
     return sorted("".join(without_markers(piece) for piece in pieces_of(reply)))
+
+
+def reply_characters(reply: AssistantReply) -> Counter[str]:
+    """Every character of the reply's pieces, whitespace aside. Markers are not taken out: a piece can
+    join text from both sides of a call and so spell a marker the input never held ("<tool_call"
+    before the call, ">" after it, content "<tool_call>"), and two pieces side by side can too."""
+    return Counter("".join("".join(piece.split()) for piece in pieces_of(reply)))
 
 
 @pytest.mark.parametrize("thinking", [True, False])
@@ -362,14 +370,18 @@ def kept_characters(reply: AssistantReply) -> list[str]:
 @given(text=st.one_of(completions(CHATML_MARKERS), st.text(), st.binary().map(lambda b: b.decode("utf-8", "replace"))))
 @example(text="<think</think>>")
 @example(text="<tool_</think>call>")
+@example(text="<tool_call<tool_call>\n<function=get_weather>>")
 def test_any_text_parses_and_nothing_is_lost(thinking: bool, text: str) -> None:
     options = {} if thinking else {"enable_thinking": False}
     reply = parse(text, **options)  # never raises
     body = text
     for stop in ("<|im_end|>", "<|endoftext|>"):
         body = body.split(stop)[0]
-    # Every character of the input, markers and whitespace aside, is in a piece of the reply.
-    assert kept_characters(reply) == sorted(without_markers(body))
+    kept = reply_characters(reply)
+    # Every character of the input, markers and whitespace aside, is in a piece of the reply ...
+    assert not Counter(without_markers(body)) - kept
+    # ... and the reply holds no character the input did not (each piece is the input's own text).
+    assert not kept - Counter("".join(body.split()))
 
 
 @differential_settings
