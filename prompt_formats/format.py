@@ -10,11 +10,11 @@ from __future__ import annotations
 import abc
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn
 
 from .errors import FormatError, InvalidInputError, UnknownOptionError, type_name
 from .messages import AssistantReply
-from .options import Option
+from .options import Option, strict_flag
 from .spans import GeneratedPolicy, RenderedPrompt, check_generated_policy
 from .streaming import StreamParser
 from .tools import PreparedTools
@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from .guard import ControlTokenGuard
     from .session import IncrementalRenderer, Session
 
-__all__ = ["GUARD_CONFIG", "ChatFormat", "Conversation", "GuardedFormat", "Tools", "checked_guard"]
+__all__ = [
+    "GUARD_CONFIG", "ChatFormat", "Conversation", "GuardedFormat", "Tools", "checked_guard", "refuse_losses",
+    "render_strictly",
+]
 
 #: The ``guard`` configuration a format with an optional control-token guard declares.
 GUARD_CONFIG = Option("guard", frozenset({"null"}), "a ControlTokenGuard applied to untrusted text, or null")
@@ -111,7 +114,12 @@ class ChatFormat(abc.ABC):
             raise FormatError(
                 f"format {self.name!r} has no render_spans: its spans and assistant masks are not available"
             )
-        return self._render_spans(messages, tools, add_generation_prompt, check_generated_policy(generated), options)
+        policy = check_generated_policy(generated)
+        strict = strict_flag(options.pop("strict", None)) if "strict" in options else False
+        rendered = self._render_spans(messages, tools, add_generation_prompt, policy, options)
+        if strict and rendered.dropped:
+            refuse_losses(rendered.dropped)
+        return rendered
 
     def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
                       policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
@@ -269,6 +277,28 @@ def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..
 
 for _method in ("render_spans", "render_batch", "parse", "parse_batch", "stream_parser"):  # render is abstract
     setattr(ChatFormat, _method, _refusing_deep_stacks(getattr(ChatFormat, _method), _ENTRY_FIELDS[_method]))
+
+
+def refuse_losses(dropped: Sequence[str]) -> NoReturn:
+    """Raise the :class:`InvalidInputError` of ``strict=True`` for the losses ``dropped`` (not empty)."""
+    more = f" (and {len(dropped) - 1} more: {', '.join(dropped[1:])})" if len(dropped) > 1 else ""
+    raise InvalidInputError(dropped[0], f"the template leaves it out of the prompt, and strict=True refuses a loss{more}")
+
+
+def render_strictly(fmt: ChatFormat, messages: Conversation, tools: Tools, add_generation_prompt: Any,
+                    options: dict[str, Any]) -> str:
+    """``render`` under the ``strict`` option (which ``options`` holds; it is taken out).
+
+    ``strict`` false or null: exactly ``fmt.render`` without it. True: the same text, from
+    ``render_spans``, or :class:`InvalidInputError` at the first input the template leaves out
+    (``RenderedPrompt.dropped``). Every format's ``render`` hands a call with ``strict`` here.
+    """
+    if not strict_flag(options.pop("strict")):
+        return fmt.render(messages, tools, add_generation_prompt, **options)
+    rendered = fmt.render_spans(messages, tools, add_generation_prompt, **options)
+    if rendered.dropped:
+        refuse_losses(rendered.dropped)
+    return rendered.text
 
 
 def checked_guard(guard: object) -> ControlTokenGuard | None:

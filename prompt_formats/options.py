@@ -17,7 +17,7 @@ import attrs
 
 from .errors import InvalidInputError
 
-__all__ = ["BOOLEAN", "Kind", "Option", "describe", "read_value"]
+__all__ = ["BOOLEAN", "STRICT", "STRICT_PARSE", "Kind", "Option", "describe", "read_value", "strict_flag"]
 
 #: The kinds of JSON value an option can take.
 Kind = Literal["boolean", "null", "string", "number", "array", "object"]
@@ -38,6 +38,32 @@ class Option:
     name: str
     kinds: frozenset[Kind]
     description: str
+
+
+#: The option every format declares: ``strict=True`` refuses what the template would leave out.
+STRICT = Option(
+    "strict", frozenset({"boolean", "null"}),
+    "true: refuse (InvalidInputError naming the field) any input the template would leave out of the prompt "
+    "(default: render it as the template does; render_spans reports the losses in 'dropped')",
+)
+#: ``strict`` as a parse option: accepted so render's options can be passed as they are.
+STRICT_PARSE = Option(
+    "strict", frozenset({"boolean", "null"}),
+    "accepted so render's options can be passed as they are; no effect on parsing",
+)
+
+
+def strict_flag(value: object) -> bool:
+    """``strict``'s value read: ``True`` or ``False`` (``None``: unset, ``False``).
+
+    Raises :class:`InvalidInputError` at ``strict`` for any other value: a refusal asked for must
+    not be lost to a typo (``"yes"``, ``1``).
+    """
+    if value is None or value is False:
+        return False
+    if value is True:
+        return True
+    raise InvalidInputError("strict", f"expected a boolean or null, got {type(value).__name__}")
 
 
 def describe(options: Iterable[Option]) -> dict[str, str]:

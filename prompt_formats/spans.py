@@ -56,6 +56,12 @@ class RenderedPrompt:
       overlapping or touching. Two prompts generate the same characters exactly when their
       ``generated`` are equal.
     - Every range lies within ``0 <= start < end <= len(text)``.
+    - ``dropped`` names, as error paths do (``messages[2]``, ``messages[7].tool_calls[1]``,
+      ``messages[4].reasoning_content``, ``tools[3]``, ``builtin_tools[1]``), every input the template
+      read past and left out of the prompt although it held text: a whole message, a field of one, a
+      tool, an option's entry. Options and tools first, then by message index. Empty when nothing was
+      lost. Each format's page lists what its template drops; ``strict=True`` refuses exactly the
+      inputs for which it is not empty.
 
     Immutable, hashable, picklable.
     """
@@ -63,6 +69,7 @@ class RenderedPrompt:
     text: str
     messages: tuple[tuple[Range, ...], ...]
     generated: tuple[Range, ...]
+    dropped: tuple[str, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         if type(self.text) is not str:
@@ -82,12 +89,18 @@ class RenderedPrompt:
                     f"messages[{index}]", f"overlaps a range of messages[{previous}] at character {start}"
                 )
         _check_ranges(self.generated, size, "generated")
+        if type(self.dropped) is not tuple or not all(type(path) is str for path in self.dropped):
+            raise InvalidInputError("dropped", f"expected a tuple of field paths, got {self.dropped!r}")
 
     @classmethod
     def unchecked(
-        cls, text: str, messages: tuple[tuple[Range, ...], ...], generated: tuple[Range, ...]
+        cls,
+        text: str,
+        messages: tuple[tuple[Range, ...], ...],
+        generated: tuple[Range, ...],
+        dropped: tuple[str, ...] = (),
     ) -> RenderedPrompt:
-        """The same object as ``RenderedPrompt(text, messages, generated)``, without the checks.
+        """The same object as ``RenderedPrompt(text, messages, generated, dropped)``, without the checks.
 
         For the package's renderers only: their output holds the guarantees by construction, which
         the differential tests check on every case (tests/spans/), and checking them again on
@@ -99,6 +112,7 @@ class RenderedPrompt:
         _SET_TEXT(prompt, text)
         _SET_MESSAGES(prompt, messages)
         _SET_GENERATED(prompt, generated)
+        _SET_DROPPED(prompt, dropped)
         return prompt
 
     def assistant_mask(self) -> bytearray:
@@ -113,6 +127,7 @@ _new = object.__new__
 _SET_TEXT = RenderedPrompt.__dict__["text"].__set__
 _SET_MESSAGES = RenderedPrompt.__dict__["messages"].__set__
 _SET_GENERATED = RenderedPrompt.__dict__["generated"].__set__
+_SET_DROPPED = RenderedPrompt.__dict__["dropped"].__set__
 
 
 def _check_ranges(ranges: object, size: int, path: str) -> None:
