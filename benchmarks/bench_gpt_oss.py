@@ -2,8 +2,9 @@
 
 The workload is :func:`corpus.agent_request` (a coding-agent session: long system prompt, 40 tools
 with nested schemas, tool loops with reasoning and one to three calls per turn, tool results of
-realistic size), for several seeds, with reminders inline (the template renders one leading system
-message only). One change makes the corpus valid for the template, which refuses an assistant tool
+realistic size), for several seeds, with its system reminders as agents send them: later system
+messages, which the template drops (``--reminders inline`` moves them into the next user message
+instead). One change makes the corpus valid for the template, which raises on an assistant tool
 call carrying both content and reasoning: such a turn keeps its reasoning and loses its preamble.
 
 Contenders, all rendering every request with ``add_generation_prompt=True``:
@@ -23,7 +24,7 @@ twice untimed, then once timed).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_gpt_oss.py [--seeds 3] [--rounds 7]
+    .venv/bin/python benchmarks/bench_gpt_oss.py [--seeds 3] [--rounds 7] [--reminders system|inline]
 """
 
 from __future__ import annotations
@@ -69,11 +70,11 @@ def _for_gpt_oss(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def requests(seeds: int, n_messages: int = 257) -> list[corpus.Request]:
+def requests(seeds: int, n_messages: int = 257, reminders: str = "system") -> list[corpus.Request]:
     """The agent sessions, adapted to the template (see the module docstring)."""
     out = []
     for seed in range(seeds):
-        request = corpus.agent_request(n_messages, 40, seed, reminders="inline")
+        request = corpus.agent_request(n_messages, 40, seed, reminders="inline" if reminders == "inline" else "system")
         out.append(corpus.Request([_for_gpt_oss(m) for m in request.messages], request.tools))
     return out
 
@@ -122,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=3, help="agent requests (seeds 0..N-1)")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--reminders", choices=("system", "inline"), default="system",
+                        help="later system messages as sent (default), or moved into the next user message")
     args = parser.parse_args(argv)
-    reqs = requests(args.seeds)
+    reqs = requests(args.seeds, reminders=args.reminders)
     engine_jobs = [(alias_reasoning(r.messages), r.tools) for r in reqs]
     want, mini_note = _checked(reqs, engine_jobs)
     plain = [(r.messages, r.tools) for r in reqs]

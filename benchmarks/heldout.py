@@ -205,7 +205,7 @@ def _dress(
         messages = [m for i, m in enumerate(messages) if m["role"] != "system" or i == 0]
         if rng.random() < EXTRA_SYSTEM:
             messages = _extra_system(rng, messages)
-    if flavour in ("chatml-strict", "gpt-oss"):
+    if flavour == "chatml-strict":  # its template raises on a later system message (gpt-oss drops it)
         messages = corpus._inline_reminders(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
     has_image = flavour.startswith("chatml") and rng.random() < (AGENT_IMAGES if agent else IMAGES)

@@ -123,7 +123,8 @@ def _agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
     one-message request), as a server that keeps a session's ``PreparedTools`` has it; plain: each
     tool list is at its first sight."""
     flavour = FLAVOURS[name]
-    reminders = "inline" if flavour in ("chatml-strict", "gpt-oss") else "system"
+    # The strict ChatML template raises on a later system message; gpt-oss drops it, as agents send it.
+    reminders = "inline" if flavour == "chatml-strict" else "system"
 
     def make(r: int) -> list[Job]:
         options = {"current_date": "2025-08-05", "reasoning_effort": "medium"} if flavour == "harmony" else {}

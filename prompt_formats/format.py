@@ -282,7 +282,8 @@ for _method in ("render_spans", "render_batch", "parse", "parse_batch", "stream_
 def refuse_losses(dropped: Sequence[str]) -> NoReturn:
     """Raise the :class:`InvalidInputError` of ``strict=True`` for the losses ``dropped`` (not empty)."""
     more = f" (and {len(dropped) - 1} more: {', '.join(dropped[1:])})" if len(dropped) > 1 else ""
-    raise InvalidInputError(dropped[0], f"the template leaves it out of the prompt, and strict=True refuses a loss{more}")
+    problem = f"the template leaves it out of the prompt, and strict=True refuses a loss{more}"
+    raise InvalidInputError(dropped[0], problem)
 
 
 def render_strictly(fmt: ChatFormat, messages: Conversation, tools: Tools, add_generation_prompt: Any,

@@ -492,3 +492,65 @@ def test_session_renders_like_render_as_the_conversation_grows(fmt: pf.ChatForma
             for generation in (None, True):
                 assert session_or_render(session.render, grown, generation) == session_or_render(
                     fmt.render, grown, TOOLS, generation)
+
+
+# Issue 26: every format declares `strict`; it refuses exactly the inputs render_spans reports a loss
+# for, naming the first, and renders everything else as without it.
+
+#: Conversations with something every family's template leaves out: a mid-conversation system or
+#: developer message, a second call, a function tool (harmony), earlier reasoning.
+LOSSY: list[list[dict[str, Any]]] = [
+    [{"role": "user", "content": "Hi"}, {"role": "developer", "content": "Mode: terse."},
+     {"role": "user", "content": "Again"}],
+    [{"role": "user", "content": "Hi"},
+     {"role": "assistant", "content": "", "reasoning_content": "the plan", "tool_calls": [
+         {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+         {"type": "function", "function": {"name": "f", "arguments": {}}}]},
+     {"role": "tool", "content": "sunny"}, {"role": "tool", "content": "done"},
+     {"role": "assistant", "content": "Sunny.", "reasoning_content": "read it"},
+     {"role": "user", "content": "Thanks"}],
+]
+
+
+def test_every_format_declares_strict(fmt: pf.ChatFormat) -> None:
+    assert "strict" in fmt.options and "strict" in fmt.parse_options
+    assert fmt.parse("Hello", strict=True) == fmt.parse("Hello")
+
+
+@pytest.mark.parametrize("messages", [*CONVERSATIONS, *LOSSY])
+def test_strict_refuses_exactly_what_render_spans_reports_dropped(fmt: pf.ChatFormat, messages: Any) -> None:
+    try:
+        rendered = fmt.render_spans(messages, TOOLS, add_generation_prompt=True)
+    except pf.FormatError as error:
+        with pytest.raises(type(error)):
+            fmt.render(messages, TOOLS, add_generation_prompt=True, strict=True)
+        return
+    assert fmt.render(messages, TOOLS, add_generation_prompt=True, strict=False) == rendered.text
+    for call in (fmt.render, fmt.render_spans):
+        if rendered.dropped:
+            with pytest.raises(pf.InvalidInputError) as info:
+                call(messages, TOOLS, add_generation_prompt=True, strict=True)
+            assert info.value.path == rendered.dropped[0]
+        else:
+            strict = call(messages, TOOLS, add_generation_prompt=True, strict=True)
+            assert (strict if isinstance(strict, str) else strict.text) == rendered.text
+    session = fmt.session(TOOLS, strict=True)
+    if rendered.dropped:
+        with pytest.raises(pf.InvalidInputError):
+            session.render(messages, add_generation_prompt=True)
+    else:
+        assert session.render(messages, add_generation_prompt=True) == rendered.text
+
+
+def test_a_lossy_conversation_loses_something_in_every_format(fmt: pf.ChatFormat) -> None:
+    # Each family drops at least one input of LOSSY (a test of the test: strict is exercised).
+    assert any(fmt.render_spans(messages, TOOLS, add_generation_prompt=True).dropped for messages in LOSSY
+               if not _raises(fmt, messages))
+
+
+def _raises(fmt: pf.ChatFormat, messages: Any) -> bool:
+    try:
+        fmt.render_spans(messages, TOOLS, add_generation_prompt=True)
+    except pf.FormatError:
+        return True
+    return False

@@ -1,29 +1,32 @@
 """gpt-oss against its template rendered by Jinja2 (as transformers feeds it), on generated conversations.
 
 Every case is rendered by our formatter and by the Jinja2 oracle; the texts must be identical, or
-both must raise with the same message. Expected values come only from the oracle.
+both must raise with the same message (where Jinja2 itself fails, ours raises InvalidInputError).
+What the template drops is checked by the oracle too (tests/support/gpt_oss_drops.py). Expected
+values come only from the oracle.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
+from tests.support.gpt_oss_drops import check_dropped, ours_outcome, outcome
 from tests.support.gpt_oss_strategies import conversation, options, tool, tools
-from tests.support.oracles import render_ours
 from tests.support.strategies import differential_settings
 
 FMT = pf.get_format("gpt-oss")
 
 
 def check(messages: list[Any], tool_list: Any, gen: bool, opts: dict[str, Any], prepared: bool) -> None:
-    expected = render_gpt_oss_jinja(messages, tool_list, gen, **opts)
+    """Ours equals the oracle: the same text, or the template's error message; where Jinja2 itself
+    fails (a type error, an undefined value), an InvalidInputError naming a field."""
     our_tools = pf.prepare_tools(tool_list) if prepared and tool_list else tool_list
-    assert render_ours(FMT.render, messages, our_tools, gen, **opts) == expected
+    assert ours_outcome(FMT.render, messages, our_tools, gen, **opts) == outcome(messages, tool_list, gen, opts)
 
 
 @differential_settings
@@ -42,9 +45,31 @@ def test_tool_schemas_match_jinja(tool_list, opts):
 @differential_settings
 @given(conversation(), tools, st.booleans(), options())
 def test_render_batch_matches_jinja(messages, tool_list, gen, opts):
-    expected = render_gpt_oss_jinja(messages, tool_list, gen, **opts)
+    expected = outcome(messages, tool_list, gen, opts)
     [result] = FMT.render_batch([messages], tool_list, gen, errors="collect", **opts)
-    if isinstance(result, pf.TemplateError):
+    if expected[0] == "crash":
+        assert isinstance(result, pf.InvalidInputError)
+    elif isinstance(result, pf.TemplateError):
         assert expected == ("error", str(result))
     else:
         assert expected == ("ok", result)
+
+
+@differential_settings
+@given(conversation(), tools, st.booleans(), options())
+def test_dropped_is_exactly_what_the_prompt_lacks(messages, tool_list, gen, opts):
+    # Where the template renders: the spans' text is the oracle's, `dropped` names exactly the inputs
+    # whose text the oracle's prompt does not hold (told by perturbing each and rendering again),
+    # and strict=True refuses exactly when it names any.
+    case = (messages, tool_list, gen, opts)
+    if outcome(*case)[0] != "ok":
+        return
+    rendered = FMT.render_spans(messages, tool_list, gen, **opts)
+    assert ("ok", rendered.text) == outcome(*case)
+    check_dropped(case, rendered.dropped)
+    if rendered.dropped:
+        with pytest.raises(pf.InvalidInputError) as info:
+            FMT.render(messages, tool_list, gen, strict=True, **opts)
+        assert info.value.path == rendered.dropped[0]
+    else:
+        assert FMT.render(messages, tool_list, gen, strict=True, **opts) == rendered.text

@@ -121,11 +121,9 @@ def test_the_default_date_is_today_local_time() -> None:
 
 
 @pytest.mark.parametrize(("options", "path"), [
-    ({"reasoning_effort": "max"}, "reasoning_effort"),
     ({"reasoning_effort": 3}, "reasoning_effort"),
     ({"model_identity": 5}, "model_identity"),
-    ({"builtin_tools": ["search"]}, "builtin_tools[0]"),
-    ({"builtin_tools": "python"}, "builtin_tools"),
+    ({"builtin_tools": 7}, "builtin_tools"),
     ({"current_date": "2025-02-30"}, "current_date"),
     ({"current_date": 20250101}, "current_date"),
 ])
@@ -133,6 +131,26 @@ def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], path
     with pytest.raises(pf.InvalidInputError) as info:
         FMT.render([USER], **options)
     assert info.value.path == path
+
+
+@pytest.mark.parametrize(("options", "dropped"), [
+    ({"reasoning_effort": "max"}, ()),
+    ({"reasoning_effort": ""}, ()),
+    ({"builtin_tools": ["search"]}, ("builtin_tools[0]",)),  # the tools header, and no tool
+    ({"builtin_tools": ["python", "search", "browser"]}, ("builtin_tools[1]",)),
+    ({"builtin_tools": "python"}, ("builtin_tools",)),  # its characters are looped over
+    ({"builtin_tools": {"python": 1}}, ()),  # its keys are
+])
+def test_option_values_the_template_takes_render_as_it_renders_them(
+    options: dict[str, Any], dropped: tuple[str, ...]
+) -> None:
+    text = assert_matches([USER], **options)
+    rendered = FMT.render_spans([USER], None, True, current_date=DAY, **options)
+    assert (rendered.text, rendered.dropped) == (text, dropped)
+    if dropped:
+        with pytest.raises(pf.InvalidInputError) as info:
+            FMT.render([USER], None, True, current_date=DAY, strict=True, **options)
+        assert info.value.path == dropped[0]
 
 
 def test_unknown_options_are_refused() -> None:
@@ -196,11 +214,29 @@ def test_input_the_template_fails_on_is_refused_naming_the_field(messages: list[
 
 
 @pytest.mark.parametrize("role", ["system", "developer", "function"])
-def test_a_message_the_template_would_drop_is_refused(role: str) -> None:
-    messages = [USER, {"role": role, "content": "dropped text"}]
-    assert "dropped text" not in render_gpt_oss_jinja(messages, None, True, current_date=DAY)[1]
-    with pytest.raises(pf.InvalidInputError, match=r"^messages\[1\]\.role: .*would drop"):
-        FMT.render(messages, current_date=DAY)
+def test_a_message_the_template_drops_is_rendered_dropped_and_refused_only_when_strict(role: str) -> None:
+    messages = [USER, {"role": role, "content": "dropped text"}, {"role": "user", "content": "next"}]
+    expected = render_gpt_oss_jinja(messages, None, True, current_date=DAY)
+    assert "dropped text" not in expected[1]
+    assert ("ok", FMT.render(messages, None, True, current_date=DAY)) == expected
+    rendered = FMT.render_spans(messages, None, True, current_date=DAY)
+    assert (rendered.messages[1], rendered.dropped) == ((), ("messages[1]",))
+    for call in (FMT.render, FMT.render_spans):
+        with pytest.raises(pf.InvalidInputError, match=r"^messages\[1\]: the template leaves it out"):
+            call(messages, None, True, current_date=DAY, strict=True)
+
+
+def test_strict_takes_a_boolean_or_null() -> None:
+    assert FMT.render([USER], None, True, current_date=DAY, strict=None) == FMT.render([USER], None, True,
+                                                                                       current_date=DAY)
+    with pytest.raises(pf.InvalidInputError, match=r"^strict: expected a boolean or null, got str"):
+        FMT.render([USER], strict="yes")
+
+
+def test_the_first_message_content_as_parts_is_printed_as_the_template_prints_it() -> None:
+    # {{ developer_message }} prints what it is given: a list of parts as Python writes the list.
+    messages = [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]}, USER]
+    assert "[{'type': 'text', 'text': 'Be brief.'}]" in assert_matches(messages)
 
 
 def test_message_objects_render_like_their_dicts() -> None:
@@ -311,3 +347,19 @@ def test_channel_tags_are_found_in_calls_and_answers(kind: type, text: str, fiel
         expected = render_gpt_oss_jinja([USER, message], None, False, current_date=DAY)
         assert render_ours(FMT.render, [USER, message], None, False, current_date=DAY) == expected
         assert (expected[0] == "error") == ("analysis<|message|>" in text or "final<|message|>" in text)
+
+
+def test_a_call_analysis_that_is_not_text_is_dropped_unwritten_when_a_final_answer_follows() -> None:
+    # The template writes a call's analysis only when no final answer follows; it never reads parts'
+    # text, and it concatenates the analysis only where it writes it.
+    parts = [{"type": "text", "text": "let me look"}]
+    messages = [USER, {**call(), "content": parts}, {"role": "tool", "content": "r"},
+                {"role": "assistant", "content": "done"}]
+    assert_matches(messages)
+    assert FMT.render_spans(messages, None, True, current_date=DAY).dropped == ("messages[1].content",)
+    assert template_fails(messages[:3])  # no final answer after it: the template writes it, and fails
+    with pytest.raises(pf.InvalidInputError) as info:
+        FMT.render(messages[:3], None, True, current_date=DAY)
+    assert info.value.path == "messages[1].content"
+    # Content and thinking both set: the template's own error comes first, whatever the content is.
+    assert_matches([USER, {**call(), "content": parts, "thinking": "t"}])

@@ -6,7 +6,9 @@ nested objects, type lists, ``oneOf`` with described and defaulted variants, ``a
 shapes it writes as ``any``, nullable, defaults of every JSON kind, ``required`` lists), a leading
 system or developer message, multi-turn tool loops with calls in both shapes and arguments of any
 JSON kind (strings too), results of any JSON kind, reasoning under every alias (several at once,
-``None`` ones), the texts the template refuses, and the options.
+``None`` ones), the texts the template refuses, the options (any effort text, built-in tool names
+it ignores), and what it drops: messages of other roles after the first (mid-conversation system
+and developer messages), every call of a message but the first, content parts it never writes.
 """
 
 from __future__ import annotations
@@ -149,18 +151,24 @@ def tool_call(draw: st.DrawFn) -> dict[str, Any]:
     return body
 
 
+#: Content as OpenAI's text parts (the template prints or tests them, never reads their text).
+parts = st.lists(st.builds(lambda t: {"type": "text", "text": t}, safe_text), min_size=1, max_size=2)
+
+
 @st.composite
 def assistant(draw: st.DrawFn, refused: bool) -> dict[str, Any]:
     """An assistant message: a final answer or a tool call (sometimes with a preamble and reasoning)."""
     message: dict[str, Any] = {"role": "assistant"}
     content_text = text if refused else safe_text
     if draw(st.booleans()):
-        message["tool_calls"] = draw(st.lists(tool_call(), min_size=1, max_size=2))
-        choice = draw(st.integers(0, 3))
+        message["tool_calls"] = draw(st.lists(tool_call(), min_size=1, max_size=3))
+        choice = draw(st.integers(0, 5))
         if choice == 1:
             message["content"] = draw(content_text)
         elif choice == 2:
             message["content"] = None
+        elif choice == 3:
+            message["content"] = draw(parts)  # written only when no final answer follows: else dropped
     else:
         message["content"] = draw(content_text)
         if draw(st.integers(0, 4)) == 0:
@@ -178,12 +186,15 @@ def conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
     if draw(st.booleans()):
         first: dict[str, Any] = {"role": draw(st.sampled_from(["system", "developer"]))}
         if draw(st.integers(0, 4)):
-            first["content"] = draw(st.one_of(text, st.none()))
+            first["content"] = draw(st.one_of(text, st.none(), parts))  # parts: printed as Python's str
         messages.append(first)
     for _ in range(draw(st.integers(0 if messages else 1, 7))):
-        kind = draw(st.sampled_from(["user"] * 3 + ["assistant"] * 2 + ["loop"] * 4 + ["tool"]))
+        kind = draw(st.sampled_from(["user"] * 3 + ["assistant"] * 2 + ["loop"] * 4 + ["tool", "other"]))
         if kind == "user":
             messages.append({"role": "user", "content": draw(text)})
+        elif kind == "other":  # a role the template renders nothing of after the first message: dropped
+            role = draw(st.sampled_from(["system", "system", "developer", "function", "ipython", "critic"]))
+            messages.append({"role": role, "content": draw(st.one_of(text, st.none(), parts))})
         elif kind == "assistant":
             messages.append(draw(assistant(refused)))
         elif kind == "tool":
@@ -213,9 +224,13 @@ def options(draw: st.DrawFn) -> dict[str, Any]:
     """The format's options; ``current_date`` always (the default is today's date: not reproducible)."""
     out: dict[str, Any] = {"current_date": draw(dates)}
     if draw(st.booleans()):
-        out["reasoning_effort"] = draw(st.sampled_from(["low", "medium", "high", None]))
+        out["reasoning_effort"] = draw(st.one_of(st.sampled_from(["low", "medium", "high", None, "", "max"]), text))
     if draw(st.booleans()):
         out["model_identity"] = draw(st.one_of(text, st.none()))
     if draw(st.booleans()):
-        out["builtin_tools"] = draw(st.lists(st.sampled_from(["browser", "python"]), max_size=3))
+        # Names the template knows and others it ignores; now and then a string (its characters) or a mapping.
+        name = st.sampled_from(["browser", "python", "python", "search", "", "Python", 1, None])
+        out["builtin_tools"] = draw(st.one_of(
+            st.lists(name, max_size=3), st.lists(name, max_size=3).map(tuple), st.sampled_from(["python", ""]),
+            st.dictionaries(st.sampled_from(["python", "browser", "x"]), st.integers(), max_size=2)))
     return out

@@ -14,7 +14,7 @@ import attrs
 
 from ...arguments import decode_arguments_option
 from ...errors import InvalidInputError, type_name
-from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
+from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
 from ...options import Option, describe
 from ...spans import GeneratedPolicy, RenderedPrompt
 from ..harmony import HarmonyReplyParser
@@ -71,6 +71,8 @@ class GptOssFormat(GuardedFormat):
         :class:`~prompt_formats.errors.InjectionError` under a rejecting guard (before any other error
         of the messages).
         """
+        if options and "strict" in options:
+            return render_strictly(self, messages, tools, add_generation_prompt, options)
         messages, tools, add_generation_prompt, system_options = self._prepared(
             messages, tools, add_generation_prompt, options
         )
@@ -91,7 +93,7 @@ class GptOssFormat(GuardedFormat):
             messages, tools, add_generation_prompt, options
         )
         prompt = prompt_pieces(messages, tools, add_generation_prompt, system_options)
-        return rendered_prompt(prompt, len(messages), policy)
+        return rendered_prompt(prompt, len(messages), policy, system_options.lost)
 
     def _prepared(
         self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None, options: Mapping[str, Any]

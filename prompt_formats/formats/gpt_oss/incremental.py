@@ -49,6 +49,8 @@ def incremental_renderer(tools: Tools, options: Mapping[str, Any]) -> GptOssIncr
     try:
         if decode_arguments_option(options.get("decode_tool_arguments")):
             return None  # the messages are decoded before rendering
+        if options.get("strict") is not None:
+            return None  # a strict render is a render_spans, which full renders do
         SystemOptions(options)
     except Exception:  # every render raises it: full renders do
         return None

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import InvalidInputError, type_name
-from ...options import Option, describe
+from ...options import STRICT, Option, describe
 from ..harmony.options import date_from_string
 from .tokens import END, SYSTEM
 
@@ -24,21 +24,23 @@ __all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions", "system_message"]
 
 OPTION_SPECS: tuple[Option, ...] = (
     Option("reasoning_effort", frozenset({"string", "null"}),
-           "'low', 'medium' or 'high' for 'Reasoning:' (default: 'medium', as the template)"),
+           "the text after 'Reasoning:': gpt-oss knows 'low', 'medium' and 'high'; any string is written, as the "
+           "template writes it (default: 'medium', as the template)"),
     Option("model_identity", frozenset({"string", "null"}),
            "the system message's first line (default: the template's 'You are ChatGPT, ...' line)"),
     Option("builtin_tools", frozenset({"array", "null"}),
-           "a list of 'browser' and/or 'python': the built-in tools the system message describes"),
+           "a list naming 'browser' and/or 'python': the built-in tools the system message describes (the "
+           "template ignores other entries: render_spans reports them dropped)"),
     Option("current_date", frozenset({"string", "null"}),
            "datetime.date or 'YYYY-MM-DD' string for 'Current date:' (default: today, local time)"),
     Option("decode_tool_arguments", frozenset({"boolean", "null"}),
            "true: a tool call's string arguments holding a JSON object are decoded before rendering, as vLLM "
            "does (default: false, rendered as a JSON string as the template does)"),
+    STRICT,
 )
 OPTIONS: Mapping[str, str] = describe(OPTION_SPECS)
 
 _DEFAULT_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
-_EFFORTS = ("low", "medium", "high")
 _BUILTIN_TOOLS = ("browser", "python")
 
 _BROWSER = (
@@ -96,13 +98,34 @@ _FUNCTIONS_CHANNEL = "\nCalls to these tools must go to the commentary channel: 
 class SystemOptions:
     """The validated options that shape the system message: identity, date, effort, built-in tools."""
 
-    __slots__ = ("builtin", "date", "effort", "identity")
+    __slots__ = ("builtin", "date", "effort", "identity", "lost")
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.identity = _identity(options.get("model_identity"))
         self.date = date_text(options.get("current_date"))
         self.effort = _effort(options.get("reasoning_effort"))
-        self.builtin = _builtin_tools(options.get("builtin_tools"))
+        #: ``builtin_tools``' entries the template ignores, as paths (``builtin_tools[2]``).
+        self.lost: tuple[str, ...] = ()
+        builtin = options.get("builtin_tools")
+        #: ``(browser, python)`` for a truthy ``builtin_tools`` (the template then writes its tools
+        #: header), ``None`` for none.
+        self.builtin = self._builtin_tools(builtin) if builtin else None
+
+    def _builtin_tools(self, value: Any) -> tuple[bool, bool]:
+        """``(browser, python)``: which built-in tools ``value`` names, as the template's loop reads it
+        (``tool == "browser"``, over a list's items, a mapping's keys or a string's characters); the
+        entries it ignores are noted in :attr:`lost`."""
+        if isinstance(value, str):
+            self.lost = ("builtin_tools",)  # its characters are no tool's name
+            return (False, False)
+        if not isinstance(value, (list, tuple, Mapping)):
+            raise InvalidInputError(
+                "builtin_tools", f"expected a list of tool names (the template loops over it), got {type_name(value)}"
+            )
+        names = list(value)
+        browser, python = "browser" in names, "python" in names
+        self.lost = tuple(f"builtin_tools[{i}]" for i, name in enumerate(names) if name not in _BUILTIN_TOOLS)
+        return (browser, python)
 
 
 def _identity(value: Any) -> str:
@@ -116,24 +139,9 @@ def _identity(value: Any) -> str:
 def _effort(value: Any) -> str:
     if value is None:
         return "medium"
-    if isinstance(value, str) and value in _EFFORTS:
+    if isinstance(value, str):
         return value
-    shown = repr(value) if isinstance(value, str) else type_name(value)
-    raise InvalidInputError("reasoning_effort", f"expected null or one of 'low', 'medium', 'high', got {shown}")
-
-
-def _builtin_tools(value: Any) -> tuple[bool, bool]:
-    """``(browser, python)``: which built-in tools the list names. Unknown names are refused
-    (the template would ignore them silently)."""
-    if value is None:
-        return (False, False)
-    if not isinstance(value, (list, tuple)):
-        raise InvalidInputError("builtin_tools", f"expected a list of 'browser'/'python', got {type_name(value)}")
-    for i, name in enumerate(value):
-        if not (isinstance(name, str) and name in _BUILTIN_TOOLS):
-            shown = repr(name) if isinstance(name, str) else type_name(name)
-            raise InvalidInputError(f"builtin_tools[{i}]", f"expected 'browser' or 'python', got {shown}")
-    return ("browser" in value, "python" in value)
+    raise InvalidInputError("reasoning_effort", f"expected a string or null, got {type_name(value)}")
 
 
 def date_text(value: Any) -> str:
@@ -151,10 +159,10 @@ def date_text(value: Any) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _system_message(identity: str, date: str, effort: str, builtin: tuple[bool, bool], functions: bool) -> str:
+def _system_message(identity: str, date: str, effort: str, builtin: tuple[bool, bool] | None, functions: bool) -> str:
     pieces = [SYSTEM, identity, "\nKnowledge cutoff: 2024-06\nCurrent date: ", date, "\n\nReasoning: ", effort, "\n\n"]
-    browser, python = builtin
-    if builtin != (False, False):
+    if builtin is not None:  # a truthy builtin_tools: the header, even when it names no tool the template knows
+        browser, python = builtin
         pieces.append("# Tools\n\n")
         if browser:
             pieces.append(_BROWSER)

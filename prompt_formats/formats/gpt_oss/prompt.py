@@ -35,16 +35,21 @@ class PromptPieces:
 
     ``start``: the index of the first loop message (1 when the first message gave the developer
     message's instructions, else 0); ``instructions``: those instructions ('' for none), which are
-    ``pieces[3]`` when not empty; ``loop_at``: the index of the first loop message's first piece.
+    ``pieces[3]`` when not empty; ``loop_at``: the index of the first loop message's first piece;
+    ``lost``: what the template left out of the loop messages, ``(message index, field)`` in message
+    order (field ``""``: the whole message, which then has no pieces).
     """
 
-    __slots__ = ("instructions", "loop_at", "pieces", "start")
+    __slots__ = ("instructions", "loop_at", "lost", "pieces", "start")
 
-    def __init__(self, pieces: list[str], start: int, instructions: str, loop_at: int) -> None:
+    def __init__(
+        self, pieces: list[str], start: int, instructions: str, loop_at: int, lost: list[tuple[int, str]]
+    ) -> None:
         self.pieces = pieces
         self.start = start
         self.instructions = instructions
         self.loop_at = loop_at
+        self.lost = lost
 
 
 def prompt_pieces(
@@ -58,8 +63,8 @@ def prompt_pieces(
     out = [system_message(options, bool(tools)), *developer_message(instructions, functions)]
     loop_at = len(out)
     start = 1 if taken else 0
-    render_messages(out, messages, start, add_generation_prompt)
-    return PromptPieces(out, start, instructions, loop_at)
+    lost = render_messages(out, messages, start, add_generation_prompt)
+    return PromptPieces(out, start, instructions, loop_at, lost)
 
 
 def render_gpt_oss(messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions) -> str:

@@ -33,7 +33,10 @@ from .tokens import (
     USER,
 )
 
-__all__ = ["as_mapping", "checked_messages", "developer_instructions", "developer_message", "render_messages"]
+__all__ = [
+    "LoopState", "as_mapping", "checked_messages", "developer_instructions", "developer_message", "printed",
+    "render_messages",
+]
 
 CONTENT_TAGS_ERROR = (
     "You have passed a message containing <|channel|> tags in the content field. Instead of doing this, you "
@@ -46,7 +49,12 @@ BOTH_ERROR = (
     "in one or the other, but not both."
 )
 TAG_ANALYSIS, TAG_FINAL = CHANNEL_TAGS
-NO_RESULT_PROBLEM = "expected a value (the template writes it as JSON), got null or nothing"
+NO_RESULT_PROBLEM = (
+    "expected a value, got null or nothing (transformers drops a null field, and the template then fails "
+    "writing the missing content as JSON)"
+)
+# transformers' reasoning aliases, in the order the template's ``thinking`` takes them.
+_ALIASES_AFTER = {"thinking": ("reasoning_content", "reasoning"), "reasoning_content": ("reasoning",)}
 NO_CALL_ERROR = "Message has tool role, but there was no previous assistant message with a tool call!"
 
 
@@ -89,14 +97,6 @@ def json_text(value: Any, index: int, field: str, key: str = "") -> str:
         raise not_serialisable(f"messages[{index}].{field}{key}", exc) from None
 
 
-def _string(message: Mapping[str, Any], key: str, index: int, what: str) -> str:
-    value = message.get(key)
-    if isinstance(value, str):
-        return value
-    got = "null or nothing" if value is None else type_name(value)
-    raise InvalidInputError(f"messages[{index}].{key}", f"expected a string ({what}), got {got}")
-
-
 def _optional_string(message: Mapping[str, Any], key: str, index: int) -> str | None:
     value = message.get(key)
     if value is None or isinstance(value, str):
@@ -112,10 +112,46 @@ def _role(message: Mapping[str, Any], index: int) -> str:
 
 
 def developer_instructions(first: Mapping[str, Any]) -> tuple[str, bool]:
-    """``(instructions, taken)``: the first message's content if it is a system or developer message."""
+    """``(instructions, taken)``: the first message's content if it is a system or developer message.
+
+    The template prints the content (``{{ developer_message }}``) when it is truthy: a string as it
+    is, any other value as Python's ``str`` of it (a list of parts is printed as its list).
+    """
     if first.get("role") not in ("system", "developer"):
         return "", False
-    return _optional_string(first, "content", 0) or "", True
+    content = first.get("content")
+    if type(content) is str or isinstance(content, str):
+        return content, True
+    return (printed(content, "messages[0].content") if content else ""), True
+
+
+def printed(value: Any, path: str) -> str:
+    """What Jinja2 prints for ``value`` as transformers hands it over (``_plain_template_data``:
+    mappings as dicts, subclasses of the JSON scalars as the scalars): Python's ``str`` of it.
+
+    Raises :class:`InvalidInputError` at ``path`` for a value that is not JSON data (a list, a tuple,
+    a mapping, a string, a number, a boolean or null, nested).
+    """
+    return str(_plain(value, path))
+
+
+def _plain(value: Any, path: str) -> Any:
+    kind = type(value)
+    if value is None or kind is str or kind is int or kind is float or kind is bool:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {_plain(key, path): _plain(item, path) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item, path) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(item, path) for item in value)
+    raise InvalidInputError(path, f"expected JSON data (the template prints it), got {type_name(value)}")
 
 
 def developer_message(instructions: str, functions: str) -> list[str]:
@@ -147,13 +183,32 @@ def _refuse_text(value: Any, index: int, path: str) -> NoReturn:
     raise InvalidInputError(f"messages[{index}].{path}", f"expected a string, got {type_name(value)}")
 
 
-def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, str | None]:
-    """An assistant message's ``(content, thinking)`` (``None``: not defined), after the template's checks
-    for channel tags in each."""
+def _tags_checked(value: Any, index: int, key: str, error: str) -> Any:
+    """``value`` after the template's ``TAG in value`` tests (``error`` when one holds); ``None``: not defined.
+
+    The template tests membership, which a string, a list and a mapping all answer (a list holds the
+    tag only as one of its items); any other value makes Jinja2 fail, which is an input error here.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (str, list, tuple, Mapping)):
+        if TAG_ANALYSIS in value or TAG_FINAL in value:
+            raise TemplateError(error)
+        return value
+    raise InvalidInputError(
+        f"messages[{index}].{key}", f"expected a string, a list or null (the template tests it), got {type_name(value)}"
+    )
+
+
+def _checked_texts(message: Mapping[str, Any], index: int, state: LoopState) -> tuple[Any, Any, str]:
+    """An assistant message's ``(content, thinking, thinking's key)`` (``None``: not defined), after the
+    template's checks for channel tags in each. Either may be a list or a mapping: the template
+    only concatenates them where it writes them, and a writer checks them there. A reasoning alias
+    the template does not read, holding other text, is noted lost."""
     content = message.get("content")
     if content is not None and type(content) is not str:
-        content = _optional_string(message, "content", index)
-    if content is not None and (TAG_ANALYSIS in content or TAG_FINAL in content):
+        content = _tags_checked(content, index, "content", CONTENT_TAGS_ERROR)
+    elif content is not None and (TAG_ANALYSIS in content or TAG_FINAL in content):
         raise TemplateError(CONTENT_TAGS_ERROR)
     # The template's ``message.thinking`` after transformers' aliasing (``None``: not defined).
     key = "thinking"
@@ -164,21 +219,55 @@ def _checked_texts(message: Mapping[str, Any], index: int) -> tuple[str | None, 
         if thinking is None:
             key = "reasoning"
             thinking = message.get(key)
-    if thinking is not None and type(thinking) is not str and not isinstance(thinking, str):
-        raise InvalidInputError(f"messages[{index}].{key}", f"expected a string or null, got {type_name(thinking)}")
-    if thinking is not None and (TAG_ANALYSIS in thinking or TAG_FINAL in thinking):
-        raise TemplateError(THINKING_TAGS_ERROR)
-    return content, thinking
+    if thinking is not None:
+        thinking = _tags_checked(thinking, index, key, THINKING_TAGS_ERROR)
+        if key != "reasoning":
+            _unread_aliases(message, index, key, thinking, state)
+    return content, thinking, key
 
 
-def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, analyses: list[int]) -> str:
-    """Append an assistant message with tool calls (its analysis, whose place in ``out`` is added to
-    ``analyses``, then its first call); its call's name.
+def _unread_aliases(message: Mapping[str, Any], index: int, key: str, read: Any, state: LoopState) -> None:
+    """Note the reasoning aliases after ``key`` that hold text other than the one read (``read``)."""
+    for alias in _ALIASES_AFTER[key]:
+        value = message.get(alias)
+        if value and value != read:
+            state.lost.append((index, alias))
+
+
+def _written(value: Any, index: int, key: str) -> str:
+    """``value`` where the template concatenates it to its text: a string, else Jinja2 fails."""
+    if type(value) is str or isinstance(value, str):
+        return value
+    got = "null or nothing" if value is None else type_name(value)
+    raise InvalidInputError(f"messages[{index}].{key}", f"expected a string (the template writes it), got {got}")
+
+
+def _final_follows(messages: Sequence[Any], index: int) -> bool:
+    """Whether an assistant message without tool calls comes after ``messages[index]``."""
+    return _last_final(messages, index + 1) > index
+
+
+class LoopState:
+    """What one pass over the loop messages carries: the analyses written so far that a later final
+    answer takes out again, and what the template left out (``lost``: ``(message index, field)``,
+    the field ``""`` for a whole message)."""
+
+    __slots__ = ("analyses", "lost", "messages")
+
+    def __init__(self, messages: Sequence[Any]) -> None:
+        self.messages = messages
+        self.analyses: list[tuple[int, int, str]] = []  # (place in out, message index, field)
+        self.lost: list[tuple[int, str]] = []
+
+
+def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, state: LoopState) -> str:
+    """Append an assistant message with tool calls (its analysis, noted in ``state.analyses``, then
+    its first call); its call's name.
 
     The template's ``tool_call`` is ``tool_calls[0]``, or its ``function`` when that is set. One
     function, appending straight into ``out``: it runs for most messages of an agent conversation.
     """
-    content, thinking = _checked_texts(message, index)
+    content, thinking, thinking_key = _checked_texts(message, index, state)
     if (type(calls) is not list and not isinstance(calls, (list, tuple))) or not calls:
         _refuse_calls(calls, index)
     call = calls[0]  # the first call only, as the template
@@ -193,6 +282,12 @@ def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, ind
             raise InvalidInputError(f"messages[{index}].{field}", f"expected an object, got {type_name(call)}")
     if content and thinking:
         raise TemplateError(BOTH_ERROR)
+    analysis, key = (content, "content") if content else (thinking, thinking_key)
+    if analysis and type(analysis) is not str and not isinstance(analysis, str):
+        if not _final_follows(state.messages, index):
+            _written(analysis, index, key)  # the template writes it, and fails
+        state.lost.append((index, key))  # a final answer follows: the template drops it unwritten
+        analysis = None
     name = call.get("name")
     if type(name) is not str and not isinstance(name, str):
         _refuse_text(name, index, field + ".name")
@@ -204,24 +299,28 @@ def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, ind
             f"messages[{index}].{field}.arguments", "expected a value (the template writes it as JSON), got nothing"
         )
     arguments = json_text(call["arguments"], index, field, ".arguments")
-    analysis = content or thinking
     if analysis:
-        analyses.append(len(out))
+        state.analyses.append((len(out), index, key))
         out += (ANALYSIS, analysis, END)
     out += (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
+    if len(calls) > 1:
+        state.lost.extend((index, f"tool_calls[{k}]") for k in range(1, len(calls)))
     return name
 
 
-def _answer(message: Mapping[str, Any], index: int, ends_prompt: bool) -> tuple[str, ...]:
+def _answer(message: Mapping[str, Any], index: int, ends_prompt: bool, state: LoopState) -> tuple[str, ...]:
     """An assistant message without tool calls: its final answer, ``<|end|>``-terminated; when it ends
     the prompt (no generation prompt: training data), its analysis first and ``<|return|>``."""
-    _, thinking = _checked_texts(message, index)
-    content = _string(message, "content", index, "the template writes it")
+    _, thinking, key = _checked_texts(message, index, state)
     if not ends_prompt:
-        return (FINAL, content, END)  # earlier turns' analysis is dropped
+        content = _written(message.get("content"), index, "content")
+        if thinking:
+            state.lost.append((index, key))  # earlier turns' analysis is dropped
+        return (FINAL, content, END)
     if thinking is not None:
-        return (ANALYSIS, thinking, END, FINAL, content, RETURN)
-    return (FINAL, content, RETURN)
+        thinking = _written(thinking, index, key)
+        return (ANALYSIS, thinking, END, FINAL, _written(message.get("content"), index, "content"), RETURN)
+    return (FINAL, _written(message.get("content"), index, "content"), RETURN)
 
 
 def _last_final(messages: Sequence[Any], start: int) -> int:
@@ -235,30 +334,38 @@ def _last_final(messages: Sequence[Any], start: int) -> int:
     return -1
 
 
-def _drop_analyses(out: list[str], analyses: list[int]) -> None:
-    """Take out the analysis messages at ``analyses`` (a final answer follows them: the template drops them).
+def _drop_analyses(out: list[str], state: LoopState) -> None:
+    """Take out the analysis messages noted in ``state.analyses`` (a final answer follows them: the
+    template drops them), and note them lost.
 
     One copy of the pieces after the first of them: each piece is behind at most one final answer's
     drop, so the whole render stays linear in the conversation's length.
     """
-    first = previous = analyses[0]
+    analyses = state.analyses
+    first = previous = analyses[0][0]
     kept: list[str] = []
-    for at in analyses:
+    for at, index, key in analyses:
         kept += out[previous:at]
         previous = at + 3  # ANALYSIS, its text, END
+        state.lost.append((index, key))
     kept += out[previous:]
     out[first:] = kept
     analyses.clear()
 
 
-def render_messages(out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool) -> None:
-    """Append the template's text for ``messages[start:]`` (the loop messages) and the generation prompt.
+def render_messages(
+    out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool
+) -> list[tuple[int, str]]:
+    """Append the template's text for ``messages[start:]`` (the loop messages) and the generation prompt;
+    return what the template left out, as ``(message index, field)`` in message order (field ``""``:
+    the whole message).
 
     Raises :class:`TemplateError` with the template's message where it raises, in the same order, and
     :class:`InvalidInputError` naming the field for input outside the documented shape.
     """
+    state = LoopState(messages)
     try:
-        _render_loop(out, messages, start, add_generation_prompt)
+        _render_loop(out, state, start, add_generation_prompt)
     except FormatError:
         # The template looks ahead for a final answer from every call; a message that is not one
         # (message_dict's error) anywhere after an error still raises first, as it did from that scan.
@@ -266,13 +373,21 @@ def render_messages(out: list[str], messages: Sequence[Any], start: int, add_gen
         raise
     if add_generation_prompt:
         out.append(GENERATION)
+    lost = state.lost
+    if len(lost) > 1:
+        lost.sort(key=_message_index)
+    return lost
 
 
-def _render_loop(out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool) -> None:
+def _message_index(loss: tuple[int, str]) -> int:
+    return loss[0]
+
+
+def _render_loop(out: list[str], state: LoopState, start: int, add_generation_prompt: bool) -> None:
     """:func:`render_messages` but the generation prompt and the order of its errors."""
     # A call's analysis is written, and taken out again when a final answer follows (one pass,
     # instead of looking ahead from each call as the template does).
-    analyses: list[int] = []
+    messages = state.messages
     last = len(messages) - 1
     last_tool_name: str | None = None
     for index in range(start, len(messages)):
@@ -290,23 +405,20 @@ def _render_loop(out: list[str], messages: Sequence[Any], start: int, add_genera
         elif role == "assistant":
             calls = message.get("tool_calls")
             if calls is not None:
-                last_tool_name = _write_tool_call(out, message, calls, index, analyses)
+                last_tool_name = _write_tool_call(out, message, calls, index, state)
             else:
-                if analyses:
-                    _drop_analyses(out, analyses)
+                if state.analyses:
+                    _drop_analyses(out, state)
                 ends_prompt = index == last and not add_generation_prompt
-                out += _answer(message, index, ends_prompt)
+                out += _answer(message, index, ends_prompt, state)
                 if not ends_prompt:
                     last_tool_name = None
         elif role == "user":
             content = message.get("content")
             if type(content) is not str:
-                content = _string(message, "content", index, "the template writes it")
+                content = _written(content, index, "content")
             out += (USER, content, END)
         elif isinstance(role, str):
-            raise InvalidInputError(
-                f"messages[{index}].role",
-                f"the template renders only user, assistant and tool messages after the first; it would drop {role!r}",
-            )
+            state.lost.append((index, ""))  # the template renders no other role after the first message
         else:
             _role(message, index)

@@ -40,9 +40,13 @@ _FINAL = len(t.FINAL)
 _INSTRUCTIONS = 3  # the piece index of the instructions: system, DEVELOPER, "# Instructions\n\n", text
 
 
-def rendered_prompt(prompt: PromptPieces, message_count: int, policy: GeneratedPolicy) -> RenderedPrompt:
-    """The :class:`RenderedPrompt` of one conversation's pieces (``message_count`` input messages)."""
+def rendered_prompt(
+    prompt: PromptPieces, message_count: int, policy: GeneratedPolicy, options_lost: tuple[str, ...] = ()
+) -> RenderedPrompt:
+    """The :class:`RenderedPrompt` of one conversation's pieces (``message_count`` input messages);
+    ``options_lost``: the options' entries the template ignored, first in ``dropped``."""
     pieces, start, k = prompt.pieces, prompt.start, prompt.loop_at
+    skipped = {index for index, field in prompt.lost if not field}  # messages with no pieces
     ranges: list[tuple[Range, ...]] = []
     if start:
         begin = sum(map(len, pieces[:_INSTRUCTIONS]))
@@ -51,6 +55,9 @@ def rendered_prompt(prompt: PromptPieces, message_count: int, policy: GeneratedP
     assistants: list[int] = []
     last_user = -1
     for index in range(start, message_count):
+        if index in skipped:
+            ranges.append(())
+            continue
         head = pieces[k]
         if head == t.RESULT_HEAD:
             begin = pos + _RESULT_HEAD + len(pieces[k + 1])
@@ -82,7 +89,9 @@ def rendered_prompt(prompt: PromptPieces, message_count: int, policy: GeneratedP
             else:
                 ranges.append(((begin, split), (split + _ASSISTANT_AUTHOR, pos)))
     generated = _generated(ranges, _selected(assistants, last_user, policy))
-    return RenderedPrompt.unchecked("".join(pieces), tuple(ranges), generated)
+    dropped = (*options_lost, *(f"messages[{index}].{field}" if field else f"messages[{index}]"
+                                for index, field in prompt.lost))
+    return RenderedPrompt.unchecked("".join(pieces), tuple(ranges), generated, dropped)
 
 
 def _selected(assistants: list[int], last_user: int, policy: GeneratedPolicy) -> list[int]:
