@@ -19,10 +19,11 @@ from typing import Any
 
 import orjson
 
+from ._json_unbounded import unnested_json
 from .errors import InvalidInputError
 
 __all__ = [
-    "compact_json", "json_chunks", "not_serialisable", "printed",
+    "compact_json", "json_chunks", "json_refused", "not_serialisable", "printed",
     "text_or_json", "tojson", "tojson_at",
 ]
 
@@ -114,9 +115,24 @@ def not_serialisable(path: str, exc: BaseException) -> InvalidInputError:
     return InvalidInputError(path, f"not serialisable as JSON ({exc})")
 
 
+def json_refused(value: Any, path: str, exc: BaseException) -> str:
+    """After ``tojson(value)`` raised ``exc``: its text all the same when the caller's stack was what
+    ran out (the value written without recursion, as ``json.dumps`` writes it on a fresh stack), else
+    the :class:`InvalidInputError` at ``path`` for a value JSON cannot encode.
+
+    So whether a value renders does not depend on how deep the caller already is.
+    """
+    if isinstance(exc, RecursionError):
+        try:
+            return unnested_json(value)
+        except (TypeError, ValueError, RecursionError) as deeper:
+            exc = deeper
+    raise not_serialisable(path, exc) from None
+
+
 def tojson_at(value: Any, path: str) -> str:
     """``tojson(value)``, raising ``InvalidInputError`` at ``path`` for a value JSON cannot encode."""
     try:
         return tojson(value)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise not_serialisable(path, exc) from None
+        return json_refused(value, path, exc)

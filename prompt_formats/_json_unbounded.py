@@ -15,7 +15,7 @@ import json.encoder
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["decimal_text", "unbounded_compact_json"]
+__all__ = ["decimal_text", "unbounded_compact_json", "unnested_json"]
 
 # Below the smallest limit sys.set_int_max_str_digits accepts, so int.__repr__ always writes it.
 _PIECE_DIGITS = 500
@@ -47,7 +47,7 @@ def _float_text(number: float) -> str:
     return float.__repr__(number)
 
 
-def _scalar_text(value: Any) -> str | None:
+def _scalar_text(value: Any, integer_text: Callable[[int], str] = decimal_text) -> str | None:
     """The JSON text of a scalar as ``json.dumps`` writes it, or ``None`` for a container."""
     if isinstance(value, str):
         return _encode_string(value)
@@ -58,7 +58,7 @@ def _scalar_text(value: Any) -> str | None:
     if value is False:
         return "false"
     if isinstance(value, int):
-        return decimal_text(value)
+        return integer_text(value)
     if isinstance(value, float):
         return _float_text(value)
     if isinstance(value, (dict, list, tuple)):
@@ -66,11 +66,11 @@ def _scalar_text(value: Any) -> str | None:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _key_text(key: Any) -> str:
+def _key_text(key: Any, integer_text: Callable[[int], str] = decimal_text) -> str:
     if isinstance(key, str):
         return _encode_string(key)
     if key is None or isinstance(key, (bool, int, float)):
-        return '"' + _scalar_text(key) + '"'  # type: ignore[operator]
+        return '"' + _scalar_text(key, integer_text) + '"'  # type: ignore[operator]
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
@@ -80,6 +80,21 @@ def unbounded_compact_json(value: Any) -> str:
     Raises what ``json.dumps`` raises for a value it cannot write at all: ``TypeError`` for an
     unsupported type or key, ``ValueError`` for a container that contains itself.
     """
+    return _walked_json(value, ",", ":", decimal_text)
+
+
+def unnested_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` (the templates' ``tojson``) at any depth, without recursion.
+
+    For a value nested deeper than the caller's stack lets the standard encoder go. Raises what
+    ``json.dumps`` raises on a fresh stack: ``TypeError`` for an unsupported type or key,
+    ``ValueError`` for an integer beyond the interpreter's digit limit or a container that contains
+    itself.
+    """
+    return _walked_json(value, ", ", ": ", int.__repr__)
+
+
+def _walked_json(value: Any, item_separator: str, key_separator: str, integer_text: Callable[[int], str]) -> str:
     parts: list[str] = []
     # What is left to write, last first: values, and _Task items (text as it is, or a container's end).
     todo: list[Any] = [value]
@@ -92,7 +107,7 @@ def unbounded_compact_json(value: Any) -> str:
             else:
                 parts.append(item.text)
             continue
-        text = _scalar_text(item)
+        text = _scalar_text(item, integer_text)
         if text is not None:
             parts.append(text)
             continue
@@ -104,14 +119,14 @@ def unbounded_compact_json(value: Any) -> str:
         if isinstance(item, dict):
             parts.append("{")
             for i, (k, v) in enumerate(item.items()):
-                pending.append(_Task(("," if i else "") + _key_text(k) + ":"))
+                pending.append(_Task((item_separator if i else "") + _key_text(k, integer_text) + key_separator))
                 pending.append(v)
             pending.append(_Task("}"))
         else:
             parts.append("[")
             for i, v in enumerate(item):
                 if i:
-                    pending.append(_Task(","))
+                    pending.append(_Task(item_separator))
                 pending.append(v)
             pending.append(_Task("]"))
         pending.append(_Task(None, key))

@@ -301,7 +301,7 @@ class PlainToolsCache:
                               _containers_copied(tools))
                 return prepared
             same = orjson.dumps(tools, option=_EXACT_TYPES_ONLY) == text and tools == shadow
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):  # (the copy and the comparison recurse: a deep caller)
             return _UNKNOWN
         return prepared if same else _UNKNOWN
 

@@ -87,3 +87,37 @@ def test_a_stream_parser_fed_from_a_deep_caller_gives_a_format_error(name: str, 
     else:  # enough room left after all: the ordinary events
         fresh = fmt.stream_parser()
         assert outcome == fresh.feed("<") + fresh.feed("x> hello") + fresh.close()
+
+
+# Issue 26: a valid value within the documented nesting limit (prompt_formats.guard.MAX_NESTING)
+# renders whatever the caller's depth: the JSON encoders' recursion is not the caller's to pay.
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "leaf"
+    for level in range(levels):
+        value = {"k": value} if level % 2 else [value, level]
+    return value
+
+
+def _deep_call_request(levels: int, name: str) -> tuple[list[Any], list[Any]]:
+    """A call whose argument, and a tool whose parameter's default, are nested ``levels`` deep (and for
+    gpt-oss, which writes a result as JSON, the result too)."""
+    call = {"type": "function", "function": {"name": "f", "arguments": {"a": _nested(levels)}}}
+    tools = [{"type": "function", "function": {"name": "f", "description": "d",
+              "parameters": {"type": "object", "properties": {"a": {"type": "object", "default": _nested(levels)}}}}}]
+    result = _nested(levels) if name == "gpt-oss" else "done"
+    return [USER, {"role": "assistant", "content": "", "tool_calls": [call]}, {"role": "tool", "content": result},
+            {"role": "user", "content": "again"}], tools
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+@pytest.mark.parametrize("headroom", [60, 100, 200])
+def test_a_value_nested_within_the_limit_renders_from_a_deep_stack(name: str, headroom: int) -> None:
+    from prompt_formats.guard import MAX_NESTING
+
+    fmt = pf.get_format(name)
+    messages, tools = _deep_call_request(MAX_NESTING - 56, name)  # 200 levels, as the issue found
+    options = {"current_date": "2025-08-05"} if name in ("harmony", "gpt-oss") else {}
+    fresh = fmt.render(messages, tools, True, **options)  # the expected text, on this test's own stack
+    assert _at_depth(headroom, lambda: fmt.render(messages, tools, True, **options)) == fresh

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from math import isfinite
 from typing import Any
 
-from ..._json import json_chunks, not_serialisable, printed, text_or_json, tojson
+from ..._json import json_chunks, json_refused, printed, text_or_json, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format import Conversation, Tools
 from ...shape import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
@@ -83,7 +83,7 @@ def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
         try:
             append(tojson(tool))
         except (TypeError, ValueError, RecursionError) as exc:
-            raise not_serialisable(f"tools[{i}]", exc) from None
+            append(json_refused(tool, f"tools[{i}]", exc))
     append(TOOLS_FOOTER)
     return "".join(pieces)
 
@@ -176,7 +176,7 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
             return int.__repr__(value)
         return text_or_json(value)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise not_serialisable(f"{_call_path(index, calls, k)}.arguments.{key}", exc) from None
+        return json_refused(value, f"{_call_path(index, calls, k)}.arguments.{key}", exc)
 
 
 def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None,

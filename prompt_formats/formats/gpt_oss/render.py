@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 import orjson
 
-from ..._json import json_chunks, not_serialisable, tojson
+from ..._json import json_chunks, json_refused, tojson
 from ...errors import FormatError, InvalidInputError, TemplateError, type_name
 from ...messages import message_dict
 from .tokens import (
@@ -94,7 +94,7 @@ def json_text(value: Any, index: int, field: str, key: str = "") -> str:
             return "".join(json_chunks(value, 0))
         return tojson(value)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise not_serialisable(f"messages[{index}].{field}{key}", exc) from None
+        return json_refused(value, f"messages[{index}].{field}{key}", exc)
 
 
 def _optional_string(message: Mapping[str, Any], key: str, index: int) -> str | None:
