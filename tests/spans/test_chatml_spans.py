@@ -131,7 +131,8 @@ def test_render_spans_equals_transformers(name: str, config: dict[str, Any], tem
             return
         assert expected[0] == "ok", expected
         text, indices = expected[1]
-        assert rendered == pf.RenderedPrompt(rendered.text, rendered.messages, rendered.generated)  # its guarantees
+        # its guarantees
+        assert rendered == pf.RenderedPrompt(rendered.text, rendered.messages, rendered.generated, rendered.dropped)
         assert rendered.text == text == fmt.render(messages, tool_list, gen, **options)
         roles = [message["role"] for message in messages]
         assert rendered.generated == expected_generated(roles, indices, policy)
@@ -165,7 +166,7 @@ def test_chatml_safety_spans_are_those_of_the_guarded_text() -> None:
             assert str(raised.value) == str(exc)
             return
         rendered = fmt.render_spans(messages, tool_list, gen, **options)
-        assert rendered == pf.RenderedPrompt(rendered.text, rendered.messages, rendered.generated)
+        assert rendered == pf.RenderedPrompt(rendered.text, rendered.messages, rendered.generated, rendered.dropped)
         assert rendered.text == text
         assistants = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
         assert len(rendered.generated) == len(assistants)

@@ -126,12 +126,26 @@ flat_container = st.one_of(
 )
 
 tool_name = st.one_of(st.sampled_from(["get_weather", "python", "search", "read_file"]), plain_text)
+# Arguments that are neither an object nor a string: the ChatML templates write no parameter for them.
+odd_arguments = st.one_of(
+    st.lists(st.one_of(json_scalars, st.just("")), max_size=2), st.integers(), st.booleans(), st.floats(allow_nan=False)
+)
 arguments = st.one_of(
     st.dictionaries(st.one_of(st.sampled_from(["city", "path", "n", "query"]), plain_text), json_values, max_size=4),
     st.dictionaries(st.sampled_from(["paths", "options", "n"]), st.one_of(flat_container, flat_item), max_size=3),
     st.builds(lambda d: __import__("json").dumps(d), st.dictionaries(plain_text, json_scalars, max_size=3)),
     text,
     st.none(),
+    odd_arguments,
+)
+# An assistant content with a <think> block written inline, text around and between the markers (the
+# template splits it at "</think>" and keeps only parts of it), sometimes an empty block.
+think_content = st.builds(
+    lambda pre, reasoning, more, post: f"{pre}<think>{reasoning}</think>{more}{post}",
+    st.sampled_from(["", "\n", "pre", "<think>", "a<think>"]),
+    st.one_of(st.sampled_from(["", "\n", "\nplan\n", " "]), text),
+    st.sampled_from(["", "\n\n", "mid</think>", "</think>", "\n</think>\n"]),
+    st.one_of(st.sampled_from(["", "\n\nAnswer", "Answer "]), text),
 )
 
 
@@ -159,7 +173,7 @@ def message(draw: st.DrawFn, roles: tuple[str, ...] = ("system", "user", "assist
         msg["content"] = draw(weighted((12, text_content), (1, content)))
     elif role == "assistant":
         if draw(st.integers(0, 4)):
-            msg["content"] = draw(st.one_of(text, text_content, content))
+            msg["content"] = draw(st.one_of(text, text_content, content, think_content))
         for field in ("reasoning_content", "reasoning", "thinking"):
             if draw(st.integers(0, 3)) == 0:
                 msg[field] = draw(st.one_of(text, st.none()))

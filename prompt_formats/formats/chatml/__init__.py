@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ...arguments import decode_arguments_option, decode_every_call
 from ...continuation import continued_field, render_continued
 from ...errors import FormatError, InvalidInputError, type_name
-from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
-from ...options import BOOLEAN, Option, describe
+from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
+from ...options import BOOLEAN, STRICT, STRICT_PARSE, Option, describe
 from ...spans import GeneratedPolicy, RenderedPrompt
 from .incremental import ChatMLIncremental, incremental_renderer
 from .lean import lean_prompt
@@ -57,7 +57,7 @@ _SERVING_SPECS = (
            "so the model continues it, as transformers does (not with add_generation_prompt)"),
 )
 _SERVING_NAMES = frozenset(spec.name for spec in _SERVING_SPECS)
-_OPTIONS = describe((*_OPTION_SPECS, *_SERVING_SPECS))
+_OPTIONS = describe((*_OPTION_SPECS, *_SERVING_SPECS, STRICT))
 
 
 class ChatMLFormat(GuardedFormat):
@@ -71,7 +71,7 @@ class ChatMLFormat(GuardedFormat):
     parses = True
     renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
-    option_specs = (*_OPTION_SPECS, *_SERVING_SPECS)
+    option_specs = (*_OPTION_SPECS, *_SERVING_SPECS, STRICT)
     options = _OPTIONS
     parse_option_specs = (
         Option("enable_thinking", BOOLEAN, "as in render: only exactly False means the prompt closed the think block"),
@@ -79,6 +79,7 @@ class ChatMLFormat(GuardedFormat):
           for name in ("preserve_thinking", "add_vision_id")),
         Option("decode_tool_arguments", frozenset({"boolean", "null"}),
                "accepted so render's options can be passed as they are; no effect on parsing"),
+        STRICT_PARSE,
     )
     parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
@@ -123,7 +124,11 @@ class ChatMLFormat(GuardedFormat):
         it (:mod:`prompt_formats.continuation`), raising :class:`~prompt_formats.errors.FormatError` with
         transformers' text where it raises. With a guard, its policy is applied (after the decoding)
         to every untrusted field (it may raise :class:`~prompt_formats.errors.InjectionError`).
+        ``strict=True``: :class:`~prompt_formats.errors.InvalidInputError` at the first input the
+        template leaves out (``render_spans(...).dropped``; docs/chatml.md lists them).
         """
+        if options and "strict" in options:
+            return render_strictly(self, messages, tools, add_generation_prompt, options)
         field = None
         if options:
             messages, options, field = self._serving_options(messages, options, add_generation_prompt)

@@ -19,7 +19,7 @@ appended, what can change is:
 The new messages are rendered in a *window*: the last query, the context turns and the new
 messages, through the same renderer (so the same checks). Anything unexpected — an error, input
 that is not a list of dicts, images numbered by ``add_vision_id``, ``continue_final_message``,
-``decode_tool_arguments`` — steps aside to a full render (the session's fallback), which is the
+``decode_tool_arguments``, ``strict`` — steps aside to a full render (the session's fallback), which is the
 one checked path. This is the fast path of the ``session follow-up`` rows of
 ``benchmarks/bench_session.py``.
 """
@@ -49,7 +49,8 @@ __all__ = ["ChatMLIncremental", "incremental_renderer"]
 
 # Options under which a turn's text is not a function of the message and its neighbours (images
 # numbered across the conversation), or the prompt is not the turns joined: full renders only.
-_FULL_RENDER_OPTIONS = ("add_vision_id", "continue_final_message", "decode_tool_arguments")
+# strict=True: a full render refuses what the template leaves out.
+_FULL_RENDER_OPTIONS = ("add_vision_id", "continue_final_message", "decode_tool_arguments", "strict")
 _TEMPLATE_OPTIONS = ("enable_thinking", "preserve_thinking", "add_vision_id")
 # How many stable turns are joined into one chunk of the prompt's head: the prompt is then the
 # prologue, a few chunks and the last turns, so that joining it copies each turn's text once.

@@ -27,6 +27,7 @@ from ...shape import REASONING_FIELDS, call_body, is_list, reasoning_field, reas
 from ...spans import Range
 from ...tools import PreparedTools, rendered_tools
 from .content import VisionCount, content_text, trimmed_text
+from .drops import holds_text, note_assistant_drops
 from .read import Merged, read_messages
 from .tokens import (
     ASSISTANT_THINKING,
@@ -180,9 +181,10 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
 
 
 def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None,
-                      lead: str | None) -> None:
+                      lead: str | None, drops: list[str] | None) -> None:
     """The turn's tool calls, and its end. Names and argument values are made exact strings first, so
-    that the f-strings copy characters and call nothing. ``lead``: ``guard``'s (what is no string fails a test)."""
+    that the f-strings copy characters and call nothing. ``lead``: ``guard``'s (what is no string fails a test);
+    ``drops``: gets the path of arguments that are neither an object nor a string (the template writes none)."""
     if type(calls) is not list and not isinstance(calls, (list, tuple)):
         raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
     # The first call follows the content after a blank line (right away when there is none); each
@@ -227,11 +229,10 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
             if lead is not None and lead in arguments:
                 arguments = guarded_json(guard, arguments, arguments, str)
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
-        else:
-            raise InvalidInputError(
-                _call_path(index, calls, k) + ".arguments",
-                f"expected an object or a JSON string, got {type_name(arguments)}",
-            )
+        else:  # neither an object nor a string: the template writes no parameter
+            append(f"{opening}{name}>\n")
+            if drops is not None and holds_text(arguments):
+                drops.append(_call_path(index, calls, k) + ".arguments")
         opening = CALL_NEXT
     append(CALLS_END)
 
@@ -259,12 +260,43 @@ def _system_range(prologue: list[str]) -> tuple[Range, ...]:
     return ()
 
 
+def _write_assistant(out: list[str], message: Mapping[str, Any], content: str, index: int | None, kept: bool,
+                     guard: FastGuard | None, lead: str | None, drops: list[str] | None) -> str:
+    """An assistant turn (``kept``: with its reasoning); its content as written (after a ``<think>``
+    block split off). ``drops``: as in :func:`_write_turns`."""
+    # A reasoning field's text, else the content's <think> block (the content: what follows it).
+    reasoning = message.get(_FIRST_REASONING_FIELD)
+    if reasoning is None and not _REASONING_FIELDS.isdisjoint(message):
+        reasoning = reasoning_of(message)
+    split = False
+    if reasoning is None:
+        reasoning = ""
+        if THINK_CLOSE in content:
+            reasoning, content = split_think(content)
+            split = True
+    elif type(reasoning) is not str and not isinstance(reasoning, str):
+        raise _bad_reasoning(message, index)
+    if kept:
+        out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
+    else:
+        out.extend((ASSISTANT_TURN, content))
+    if drops is not None:
+        note_assistant_drops(drops, message, message.get("content"), index, reasoning_field(message), split, kept)
+    if calls := message.get("tool_calls"):
+        _write_tool_calls(out, calls, content, index, guard, lead, drops)
+    else:
+        out.append(TURN_END)
+    return content
+
+
 def _write_turns(
     out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
     vision: VisionCount, add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None,
+    drops: list[str] | None,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their
-    reasoning. ``spans`` (render_spans, sessions) notes each turn's ranges as it is written (:class:`TurnSpans`)."""
+    reasoning. ``spans`` (render_spans, sessions) notes each turn's ranges as it is written (:class:`TurnSpans`);
+    ``drops`` (render_spans) gets the paths of what the template leaves out (:mod:`.drops`)."""
     last = len(roles) - 1
     if spans is not None:
         ranges, generated, starts = spans
@@ -283,24 +315,7 @@ def _write_turns(
             out.extend((TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT, content,
                         TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE))
         elif role == "assistant":
-            # A reasoning field's text, else the content's <think> block (the content: what follows it).
-            reasoning = message.get(_FIRST_REASONING_FIELD)
-            if reasoning is None and not _REASONING_FIELDS.isdisjoint(message):
-                reasoning = reasoning_of(message)
-            if reasoning is None:
-                reasoning = ""
-                if THINK_CLOSE in content:
-                    reasoning, content = split_think(content)
-            elif type(reasoning) is not str and not isinstance(reasoning, str):
-                raise _bad_reasoning(message, origins[pos])
-            if pos > thinking_after:
-                out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
-            else:
-                out.extend((ASSISTANT_TURN, content))
-            if calls := message.get("tool_calls"):
-                _write_tool_calls(out, calls, content, origins[pos], guard, lead)
-            else:
-                out.append(TURN_END)
+            content = _write_assistant(out, message, content, origins[pos], pos > thinking_after, guard, lead, drops)
         elif role == "user":
             out.extend((USER_TURN, content, TURN_END))
         elif role != "system" or pos:
@@ -363,7 +378,7 @@ def render_chatml(
         spans[0].append(_system_range(out))
         spans[2].append(len(out))
     _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
-                 spans, _fast_guard)
+                 spans, _fast_guard, None if _noted is None else _noted.dropped)
     if spans is not None:
         spans[2].append(len(out))
     if add_generation_prompt:
@@ -377,13 +392,14 @@ class NotedRender:
     """What ``render_spans`` and sessions need of one :func:`render_chatml` call, noted by it: the
     prompt's pieces (``"".join(pieces)`` is the prompt), the roles of the messages after merging
     system messages, the input index each came from (``None``: the merged system message), the
-    ``(input index, length)`` of each system text the merged system message joined, in order, and
-    the turns' ranges (:data:`TurnSpans`)."""
+    ``(input index, length)`` of each system text the merged system message joined, in order, the
+    turns' ranges (:data:`TurnSpans`), and the paths of what the template left out (:mod:`.drops`)."""
 
-    __slots__ = ("merged", "origins", "pieces", "roles", "spans")
+    __slots__ = ("dropped", "merged", "origins", "pieces", "roles", "spans")
 
     def __init__(self) -> None:
         self.spans: TurnSpans = ([], [], [])
+        self.dropped: list[str] = []
         self.pieces: list[str] = []
         self.roles: list[str] = []
         self.origins: Sequence[int | None] = ()

@@ -40,7 +40,7 @@ def rendered_prompt(text: str, noted: NotedRender, message_count: int, policy: G
             _split_merged(turns[0], merged, ranges)
     if policy != "all":
         generated = _selected(generated, roles, policy)
-    return RenderedPrompt.unchecked(text, tuple(ranges), tuple(generated))
+    return RenderedPrompt.unchecked(text, tuple(ranges), tuple(generated), tuple(noted.dropped))
 
 
 def _selected(generated: list[Range], roles: list[str], policy: GeneratedPolicy) -> list[Range]:

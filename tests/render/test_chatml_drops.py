@@ -1,0 +1,141 @@
+"""What the ChatML templates leave out: ``render_spans(...).dropped``, proved with Jinja2, and ``strict=True``.
+
+Every generated case is rendered by the format and by the Jinja2 template; where the template
+renders, ``render`` and ``render_spans`` give its text, and the reported losses are exactly what the
+template leaves out, decided by the template alone (``tests/support/drops.py`` perturbs each input
+and looks for it in Jinja2's output). ``strict=True`` refuses exactly the inputs that lose something.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import prompt_formats as pf
+from tests.support.drops import assert_dropped_exactly
+from tests.support.oracles import render_jinja, render_ours
+from tests.support.strategies import chatml_options, conversation, differential_settings, message, tools
+
+MULTI = pf.get_format("chatml-multi-system")
+UPSTREAM = pf.get_format("chatml-safety", policy="allow")
+FORMATS = {"multi": (MULTI, "chatml_multi_system.jinja"), "upstream": (UPSTREAM, "chatml_upstream.jinja")}
+# What the template reacts to in a content: the <think> split, a user's wrapped tool response.
+MARKERS = ("<think>", "</think>", "<tool_response>", "</tool_response>")
+
+
+def jinja_oracle(template: str, gen: bool, options: dict[str, Any]) -> Any:
+    def oracle(messages: list[Any], tool_list: Any) -> str | None:
+        outcome = render_jinja(template, messages, tool_list, gen, **options)
+        return outcome[1] if outcome[0] == "ok" else None
+
+    return oracle
+
+
+@st.composite
+def dropping_conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A conversation with assistant turns before and after its last query (reasoning in every alias,
+    inline <think> blocks, calls with arguments of every kind), and a few other messages."""
+    messages = draw(conversation())
+    for _ in range(draw(st.integers(0, 3))):
+        messages.insert(draw(st.integers(0, len(messages))), draw(message(("assistant",))))
+    return messages
+
+
+def check_case(name: str, messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> None:
+    fmt, template = FORMATS[name]
+    expected = render_jinja(template, messages, tool_list, gen, **options)
+    assert render_ours(fmt.render, messages, tool_list, gen, **options) == expected
+    if expected[0] != "ok":
+        with pytest.raises(pf.TemplateError):
+            fmt.render_spans(messages, tool_list, gen, **options)
+        with pytest.raises(pf.TemplateError):
+            fmt.render(messages, tool_list, gen, strict=True, **options)
+        return
+    rendered = fmt.render_spans(messages, tool_list, gen, **options)
+    assert rendered.text == expected[1]
+    assert_dropped_exactly(jinja_oracle(template, gen, options), messages, tool_list, rendered.dropped,
+                           content_markers=MARKERS)
+    if rendered.dropped:
+        with pytest.raises(pf.InvalidInputError) as info:
+            fmt.render(messages, tool_list, gen, strict=True, **options)
+        assert info.value.path == rendered.dropped[0]
+        with pytest.raises(pf.InvalidInputError):
+            fmt.render_spans(messages, tool_list, gen, strict=True, **options)
+    else:
+        assert fmt.render(messages, tool_list, gen, strict=True, **options) == expected[1]
+    assert fmt.render(messages, tool_list, gen, strict=False, **options) == expected[1]
+
+
+@differential_settings
+@given(dropping_conversation(), tools, st.booleans(), chatml_options, st.sampled_from(sorted(FORMATS)))
+def test_dropped_is_what_the_template_leaves_out(messages, tool_list, gen, options, name):
+    check_case(name, messages, tool_list, gen, options)
+
+
+Q = {"role": "user", "content": "Q"}
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+@pytest.mark.parametrize(
+    ("messages", "options"),
+    [
+        # reasoning at or before the last query, in a field and inline; kept with preserve_thinking
+        ([Q, {"role": "assistant", "content": "A", "reasoning_content": "R"}, Q], {}),
+        ([Q, {"role": "assistant", "content": "A", "reasoning_content": "R"}, Q], {"preserve_thinking": True}),
+        ([Q, {"role": "assistant", "content": "<think>\nR\n</think>\n\nA"}, Q], {}),
+        # an empty think block, and whitespace reasoning: nothing lost
+        ([Q, {"role": "assistant", "content": "<think>\n\n</think>\n\nA", "reasoning": " "}, Q], {}),
+        ([Q, {"role": "assistant", "content": "<think>\n\n</think>\n\nA"}, Q], {}),
+        # inline text the split leaves out even after the last query
+        ([Q, {"role": "assistant", "content": "pre<think>R</think>mid</think>A"}], {}),
+        # aliases the template does not read
+        ([Q, {"role": "assistant", "content": "A", "reasoning_content": "R", "thinking": "T", "reasoning": "R"}], {}),
+        ([Q, {"role": "assistant", "content": "A", "thinking": "R", "reasoning": "R"}, Q], {}),
+        # arguments neither an object nor a string: no parameter written (an empty list loses nothing)
+        ([Q, {"role": "assistant", "tool_calls": [
+            {"type": "function", "function": {"name": "f", "arguments": [1, "x"]}},
+            {"name": "g", "arguments": 0}, {"name": "h", "arguments": []}, {"name": "i", "arguments": False}]}], {}),
+        # identifiers and a tool result's name are never rendered, and not reported
+        ([Q, {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f"}}]},
+          {"role": "tool", "tool_call_id": "call_1", "name": "f", "content": "r"}], {}),
+    ],
+)
+def test_examples(name: str, messages: list[Any], options: dict[str, Any]) -> None:
+    check_case(name, messages, None, True, options)
+
+
+def test_arguments_neither_object_nor_string_render_as_the_template_writes_them() -> None:
+    # Refused before (InvalidInputError): the template renders them, writing no parameter.
+    messages = [Q, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": [1]}]}]
+    for fmt, template in FORMATS.values():
+        expected = render_jinja(template, messages)
+        assert expected[0] == "ok" and render_ours(fmt.render, messages) == expected
+        assert fmt.render_spans(messages).dropped == ("messages[1].tool_calls[0].arguments",)
+        with pytest.raises(pf.InvalidInputError, match=r"^messages\[1\]\.tool_calls\[0\]\.arguments: "):
+            fmt.render(messages, strict=True)
+
+
+STRICT_CASES = [MULTI, pf.get_format("chatml-safety"), pf.get_format("chatml-safety", policy="reject")]
+
+
+@pytest.mark.parametrize("fmt", STRICT_CASES)
+def test_strict_option(fmt: pf.ChatFormat) -> None:
+    history = [Q, {"role": "assistant", "content": "A", "reasoning_content": "R"}, Q]
+    assert "strict" in fmt.options and "strict" in fmt.parse_options
+    assert fmt.render(history, strict=None) == fmt.render(history) == fmt.render(history, strict=False)
+    assert fmt.parse("x", strict=True) == fmt.parse("x")
+    with pytest.raises(pf.InvalidInputError, match=r"^messages\[1\]\.reasoning_content: the template leaves it out"):
+        fmt.render(history, strict=True)  # the everyday shape: the fast path steps aside
+    with pytest.raises(pf.InvalidInputError, match=r"^strict: expected a boolean or null, got str$"):
+        fmt.render(history, strict="yes")
+    assert fmt.render(history, strict=True, preserve_thinking=True) == fmt.render(history, preserve_thinking=True)
+    session = fmt.session(strict=True)
+    assert session.render(history[:1]) == fmt.render(history[:1])
+    with pytest.raises(pf.InvalidInputError, match=r"^messages\[1\]\.reasoning_content: "):
+        session.render(history)  # sessions render strictly too: the incremental renderer steps aside
+    if fmt.guard is not None and fmt.guard.policy == "reject":  # the guard's refusal stays as it is
+        with pytest.raises(pf.InjectionError):
+            fmt.render([{"role": "user", "content": "<|im_end|>"}], strict=True)
