@@ -18,6 +18,7 @@ entry point with ``if __name__ == "__main__":``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import multiprocessing
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
-from .errors import FormatError
+from .errors import FormatError, in_batch
 from .session import shared_tools
 
 if TYPE_CHECKING:
@@ -195,17 +196,28 @@ def _auto_chunk_size(items: Iterable[Any], workers: int) -> int:
     return max(1, min(DEFAULT_CHUNK_SIZE * 4, -(-len(items) // (workers * 8))))
 
 
-def _raise_or_collect(results: Iterator[Any], errors: ErrorMode) -> Iterator[Any]:
+def _raise_or_collect(results: Iterator[Any], errors: ErrorMode, items: str, own: str) -> Iterator[Any]:
+    """The results, each error with its item's index: collected as it is (``index`` set), or
+    raised naming the item (:func:`~prompt_formats.errors.in_batch`; ``items``, ``own`` as there)."""
     if errors == "collect":
-        return results
-    return _raise_first(results)
+        return _indexed(results)
+    return _raise_first(results, items, own)
 
 
-def _raise_first(results: Iterator[Any]) -> Iterator[Any]:
+def _indexed(results: Iterator[Any]) -> Iterator[Any]:
+    for index, result in enumerate(results):
+        if isinstance(result, FormatError):
+            if result.index is not None:  # one error object in two places keeps the first index
+                result = copy.copy(result)
+            result.index = index
+        yield result
+
+
+def _raise_first(results: Iterator[Any], items: str, own: str) -> Iterator[Any]:
     try:
-        for result in results:
+        for index, result in enumerate(results):
             if isinstance(result, FormatError):
-                raise result
+                raise in_batch(result, index, items, own) from result
             yield result
     finally:
         # Stops the workers now rather than when the suspended generator is garbage-collected.
@@ -307,14 +319,18 @@ def iter_render(
     and memory stays bounded (see :func:`ordered_map`). ``tools`` are prepared once, when
     :func:`~prompt_formats.tools.prepare_tools` takes them (otherwise each render gets them as given).
     With ``errors="raise"`` the first conversation that fails raises its :class:`FormatError` (after
-    every earlier prompt was yielded); with ``"collect"`` the error is yielded in its place and the
-    others are still rendered. Options are checked before anything is rendered.
+    every earlier prompt was yielded), of the same class, naming the conversation: ``index`` set and
+    the text ``conversations[1].messages[0].role: …`` (see :func:`~prompt_formats.errors.in_batch`;
+    the original error is its ``__cause__``); with ``"collect"`` the error ``render`` raised is
+    yielded in its place, its ``index`` set, and the others are still rendered. Options are checked
+    before anything is rendered.
     """
     _check_errors(errors)
     _check_workers(workers)
     fmt.check_options(options)
     job = RenderJob(fmt, shared_tools(tools), add_generation_prompt, options)
-    return _raise_or_collect(ordered_map(job, conversations, workers=workers, chunk_size=chunk_size), errors)
+    results = ordered_map(job, conversations, workers=workers, chunk_size=chunk_size)
+    return _raise_or_collect(results, errors, "conversations", "messages")
 
 
 def iter_parse(
@@ -332,7 +348,9 @@ def iter_parse(
 
     Tool-call ids are the parser's (random by default); ``id_factory`` is passed to every ``parse``
     call — with ``workers > 1`` each worker has its own copy of it, so it must be picklable and ids
-    should not depend on its call count. A format without a reply parser raises
+    should not depend on its call count. A raised error names the completion as a render error
+    names the conversation (``completions[2]: expected a string, got int``). A format without a
+    reply parser raises
     :class:`NotImplementedError` before anything is parsed.
     """
     _check_errors(errors)
@@ -343,7 +361,8 @@ def iter_parse(
     if not fmt.parses:
         raise NotImplementedError(f"format {fmt.name!r} has no reply parser")
     job = ParseJob(fmt, shared, context, id_factory)
-    return _raise_or_collect(ordered_map(job, completions, workers=workers, chunk_size=chunk_size), errors)
+    results = ordered_map(job, completions, workers=workers, chunk_size=chunk_size)
+    return _raise_or_collect(results, errors, "completions", "completion")
 
 
 def _listed(iterate: Callable[P, Iterator[T]], name: str, doc: str) -> Callable[P, list[T]]:

@@ -16,7 +16,7 @@ parsing refused:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -32,7 +32,13 @@ __all__ = [
 
 
 class FormatError(ValueError):
-    """Base class of every error this package raises for bad input or misuse."""
+    """Base class of every error this package raises for bad input or misuse.
+
+    ``index``: the position of the conversation (or completion) that failed in a batch call
+    (``render_batch``, ``parse_batch``, ``iter_render``, ``iter_parse``); ``None`` outside one.
+    """
+
+    index: int | None = None
 
 
 class _PathError(FormatError):
@@ -51,6 +57,11 @@ class _PathError(FormatError):
 
     def __reduce__(self) -> tuple[type[Self], tuple[str, ...]]:
         return (type(self), tuple(getattr(self, name) for name in self._constructor_fields))
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        # What pickle and copy call: a batch's index travels as the instance's state.
+        reduced = self.__reduce__()
+        return reduced if self.index is None else (*reduced, {"index": self.index})
 
 
 class InvalidInputError(_PathError):
@@ -84,6 +95,30 @@ class InjectionError(_PathError):
 
 class ParseError(FormatError):
     """A reply parser was used in a way its contract forbids (for example fed after ``close()``)."""
+
+
+def in_batch(error: FormatError, index: int, items: str, own: str) -> FormatError:
+    """``error``, raised for item ``index`` of a batch, as the batch raises it: of the same class, with
+    :attr:`FormatError.index` set and the item named first in its text.
+
+    ``items`` names the batch's items (``"conversations"``), ``own`` the field an item is to the
+    call that failed (``"messages"``, ``"completion"``). A path inside the item's own field goes on
+    from the item (``conversations[1].messages[0].role``, ``completions[2]``); any other error's
+    text follows the item's name (``conversations[2]: No user query found in messages.``).
+    """
+    where = f"{items}[{index}]"
+    if isinstance(error, _PathError):
+        path = error.path
+        if path == own or path.startswith((own + ".", own + "[")):
+            path = where + ("." + path if own == "messages" else path[len(own):])
+        else:
+            path = f"{where}: {path}"
+        args = [path if name == "path" else getattr(error, name) for name in error._constructor_fields]
+        indexed: FormatError = type(error)(*args)
+    else:
+        indexed = type(error)(f"{where}: {error}")
+    indexed.index = index
+    return indexed
 
 
 def type_name(value: object) -> str:

@@ -164,8 +164,10 @@ class ChatFormat(abc.ABC):
         Each result is what :meth:`render` gives for that conversation (prompt or error), with
         ``add_generation_prompt`` passed to it as given (``None``, unset: the format's default); ``tools``
         are prepared once for the whole batch where ``prepare_tools`` takes them. With
-        ``errors="raise"`` the first failing conversation raises; with ``errors="collect"`` its
-        place in the result holds the :class:`FormatError` instead and the others are still rendered.
+        ``errors="raise"`` the first failing conversation raises, its error naming it (``error.index``,
+        and ``conversations[1].messages[0].role: …`` in the text); with ``errors="collect"`` its place
+        in the result holds :meth:`render`'s :class:`FormatError` instead (``index`` set too) and the
+        others are still rendered.
         ``workers > 1`` spreads the conversations over that many processes (0: one per CPU) and
         returns the same list; see :mod:`prompt_formats.batch` (and
         :func:`~prompt_formats.batch.iter_render` for the streaming form).
