@@ -184,13 +184,14 @@ class StrippedText:
 
     Leading whitespace is dropped until the first other character; trailing whitespace is held back
     until more text follows it, and dropped if none does. ``emit`` receives each piece to send on.
+    ``keep_leading``: the text continues one begun before it, so its leading whitespace is kept.
     """
 
     __slots__ = ("_emit", "_pending", "_started")
 
-    def __init__(self, emit: Callable[[str], None]) -> None:
+    def __init__(self, emit: Callable[[str], None], keep_leading: bool = False) -> None:
         self._emit = emit
-        self._started = False
+        self._started = keep_leading
         self._pending: list[str] = []
 
     def add(self, text: str) -> None:

@@ -6,7 +6,8 @@ reasoning). The facts (the outputs, the tools, the expected values) are the peer
 is ours. A case that had to be adapted to our formats says how in ``adapted``.
 
 Only the cases about our formats' output grammar are taken: ChatML / Qwen3.5-3.6 (``<think>``,
-``<tool_call>`` + ``<function=NAME>`` + ``<parameter=P>``) and Harmony (gpt-oss channels). Cases about
+``<tool_call>`` + ``<function=NAME>`` + ``<parameter=P>``, and the JSON form of a call older Qwen models
+write, ``<tool_call>`` + ``{"name": …, "arguments": …}``) and Harmony (gpt-oss channels). Cases about
 other model families, token-level decoding, prompt rendering or a parser's internal events with no
 recovery asserted are left out. ``SOURCE_FILES`` lists every file read; ``case_counts()`` counts
 the cases taken per source.
@@ -14,10 +15,11 @@ the cases taken per source.
 The sources (public repositories, as stored for this project's research):
 
 - ollama/ollama ``model/parsers/qwen3coder_test.go``, ``qwen3coder_bare_test.go``, ``qwen35_test.go``,
-  ``qwen35_boundary_test.go``, ``qwen38_test.go``, ``harmony/harmonyparser_test.go``;
+  ``qwen35_boundary_test.go``, ``qwen38_test.go``, ``qwen3_test.go`` (the JSON form),
+  ``harmony/harmonyparser_test.go``;
 - vllm-project/vllm ``tests/tool_parsers/test_qwen3coder_tool_parser.py``,
   ``test_qwen3_xml_coder_shared.py``, ``test_qwen36_bugs.py``, ``test_qwen3xml_tool_parser.py``,
-  ``test_openai_tool_parser.py``;
+  ``test_openai_tool_parser.py``, ``test_hermes_tool_parser.py`` (the JSON form);
 - sgl-project/sglang ``test/registered/function_call/test_qwen3_coder_detector/test_cases.py``,
   ``test/srt/function_call/test_qwen3_coder_detector.py``,
   ``test/registered/function_call/test_function_call_parser.py`` (its Qwen3-Coder detector tests),
@@ -112,6 +114,7 @@ def all_cases() -> list[PeerCase]:
     """Every peer case taken, in source order."""
     from . import (
         peer_cases_harmony,
+        peer_cases_json_calls,
         peer_cases_llamacpp,
         peer_cases_llamacpp_gpt_oss,
         peer_cases_ollama,
@@ -130,6 +133,7 @@ def all_cases() -> list[PeerCase]:
         peer_cases_llamacpp,
         peer_cases_llamacpp_gpt_oss,
         peer_cases_harmony,
+        peer_cases_json_calls,
     )
     cases: list[PeerCase] = []
     for module in modules:

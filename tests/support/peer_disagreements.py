@@ -49,6 +49,12 @@ JUNK_BLOCK = (
     "text is never dropped: a '<tool_call>' block holding no '<function=NAME>' is content as written, "
     "noted; Ollama keeps its inside and drops the tags, vLLM keeps the text around it"
 )
+JSON_NOT_A_CALL = (
+    "text is never dropped: a '<tool_call>' block that holds no JSON call (cut off, or not JSON) is content as "
+    "written, noted; Ollama keeps its inside and drops the tags, vLLM (test_hermes_parser_non_streaming_tool_call_"
+    "invalid_json) keeps the text as written, as we do"
+)
+_QWEN3 = f"{_OLLAMA}qwen3_test.go::TestQwen3Parser"
 
 DISAGREEMENTS: dict[str, Ours] = {
     f"{_VALUES}[integer with leading zeros]": Ours(NOT_JSON, calls=(Call("f", {"p": "007"}),)),
@@ -75,6 +81,26 @@ DISAGREEMENTS: dict[str, Ours] = {
     ),
     f"{_OLLAMA}qwen35_test.go::TestQwen35ParserInvalidToolCallFallsBackToContent": Ours(
         JUNK_BLOCK, calls=(), content="<tool_call>not valid xml</tool_call>"
+    ),
+    f"{_QWEN3}TruncatedToolCallNoCloseTag": Ours(
+        JSON_NOT_A_CALL, calls=(),
+        content='<tool_call>{"name":"write_file","arguments":{"path":"/tmp/test.py","content":"print(\'hel'
+    ),
+    f"{_QWEN3}TruncatedToolCallNoCloseTagStreaming": Ours(
+        JSON_NOT_A_CALL, calls=(),
+        content='Here is the code:\n<tool_call>{"name":"write_file","arguments":{"content":"...',
+    ),
+    f"{_QWEN3}InvalidToolCallJSON": Ours(
+        JSON_NOT_A_CALL, calls=(),
+        content='<tool_call>{"name":"write_file","arguments":{"content":"incomplete...</tool_call>'
+    ),
+    f"{_QWEN3}ThinkingWithTruncatedToolCall": Ours(
+        JSON_NOT_A_CALL, calls=(), content='<tool_call>{"name":"write_file","arguments":{"content":"truncated',
+        reasoning="Let me help",
+    ),
+    f"{_QWEN3}ValidToolCallAfterInvalid": Ours(
+        JSON_NOT_A_CALL, calls=(Call("get_weather", {"location": "SF"}),),
+        content="<tool_call>invalid json</tool_call>",
     ),
     "ollama/ollama harmony/harmonyparser_test.go::TestToolCallArgParsing[empty args become empty object]": Ours(
         "the peers disagree: vLLM keeps an empty body as the arguments '' (test_openai_tool_parser, no_args), Ollama "

@@ -80,6 +80,9 @@ class ChatMLFormat(GuardedFormat):
         Option("decode_tool_arguments", frozenset({"boolean", "null"}),
                "accepted so render's options can be passed as they are; no effect on parsing"),
         STRICT_PARSE,
+        Option("continue_final_message", frozenset({"boolean", "null", "string"}),
+               "as in render: the completion continues the final message's content (true, 'content') or its "
+               "reasoning (a reasoning field's name), its leading whitespace kept"),
     )
     parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
@@ -94,15 +97,21 @@ class ChatMLFormat(GuardedFormat):
 
         ``tools`` types the call arguments by their schemas (and makes a call to any other tool
         malformed); ``context`` takes ``render``'s options (``enable_thinking=False`` when the prompt
-        was rendered so); ``id_factory`` makes the call ids (default ``call_`` + 24 random hex digits).
-        Rules: :mod:`prompt_formats.formats.chatml.parse`.
+        was rendered so; ``continue_final_message`` as render took it: the completion continues the
+        final message's content, or its reasoning when the option names a reasoning field, with its
+        leading whitespace kept, so the continued message is the prefill as the prompt shows it
+        followed by the reply's text); ``id_factory`` makes the call ids (default ``call_`` + 24
+        random hex digits). Rules: :mod:`prompt_formats.formats.chatml.parse`.
 
         Its events, concatenated over any split of the completion into deltas, assemble to exactly
         ``parse(completion)`` (with the same ``id_factory`` sequence).
         """
+        continued = None
         if context:
             self.check_options(context, self.parse_options)
-        return ChatMLReplyParser(tool_schemas(tools), context.get("enable_thinking") is not False, id_factory)
+            continued = continued_field(context.get("continue_final_message"), False)
+        return ChatMLReplyParser(tool_schemas(tools), context.get("enable_thinking") is not False, id_factory,
+                                 continued)
 
     renders_incrementally = True
 

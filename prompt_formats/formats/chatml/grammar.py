@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import re
 import sys
 
@@ -9,6 +10,21 @@ import regex
 
 from ...streaming import Terminator
 from . import tokens as t
+
+
+class State(enum.IntEnum):
+    """Where the ChatML reply parser is in the reply."""
+
+    REASONING_START = 0  # before the reasoning (thinking on): a repeated "<think>" may come
+    CONTENT_START = 1  # before the content (thinking off): "<think>" may open reasoning
+    REASONING = 2
+    CONTENT = 3
+    FUNCTION = 4  # inside <function=NAME>, between parameters
+    VALUE = 5  # inside a parameter's value
+    AFTER = 6  # after </function>: </tool_call> or another <function=…>
+    DONE = 7  # after <|im_end|>/<|endoftext|>: the reply has ended
+    JSON = 8  # inside "<tool_call>{…": a call in the JSON form, up to "</tool_call>"
+
 
 #: Every character ``str.isspace`` accepts (``\\s`` of ``re`` misses some).
 WS = r"[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
@@ -38,10 +54,20 @@ NEXT_PARAMETER = Terminator.regex(
     t.PARAMETER_OPEN, re.escape(t.PARAMETER_OPEN) + NAME + PLUS + ">", len(t.PARAMETER_OPEN) + 256 + 1
 )
 FUNCTION_END = Terminator.marker(t.FUNCTION_CLOSE)
-REASONING_ENDS = (THINK_END, CALL_START, IM_END, END_OF_TEXT)
-CONTENT_ENDS = (CALL_START, BARE_CALL_START, IM_END, END_OF_TEXT)
+# The JSON form of a call (Qwen2.5, Qwen3): "<tool_call>", then a JSON object of "name" and "arguments".
+JSON_CALL_START = Terminator.regex(
+    t.TOOL_CALL_OPEN, re.escape(t.TOOL_CALL_OPEN) + WS + "{0,32}" + PLUS + r"\{", len(t.TOOL_CALL_OPEN) + 32 + 1
+)
+TOOL_CALL_END = Terminator.marker(t.TOOL_CALL_CLOSE)
+TOOL_CALL_MARK = Terminator.marker(t.TOOL_CALL_OPEN)
+REASONING_ENDS = (THINK_END, CALL_START, JSON_CALL_START, IM_END, END_OF_TEXT)
+CONTENT_ENDS = (CALL_START, JSON_CALL_START, BARE_CALL_START, IM_END, END_OF_TEXT)
 # Content after a tool call that ended the reasoning: the reasoning's own "</think>" may still come.
-CONTENT_ENDS_THINK_OPEN = (THINK_END, CALL_START, BARE_CALL_START, IM_END, END_OF_TEXT)
+CONTENT_ENDS_THINK_OPEN = (THINK_END, CALL_START, JSON_CALL_START, BARE_CALL_START, IM_END, END_OF_TEXT)
+# Where a JSON call's text ends: its "</tool_call>", or (not closed) another "<tool_call>" or a stop
+# marker; read in the reasoning, its "</think>" too.
+JSON_ENDS = (TOOL_CALL_END, TOOL_CALL_MARK, IM_END, END_OF_TEXT)
+JSON_ENDS_THINK_OPEN = (THINK_END, *JSON_ENDS)
 VALUE_ENDS = (PARAMETER_END, NEXT_PARAMETER, FUNCTION_END, IM_END, END_OF_TEXT)
 # After a next-parameter or function-end tag inside a value: does "</parameter>" still come?
 CLOSE_ENDS = (PARAMETER_END, IM_END, END_OF_TEXT)

@@ -8,12 +8,14 @@ typed by the tools' schemas (:mod:`.schema`); a call cut off or ended by stray t
 with a note; where a value ends, ``</parameter>`` and tags inside it included: :mod:`.value_ends`;
 tolerated, with a note: a function block of an offered tool without ``<tool_call>``, a value whose
 ``</parameter>`` is missing (it ends at the next tag), a block ended by ``</tool_call>`` without
-``</function>``; ``<|im_end|>`` / ``<|endoftext|>`` end the reply.
+``</function>``; a call in the JSON form of Qwen2.5 and Qwen3 (``<tool_call>`` + ``{"name": …,
+"arguments": …}``), noted: :mod:`.json_call`; ``<|im_end|>`` / ``<|endoftext|>`` end the reply.
+``continued`` (``continue_final_message``): the completion goes on with the content or reasoning
+the prompt left open.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,6 +44,7 @@ from .grammar import (
     CONTENT_ENDS_THINK_OPEN,
     FUNCTION_END,
     FUNCTION_ITEM,
+    JSON_CALL_START,
     JUNK_CALL_NOTE,
     NEXT_PARAMETER,
     PARAMETER_END,
@@ -50,28 +53,17 @@ from .grammar import (
     THINK_OPEN,
     VALUE_ENDS,
     WS_RUN,
+    State,
     could_name_a_tool,
     value_end_past,
 )
+from .json_call import JsonCalls
 from .schema import schema_types
 from .value_ends import ValueEnds
 
 __all__ = ["ChatMLReplyParser"]
 
-class State(enum.IntEnum):
-    """Where the parser is in the reply."""
-
-    REASONING_START = 0  # before the reasoning (thinking on): a repeated "<think>" may come
-    CONTENT_START = 1  # before the content (thinking off): "<think>" may open reasoning
-    REASONING = 2
-    CONTENT = 3
-    FUNCTION = 4  # inside <function=NAME>, between parameters
-    VALUE = 5  # inside a parameter's value
-    AFTER = 6  # after </function>: </tool_call> or another <function=…>
-    DONE = 7  # after <|im_end|>/<|endoftext|>: the reply has ended
-
-
-class ChatMLReplyParser(ValueEnds, StreamParser):
+class ChatMLReplyParser(JsonCalls, ValueEnds, StreamParser):
     """Streaming parser of a Qwen3.6 ChatML completion (rules: this module's docstring).
 
     Made by :meth:`~prompt_formats.formats.chatml.ChatMLFormat.stream_parser`; per stream,
@@ -83,6 +75,8 @@ class ChatMLReplyParser(ValueEnds, StreamParser):
         "_calls",
         "_content",
         "_id_factory",
+        "_json",
+        "_json_from",
         "_junk_calls",
         "_late_think_end",
         "_reasoning",
@@ -97,12 +91,15 @@ class ChatMLReplyParser(ValueEnds, StreamParser):
         schemas: dict[str, Mapping[str, Any]] | None,
         thinking: bool,
         id_factory: Callable[[], str] | None = None,
+        continued: str | None = None,
     ) -> None:
+        """``continued``: the field the prompt left open (``continue_final_message``), or ``None``."""
         super().__init__()
         self._schemas = schemas
         self._id_factory = id_factory or new_call_id
-        self._reasoning = StrippedText(self._emit_reasoning)
-        self._content = StrippedText(self._emit_content)
+        # A continued text (continue_final_message) goes on from the prompt's: no start to skip.
+        self._reasoning = StrippedText(self._emit_reasoning, continued not in (None, "content"))
+        self._content = StrippedText(self._emit_content, continued == "content")
         self._state = State.REASONING_START if thinking else State.CONTENT_START
         self._calls = 0
         self._junk_calls = 0
@@ -112,6 +109,10 @@ class ChatMLReplyParser(ValueEnds, StreamParser):
         # No "</parameter>" comes in the rest of the reply: a value ends at the next tag at once.
         self._unclosed = False
         self._call = CallInProgress("", [])
+        self._json: list[str] = []  # the text of a call in the JSON form, read so far (.json_call)
+        self._json_from = State.CONTENT
+        if continued is not None:
+            self._set_state(State.CONTENT if continued == "content" else State.REASONING)
 
     # Event emission. ------------------------------------------------------------------------------
 
@@ -138,6 +139,8 @@ class ChatMLReplyParser(ValueEnds, StreamParser):
             self._text = self._content.add
         elif state == State.VALUE:
             self._text = self._value_text
+        elif state == State.JSON:
+            self._text = self._json.append
         else:
             self._text = None
 
@@ -278,6 +281,9 @@ class ChatMLReplyParser(ValueEnds, StreamParser):
             if state == State.REASONING:
                 self._late_think_end = True
             self._open_call(match.group(), match.group(1))
+            return match.end(), True
+        if term is JSON_CALL_START:
+            self._open_json(match.group(), state)
             return match.end(), True
         if term is BARE_CALL_START:
             tag_end = match.end(1) + 1
@@ -431,4 +437,5 @@ _STEPS: tuple[_Step, ...] = (
     ChatMLReplyParser._value_step,  # VALUE
     ChatMLReplyParser._after_step,  # AFTER
     ChatMLReplyParser._done_step,  # DONE
+    ChatMLReplyParser._json_step,  # JSON
 )
