@@ -45,95 +45,15 @@ from ...streaming import (
     new_call_id,
 )
 from ..reply_values import JSON_INVALID, JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
-from .tokens import CHANNEL, CONSTRAIN, END_MARKERS, FUNCTIONS, MESSAGE, START
+from .header import CHANNEL_KINDS, TWO_CHANNELS, Kind, MessageHeader, parse_header
+from .tokens import CHANNEL, END_MARKERS, MESSAGE, START
 from .tolerant import closing_braces, split_at_last_channel, text_after_channel
 
 __all__ = ["HarmonyReplyParser", "MessageHeader", "parse_header"]
 
-
-class _Kind(enum.Enum):
-    """Where a message's body goes."""
-
-    REASONING = "reasoning"
-    CONTENT = "content"
-    JSON_CALL = "a tool call's JSON arguments"
-    PYTHON_CALL = "the python tool's code"
-
-
 # The members as module names: an Enum class's attribute lookup is several times slower than a global's,
 # and the parser tests them on every step (bench_parse.py, "Harmony, agent turn").
-_REASONING, _CONTENT, _JSON_CALL, _PYTHON_CALL = _Kind.REASONING, _Kind.CONTENT, _Kind.JSON_CALL, _Kind.PYTHON_CALL
-
-_CHANNEL_KINDS = {"analysis": _Kind.REASONING, "final": _Kind.CONTENT, "commentary": _Kind.CONTENT}
-
-
-class MessageHeader:
-    """What a message header says: its kind and, for a tool call, the tool's name; or why it is malformed.
-
-    ``note`` is set when the header was read tolerantly (it is not well formed, but its meaning is clear).
-    """
-
-    __slots__ = ("kind", "name", "note", "problem")
-
-    def __init__(self, kind: _Kind = _CONTENT, name: str = "", problem: str = "", note: str = "") -> None:
-        self.kind = kind
-        self.name = name
-        self.problem = problem
-        self.note = note
-
-
-# Spaces optional before the markers: one is put there, so that splitting on spaces finds each field.
-_SPACED_CHANNEL = " " + CHANNEL
-_SPACED_CONSTRAIN = " " + CONSTRAIN
-
-
-def _header_fields(words: list[str]) -> tuple[str | None, str | None, str]:
-    """``(channel, recipient, problem)`` of a header's words after the role (``problem`` ``""`` if none)."""
-    channel = recipient = content_type = None
-    for word in words:
-        if word.startswith(CHANNEL):
-            if channel is not None:
-                return None, None, _TWO_CHANNELS
-            channel = word[len(CHANNEL):]
-        elif word.startswith("to="):
-            if recipient is not None:
-                return None, None, "message header with two recipients"
-            recipient = word[3:]
-        else:
-            if content_type is not None:
-                return None, None, f"message header with unexpected text {word!r}"
-            content_type = word
-    return channel, recipient, ""
-
-
-def _call_header(recipient: str) -> MessageHeader:
-    if recipient == "python":
-        return MessageHeader(_PYTHON_CALL, "python")
-    name = recipient[len(FUNCTIONS):] if recipient.startswith(FUNCTIONS) else recipient
-    if not name:
-        return MessageHeader(problem=f"tool call to an empty name ({recipient!r})")
-    return MessageHeader(_JSON_CALL, name)
-
-
-def parse_header(text: str, with_role: bool) -> MessageHeader:
-    """Read a message header (the text before ``<|message|>``; ``with_role`` when it came after ``<|start|>``)."""
-    words = text.replace(CHANNEL, _SPACED_CHANNEL).replace(CONSTRAIN, _SPACED_CONSTRAIN).split()
-    if with_role:
-        role = words.pop(0) if words else ""
-        if role != "assistant":
-            return MessageHeader(problem=f"message from role {role!r}, not 'assistant'")
-    channel, recipient, problem = _header_fields(words)
-    if problem:
-        return MessageHeader(problem=problem)
-    if recipient is not None:
-        return _call_header(recipient)
-    if channel is None:
-        # What gpt-oss sometimes writes, and openai-harmony's parser and Ollama read as the answer.
-        return MessageHeader(note=_NO_CHANNEL)
-    kind = _CHANNEL_KINDS.get(channel)
-    if kind is None:
-        return MessageHeader(problem=f"message on unknown channel {channel!r}")
-    return MessageHeader(kind)
+_REASONING, _CONTENT, _JSON_CALL, _PYTHON_CALL = Kind.REASONING, Kind.CONTENT, Kind.JSON_CALL, Kind.PYTHON_CALL
 
 
 _MESSAGE = Terminator.marker(MESSAGE)
@@ -142,8 +62,6 @@ _HEADER_ENDS = (_MESSAGE, *_END_MARKERS)
 _MESSAGE_STARTS = (Terminator.marker(START), Terminator.marker(CHANNEL))
 
 _NO_MESSAGE = "message header not followed by '<|message|>': kept as text"
-_TWO_CHANNELS = "message header with two channels"
-_NO_CHANNEL = "message without a channel: read as final content"
 
 
 class _State(enum.Enum):
@@ -241,7 +159,7 @@ class HarmonyReplyParser(StreamParser):
         call.sent.append(text)
         self._out.append(ToolCallArgumentsDelta(call.index, text))
 
-    def _start_body(self, kind: _Kind, name: str = "") -> None:
+    def _start_body(self, kind: Kind, name: str = "") -> None:
         self._state = _BODY
         self._segment_open = False
         if kind is _REASONING or kind is _CONTENT:
@@ -388,7 +306,7 @@ class HarmonyReplyParser(StreamParser):
             header = parse_header(raw[len(START):], True)
         else:
             header = parse_header(raw, False)
-        if header.problem == _TWO_CHANNELS:
+        if header.problem == TWO_CHANNELS:
             # The first header never got its "<|message|>": the message is the last one's (as llama.cpp reads it).
             abandoned, raw = split_at_last_channel(raw)
             self._out.append(Malformed(f"message header {abandoned!r} not followed by '<|message|>' before another "
@@ -407,7 +325,7 @@ class HarmonyReplyParser(StreamParser):
     def _header_as_message(self, raw: str) -> bool:
         """A header ``<|channel|>CHANNEL TEXT`` ended by an end marker: TEXT is the message (openai-harmony's way)."""
         found = text_after_channel(raw)
-        kind = _CHANNEL_KINDS.get(found[0]) if found is not None else None
+        kind = CHANNEL_KINDS.get(found[0]) if found is not None else None
         if found is None or kind is None:
             return False
         self._out.append(Malformed(f"message header not followed by '<|message|>': the text after its channel "
