@@ -26,7 +26,8 @@ from .errors import InvalidInputError, type_name
 from .messages import ToolDefinition, tool_fields
 
 __all__ = [
-    "PLAIN_TOOLS_CACHE", "PlainToolsCache", "PreparedTools", "ToolsetCache", "prepare_tools", "rendered_tools",
+    "PLAIN_TOOLS_CACHE", "PlainToolsCache", "PreparedTools", "ToolsetCache", "offered_names", "prepare_tools",
+    "rendered_tools",
 ]
 
 T = TypeVar("T")
@@ -116,6 +117,18 @@ class PreparedTools:
 
     def __setstate__(self, state: tuple[Mapping[str, Any], ...]) -> None:
         self._adopt(state)
+
+
+def offered_names(tools: Any) -> frozenset[str] | None:
+    """The names of the tools a request offered (``None`` when it offered none), for a reply parser's
+    note on a call to any other; raises :class:`InvalidInputError` for tools that are not tool objects."""
+    if not tools:
+        return None
+    if isinstance(tools, PreparedTools):
+        return frozenset(tools.names)
+    if not isinstance(tools, (list, tuple)):
+        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
+    return frozenset(ToolDefinition.from_openai(tool, i).name for i, tool in enumerate(tools))
 
 
 def _own_copy(tool: Any, index: int) -> Any:

@@ -17,17 +17,23 @@ from ...errors import InvalidInputError, type_name
 from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
 from ...options import Option, describe
 from ...spans import GeneratedPolicy, RenderedPrompt
+from ...tools import offered_names
 from ..harmony import HarmonyReplyParser
 from .arguments import decode_conversation
 from .guarding import guard_conversation
 from .incremental import GptOssIncremental, incremental_renderer
 from .options import OPTION_SPECS, OPTIONS, SystemOptions
+from .options import _builtin_tools as builtin_tools
 from .prompt import prompt_pieces, render_gpt_oss
 from .spans import rendered_prompt
 
 __all__ = ["GptOssFormat", "render_gpt_oss"]
 
 _OPTION_NAMES = frozenset(OPTIONS)
+
+
+#: The recipients of the built-in browser tool the system message describes.
+BROWSER_TOOLS = ("browser.search", "browser.open", "browser.find")
 
 
 class GptOssFormat(GuardedFormat):
@@ -46,7 +52,9 @@ class GptOssFormat(GuardedFormat):
     option_specs = OPTION_SPECS
     options: ClassVar[Mapping[str, str]] = OPTIONS
     parse_option_specs = tuple(
-        attrs.evolve(spec, description="accepted so render's options can be passed as they are; no effect on parsing")
+        attrs.evolve(spec, description="the built-in tools offered: a call to one of them is not noted as a call "
+                     "to a tool not offered" if spec.name == "builtin_tools" else
+                     "accepted so render's options can be passed as they are; no effect on parsing")
         for spec in OPTION_SPECS
     )
     parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
@@ -124,10 +132,17 @@ class GptOssFormat(GuardedFormat):
         """A new Harmony reply parser for one completion (the text after ``<|start|>assistant``).
 
         The generation prompt ends at a message header, so the parser starts at one (no prefill).
-        ``context`` takes ``render``'s options (no effect); ``tools`` are accepted for symmetry
-        (Harmony names its recipients). Events over any split of the completion assemble to exactly
-        ``parse(completion)`` with the same ``id_factory`` sequence.
+        ``context`` takes ``render``'s options (``builtin_tools`` says which built-in tools were
+        offered; the others have no effect); a call to a tool not among ``tools`` and those is a call
+        all the same (Harmony names its recipients), with a note (none when nothing was offered).
+        Events over any split of the completion assemble to exactly ``parse(completion)`` with the
+        same ``id_factory`` sequence.
         """
+        offered = offered_names(tools)
         if context:
             self.check_options(context, self.parse_options)
-        return HarmonyReplyParser(None, id_factory)
+            browser, python = builtin_tools(context.get("builtin_tools"))
+            builtin = (BROWSER_TOOLS if browser else ()) + (("python",) if python else ())
+            if builtin:
+                offered = (offered or frozenset()).union(builtin)
+        return HarmonyReplyParser(None, id_factory, offered)

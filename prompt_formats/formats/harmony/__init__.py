@@ -38,6 +38,7 @@ from ...errors import InvalidInputError
 from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
 from ...options import Option
 from ...spans import RenderedPrompt, check_generated_policy
+from ...tools import offered_names
 from .incremental import HarmonyIncremental, incremental_renderer
 from .options import (
     OPTION_NAMES,
@@ -92,8 +93,9 @@ class HarmonyFormat(GuardedFormat):
         """A new :class:`HarmonyReplyParser` for one completion (the text after ``<|start|>assistant``).
 
         ``context``: ``prefill`` (see :attr:`parse_options`) and ``render``'s options (no effect);
-        ``tools`` are accepted for symmetry (Harmony names its recipients, so nothing depends on
-        them); ``id_factory`` makes the call ids (default ``call_`` + 24 random hex digits).
+        ``tools``: a call to a tool not among them is a call all the same (Harmony names its
+        recipients), with a note (none when no tools are given); ``id_factory`` makes the call ids
+        (default ``call_`` + 24 random hex digits).
         Rules: the docstring of :mod:`prompt_formats.formats.harmony.parse`.
 
         Its events, concatenated over any split of the completion into deltas, assemble to exactly
@@ -107,7 +109,7 @@ class HarmonyFormat(GuardedFormat):
                 raise InvalidInputError(
                     "prefill", f"expected null, 'analysis', 'final' or 'commentary', got {shown(prefill)}"
                 )
-        return HarmonyReplyParser(prefill, id_factory)
+        return HarmonyReplyParser(prefill, id_factory, offered_names(tools))
 
     renders_incrementally = True
 

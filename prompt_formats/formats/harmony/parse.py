@@ -62,6 +62,7 @@ _HEADER_ENDS = (_MESSAGE, *_END_MARKERS)
 _MESSAGE_STARTS = (Terminator.marker(START), Terminator.marker(CHANNEL))
 
 _NO_MESSAGE = "message header not followed by '<|message|>': kept as text"
+_CUT_OFF_ANALYSIS = "analysis message cut off by the end of the completion: kept as reasoning, as written so far"
 
 
 class _State(enum.Enum):
@@ -103,15 +104,19 @@ class HarmonyReplyParser(StreamParser):
         "_fields_written",
         "_header",
         "_id_factory",
+        "_offered",
         "_segment_open",
         "_state",
         "_stray",
         "_stray_started",
     )
 
-    def __init__(self, prefill: str | None = None, id_factory: Callable[[], str] | None = None) -> None:
+    def __init__(self, prefill: str | None = None, id_factory: Callable[[], str] | None = None,
+                 offered: frozenset[str] | None = None) -> None:
+        """``offered``: the names of the tools the request offered (``None``: none, so no call is noted)."""
         super().__init__()
         self._id_factory = id_factory or new_call_id
+        self._offered = offered
         self._header: list[str] = []
         self._stray: list[str] = []
         self._stray_started = False
@@ -170,6 +175,8 @@ class HarmonyReplyParser(StreamParser):
             call = self._call = _Call(self._calls, self._id_factory(), name, python)
             self._calls += 1
             self._out.append(ToolCallStart(call.index, call.call_id, name))
+            if self._offered is not None and name not in self._offered:  # a call all the same, as vLLM reads it
+                self._out.append(Malformed(f"tool call {call.index} ({name}) to a tool not offered: read as a call"))
             if python:
                 self._send_arguments(call, '{"code":"')
                 self._text = self._python_call_text
@@ -243,6 +250,9 @@ class HarmonyReplyParser(StreamParser):
             if stop > pos:
                 self._text(buf[pos:stop])  # type: ignore[misc]
             if final:
+                if self._call is None and self._field is ReasoningDelta:
+                    # Only '<|end|>' ends an analysis message (no stop token is stripped from it).
+                    self._out.append(Malformed(_CUT_OFF_ANALYSIS))
                 self._end_body(cut_off=True)
             return stop, True
         if at > pos:
