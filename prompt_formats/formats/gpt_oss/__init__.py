@@ -23,7 +23,6 @@ from .arguments import decode_conversation
 from .guarding import guard_conversation
 from .incremental import GptOssIncremental, incremental_renderer
 from .options import OPTION_SPECS, OPTIONS, SystemOptions
-from .options import _builtin_tools as builtin_tools
 from .prompt import prompt_pieces, render_gpt_oss
 from .spans import rendered_prompt
 
@@ -141,7 +140,8 @@ class GptOssFormat(GuardedFormat):
         offered = offered_names(tools)
         if context:
             self.check_options(context, self.parse_options)
-            browser, python = builtin_tools(context.get("builtin_tools"))
+            # Read as render reads it (a truthy value; the names the template's loop finds).
+            browser, python = SystemOptions({"builtin_tools": context.get("builtin_tools")}).builtin or (False, False)
             builtin = (BROWSER_TOOLS if browser else ()) + (("python",) if python else ())
             if builtin:
                 offered = (offered or frozenset()).union(builtin)
