@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from ._mypyc import mypyc_attr
 from ._walk import MAX_NESTING, nesting_exceeds
 from .errors import InvalidInputError, type_name
 from .messages import ToolDefinition, tool_fields
@@ -33,6 +34,7 @@ T = TypeVar("T")
 L = TypeVar("L")
 
 
+@mypyc_attr(serializable=True)  # picklable compiled too
 class PreparedTools:
     """An immutable, validated list of tool dicts with a per-format cache of their rendered forms.
 
@@ -54,7 +56,7 @@ class PreparedTools:
         Only for a caller that made the list and its dicts and never changes them afterwards (the
         record readers, which decode each record's tools from JSON): it saves the deep copy.
         """
-        prepared = cls.__new__(cls)
+        prepared = cls(())  # empty, then adopting: not cls.__new__(cls), which the compiled build lacks
         prepared._adopt(tools)
         return prepared
 

@@ -22,7 +22,6 @@ from ...streaming import (
     ContentDelta,
     Malformed,
     ReasoningDelta,
-    StreamParser,
     StrippedText,
     Terminator,
     TerminatorScan,
@@ -71,7 +70,7 @@ class State(enum.IntEnum):
     DONE = 7  # after <|im_end|>/<|endoftext|>: the reply has ended
 
 
-class ChatMLReplyParser(ValueEnds, StreamParser):
+class ChatMLReplyParser(ValueEnds):
     """Streaming parser of a Qwen3.6 ChatML completion (rules: this module's docstring).
 
     Made by :meth:`~prompt_formats.formats.chatml.ChatMLFormat.stream_parser`; per stream,
@@ -79,17 +78,14 @@ class ChatMLReplyParser(ValueEnds, StreamParser):
     """
 
     __slots__ = (
-        "_call",
         "_calls",
         "_content",
         "_id_factory",
         "_junk_calls",
         "_late_think_end",
         "_reasoning",
-        "_schemas",
         "_state",
         "_text_after_stop",
-        "_unclosed",
     )
 
     def __init__(
