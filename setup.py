@@ -18,16 +18,11 @@ from setuptools import setup
 # records.py, jsonl.py, request_keys.py, record_tools.py) are left out: startup, not throughput.
 COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/_json.py",
-    "prompt_formats/streaming.py",
     "prompt_formats/tools.py",
-    "prompt_formats/formats/chatml/call_stream.py",
     "prompt_formats/formats/chatml/lean.py",
-    "prompt_formats/formats/chatml/parse.py",
     "prompt_formats/formats/chatml/render.py",
     "prompt_formats/formats/chatml/schema.py",
-    "prompt_formats/formats/chatml/value_ends.py",
     "prompt_formats/formats/gpt_oss/render.py",
-    "prompt_formats/formats/harmony/parse.py",
     "prompt_formats/formats/harmony/render.py",
 )
 

@@ -33,7 +33,6 @@ from typing import Any
 import attrs
 import regex
 
-from ._mypyc import mypyc_attr
 from .errors import InvalidInputError, ParseError, type_name
 from .messages import AssistantReply, ToolCall
 
@@ -119,7 +118,6 @@ class Malformed:
 Event = ReasoningDelta | ContentDelta | ToolCallStart | ToolCallArgumentsDelta | ToolCallEnd | Malformed
 
 
-@mypyc_attr(serializable=True)  # picklable compiled too
 class ReplyBuilder:
     """Accumulates events into an :class:`AssistantReply` (for a consumer that streams and wants the result)."""
 
@@ -181,7 +179,6 @@ def json_string_body(text: str) -> str:
     return _JSON_STRING(text)[1:-1]
 
 
-@mypyc_attr(serializable=True)  # picklable compiled too
 class StrippedText:
     """Emits a text piece by piece with its surrounding whitespace dropped (``str.strip`` of the whole).
 
@@ -260,7 +257,6 @@ class Terminator:
         return self.partial.fullmatch(tail, partial=True) is not None
 
 
-@mypyc_attr(serializable=True)  # picklable compiled too
 class TerminatorScan:
     """Next-occurrence search of terminators in one buffer, each search's answer kept while ahead."""
 
@@ -319,8 +315,6 @@ def hold_point(buf: str, pos: int, terminators: Sequence[Terminator]) -> int:
     return end
 
 
-# Compiled, it stays a base a format written in plain Python can subclass (docs/contributing.md).
-@mypyc_attr(allow_interpreted_subclasses=True, serializable=True)
 class StreamParser(abc.ABC):
     """Base of every format's reply parser: ``feed`` any number of times, then ``close`` once.
 

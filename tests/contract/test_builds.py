@@ -13,6 +13,7 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,8 @@ import prompt_formats as pf
 from prompt_formats.streaming import StreamParser
 
 PARSING = [name for name in pf.available_formats() if pf.get_format(name).parses]
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather.",
-                                           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": CITY}}]
 CONVERSATION = [
     {"role": "system", "content": "Be brief."},
     {"role": "user", "content": "Weather in Paris?"},
@@ -57,7 +58,8 @@ for name in pf.available_formats():
             out["results"].append(fmt.render(spec["conversation"], tools=tools, add_generation_prompt=generation))
     if fmt.parses:
         out["results"].append(repr(fmt.parse(spec["replies"][name], tools=spec["tools"])))
-out["files"] = sorted(getattr(m, "__file__", "") or "" for k, m in sys.modules.items() if k.startswith("prompt_formats"))
+mine = [m for k, m in sys.modules.items() if k.startswith("prompt_formats")]
+out["files"] = sorted(getattr(m, "__file__", "") or "" for m in mine)
 print(json.dumps(out))
 """
 
@@ -68,8 +70,9 @@ def _probe(pure: bool) -> dict[str, Any]:
         env["PROMPT_FORMATS_PURE"] = "1"
     spec = {"tools": TOOLS, "conversation": CONVERSATION,
             "replies": {name: _reply(name) for name in PARSING}}
+    # Run outside the repository, so the package imported is the one installed, not the source tree.
     done = subprocess.run([sys.executable, "-c", _PROBE], input=json.dumps(spec), capture_output=True, text=True,
-                          env=env, check=True, timeout=300)
+                          env=env, check=True, timeout=300, cwd=tempfile.gettempdir())
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 

@@ -29,7 +29,6 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..._mypyc import mypyc_attr
 from ...messages import ToolCall
 from ...streaming import (
     ContentDelta,
@@ -68,7 +67,6 @@ _REASONING, _CONTENT, _JSON_CALL, _PYTHON_CALL = _Kind.REASONING, _Kind.CONTENT,
 _CHANNEL_KINDS = {"analysis": _Kind.REASONING, "final": _Kind.CONTENT, "commentary": _Kind.CONTENT}
 
 
-@mypyc_attr(serializable=True)  # picklable compiled too
 class MessageHeader:
     """What a message header says: its kind and, for a tool call, the tool's name; or why it is malformed.
 
@@ -159,7 +157,6 @@ class _State(enum.Enum):
 _HEADER, _BODY, _BETWEEN = _State.HEADER, _State.BODY, _State.BETWEEN
 
 
-@mypyc_attr(serializable=True)  # picklable compiled too
 class _Call:
     """The tool call in progress: its place, id and name, and the body text read so far."""
 
