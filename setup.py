@@ -10,6 +10,7 @@ in that mode, at build time; the runtime dependencies do not change.
 from __future__ import annotations
 
 import os
+import shutil
 
 from setuptools import setup
 
@@ -27,12 +28,23 @@ COMPILED_MODULES: tuple[str, ...] = (
 )
 
 
+def _compiling() -> bool:
+    return os.environ.get("PROMPT_FORMATS_COMPILE", "") not in ("", "0")
+
+
 def _extensions() -> list[object]:
-    if os.environ.get("PROMPT_FORMATS_COMPILE", "") in ("", "0"):
+    if not _compiling():
         return []
     from mypyc.build import mypycify  # build-time only: mypy is not a runtime dependency
 
     return list(mypycify(list(COMPILED_MODULES), opt_level=os.environ.get("MYPYC_OPT_LEVEL", "3")))
 
 
-setup(ext_modules=_extensions())
+# One build directory per mode, the compiled one emptied first: setuptools packs whatever its build
+# directory holds, so an extension left there by an earlier build (or a module since taken off the
+# list) would otherwise end up in a pure wheel, or in a compiled one that no longer compiles it.
+_BUILD_BASE = os.path.join("build", "compiled" if _compiling() else "pure")
+if _compiling():
+    shutil.rmtree(_BUILD_BASE, ignore_errors=True)
+
+setup(ext_modules=_extensions(), options={"build": {"build_base": _BUILD_BASE}})

@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 
 import orjson
 
-from ._mypyc import mypyc_attr
 from ._walk import MAX_NESTING, nesting_exceeds
 from .errors import InvalidInputError, type_name
 from .messages import ToolDefinition, tool_fields
@@ -34,7 +33,6 @@ T = TypeVar("T")
 L = TypeVar("L")
 
 
-@mypyc_attr(serializable=True)  # picklable compiled too
 class PreparedTools:
     """An immutable, validated list of tool dicts with a per-format cache of their rendered forms.
 
@@ -113,11 +111,10 @@ class PreparedTools:
     def __repr__(self) -> str:
         return f"PreparedTools({list(self.names)!r})"
 
-    def __getstate__(self) -> tuple[Mapping[str, Any], ...]:
-        return self._tools
-
-    def __setstate__(self, state: tuple[Mapping[str, Any], ...]) -> None:
-        self._adopt(state)
+    def __reduce__(self) -> tuple[Callable[[list[Mapping[str, Any]]], PreparedTools], tuple[Any, ...]]:
+        # Rebuilt from the tools (unpickling made them fresh: adopted, not copied), the cache anew. A
+        # reduction rather than __getstate__/__setstate__: the compiled build's classes have no bare __new__.
+        return PreparedTools.owning, (list(self._tools),)
 
 
 def _own_copy(tool: Any, index: int) -> Any:

@@ -47,7 +47,7 @@ def _reply(name: str) -> str:
 
 # Every render and parse of the corpus as text, in one process: the bytes the two builds must share.
 _PROBE = """
-import json, sys
+import json, re, sys
 import prompt_formats as pf
 spec = json.loads(sys.stdin.read())
 out = {"compiled": pf.compiled, "files": None, "results": []}
@@ -57,7 +57,8 @@ for name in pf.available_formats():
         for generation in (None, True):
             out["results"].append(fmt.render(spec["conversation"], tools=tools, add_generation_prompt=generation))
     if fmt.parses:
-        out["results"].append(repr(fmt.parse(spec["replies"][name], tools=spec["tools"])))
+        reply = repr(fmt.parse(spec["replies"][name], tools=spec["tools"]))
+        out["results"].append(re.sub(r"id='call_[0-9a-f]*'", "id=<random>", reply))
 mine = [m for k, m in sys.modules.items() if k.startswith("prompt_formats")]
 out["files"] = sorted(getattr(m, "__file__", "") or "" for m in mine)
 print(json.dumps(out))
