@@ -12,11 +12,22 @@ and the command (``prompt_formats.cli``) load only the modules their work needs.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
+
+from . import _pure
+
+# Chosen before any other module of the package is imported: this file is never compiled.
+if os.environ.get("PROMPT_FORMATS_PURE", "") not in ("", "0"):
+    _pure.install()
+
+#: ``True`` when the modules run compiled (the mypyc build, ``PROMPT_FORMATS_COMPILE=1 pip install .``),
+#: ``False`` for the pure-Python package or under ``PROMPT_FORMATS_PURE=1``.
+compiled: bool = _pure.is_compiled(__path__)
 
 # The error classes are bound at import (a small module): an ``except pf.InvalidInputError`` clause
 # can run where the stack has no room left for the first-use import below.
-from .errors import FormatError, InjectionError, InvalidInputError, ParseError, TemplateError, UnknownOptionError
+from .errors import FormatError, InjectionError, InvalidInputError, ParseError, TemplateError, UnknownOptionError  # noqa: E402
 
 if TYPE_CHECKING:
     from .detect import TemplateMatch, detect_format, match_template

@@ -35,8 +35,15 @@ _REFERENCE = json.JSONEncoder(ensure_ascii=False)
 _make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
 _encode_string: Callable[[str], str] = json.encoder.encode_basestring
 
-if _make_c_encoder is not None:
-    _encode_chunks = _make_c_encoder(
+
+def _chunks_without_accelerator(value: Any, indent_level: int) -> list[str]:
+    """``[tojson(value)]``, where the standard library has no C encoder."""
+    return [_REFERENCE.encode(value)]
+
+
+# One definition of each name (not two under if/else): the compiled build (mypyc) needs it.
+_encode_chunks: Callable[[Any, int], list[str]] = (
+    _make_c_encoder(
         None,  # markers: no cycle check, so the encoder holds no per-call state and is thread-safe
         _REFERENCE.default,  # raises json.dumps' TypeError for an unsupported type
         _encode_string,
@@ -47,35 +54,29 @@ if _make_c_encoder is not None:
         False,  # skipkeys
         True,  # allow_nan
     )
+    if _make_c_encoder is not None
+    else _chunks_without_accelerator
+)
 
-    #: The C encoder's call itself: ``"".join(json_chunks(value, 0)) == tojson(value)`` for a dict or
-    #: a list, for a caller that has already told the type apart and saves tojson's dispatch.
-    json_chunks: Callable[[Any, int], list[str]] = _encode_chunks
+#: The C encoder's call itself: ``"".join(json_chunks(value, 0)) == tojson(value)`` for a dict or
+#: a list, for a caller that has already told the type apart and saves tojson's dispatch.
+json_chunks: Callable[[Any, int], list[str]] = _encode_chunks
 
-    def tojson(value: Any) -> str:
-        """``json.dumps(value, ensure_ascii=False)``, byte for byte, for every value it accepts."""
-        kind = type(value)
-        if kind is str:
-            return _encode_string(value)
-        # The scalars tool-call arguments are made of, spelt as the C encoder spells them (exact
-        # types only: it writes a subclass of int or float with the base class's repr, not its own).
-        if kind is int:
-            return int.__repr__(value)
-        if kind is bool:
-            return "true" if value else "false"
-        if value is None:
-            return "null"
-        return "".join(_encode_chunks(value, 0))
 
-else:  # pragma: no cover
-
-    def json_chunks(value: Any, indent_level: int) -> list[str]:
-        """``[tojson(value)]``."""
-        return [_REFERENCE.encode(value)]
-
-    def tojson(value: Any) -> str:
-        """``json.dumps(value, ensure_ascii=False)``."""
-        return _REFERENCE.encode(value)
+def tojson(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, byte for byte, for every value it accepts."""
+    kind = type(value)
+    if kind is str:
+        return _encode_string(value)
+    # The scalars tool-call arguments are made of, spelt as the C encoder spells them (exact
+    # types only: it writes a subclass of int or float with the base class's repr, not its own).
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return "".join(_encode_chunks(value, 0))
 
 
 def text_or_json(value: Any) -> str:
@@ -115,16 +116,22 @@ def not_serialisable(path: str, exc: BaseException) -> InvalidInputError:
     return InvalidInputError(path, f"not serialisable as JSON ({exc})")
 
 
+#: The nesting of dicts and lists every value within the documented limit may have (the guard's
+#: ``MAX_NESTING``, which it reads to): such a value renders however deep its caller is.
+MAX_JSON_NESTING = 256
+
+
 def json_refused(value: Any, path: str, exc: BaseException) -> str:
     """After ``tojson(value)`` raised ``exc``: its text all the same when the caller's stack was what
     ran out (the value written without recursion, as ``json.dumps`` writes it on a fresh stack), else
     the :class:`InvalidInputError` at ``path`` for a value JSON cannot encode.
 
-    So whether a value renders does not depend on how deep the caller already is.
+    So whether a value nested at most :data:`MAX_JSON_NESTING` deep renders does not depend on how
+    deep the caller already is (deeper ones may render from a fresh stack, as with the reference).
     """
     if isinstance(exc, RecursionError):
         try:
-            return unnested_json(value)
+            return unnested_json(value, MAX_JSON_NESTING)
         except (TypeError, ValueError, RecursionError) as deeper:
             exc = deeper
     raise not_serialisable(path, exc) from None

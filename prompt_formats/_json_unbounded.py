@@ -83,18 +83,20 @@ def unbounded_compact_json(value: Any) -> str:
     return _walked_json(value, ",", ":", decimal_text)
 
 
-def unnested_json(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False)`` (the templates' ``tojson``) at any depth, without recursion.
+def unnested_json(value: Any, max_depth: int) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` (the templates' ``tojson``), without recursion, for a
+    value nested at most ``max_depth`` containers deep.
 
-    For a value nested deeper than the caller's stack lets the standard encoder go. Raises what
+    For a value the caller's stack does not let the standard encoder finish. Raises what
     ``json.dumps`` raises on a fresh stack: ``TypeError`` for an unsupported type or key,
     ``ValueError`` for an integer beyond the interpreter's digit limit or a container that contains
-    itself.
+    itself; and ``ValueError`` for a value nested deeper than ``max_depth``.
     """
-    return _walked_json(value, ", ", ": ", int.__repr__)
+    return _walked_json(value, ", ", ": ", int.__repr__, max_depth)
 
 
-def _walked_json(value: Any, item_separator: str, key_separator: str, integer_text: Callable[[int], str]) -> str:
+def _walked_json(value: Any, item_separator: str, key_separator: str, integer_text: Callable[[int], str],
+                 max_depth: int | None = None) -> str:
     parts: list[str] = []
     # What is left to write, last first: values, and _Task items (text as it is, or a container's end).
     todo: list[Any] = [value]
@@ -114,6 +116,8 @@ def _walked_json(value: Any, item_separator: str, key_separator: str, integer_te
         key = id(item)
         if key in inside:
             raise ValueError("Circular reference detected")
+        if max_depth is not None and len(inside) >= max_depth:  # the containers open around it
+            raise ValueError(f"nested more than {max_depth} levels deep")
         inside.add(key)
         pending: list[Any] = []
         if isinstance(item, dict):

@@ -55,7 +55,7 @@ class PreparedTools:
         Only for a caller that made the list and its dicts and never changes them afterwards (the
         record readers, which decode each record's tools from JSON): it saves the deep copy.
         """
-        prepared = cls.__new__(cls)
+        prepared = cls(())  # empty, then adopting: not cls.__new__(cls), which the compiled build lacks
         prepared._adopt(tools)
         return prepared
 
@@ -112,11 +112,10 @@ class PreparedTools:
     def __repr__(self) -> str:
         return f"PreparedTools({list(self.names)!r})"
 
-    def __getstate__(self) -> tuple[Mapping[str, Any], ...]:
-        return self._tools
-
-    def __setstate__(self, state: tuple[Mapping[str, Any], ...]) -> None:
-        self._adopt(state)
+    def __reduce__(self) -> tuple[Callable[[list[Mapping[str, Any]]], PreparedTools], tuple[Any, ...]]:
+        # Rebuilt from the tools (unpickling made them fresh: adopted, not copied), the cache anew. A
+        # reduction rather than __getstate__/__setstate__: the compiled build's classes have no bare __new__.
+        return PreparedTools.owning, (list(self._tools),)
 
 
 def offered_names(tools: Any) -> frozenset[str] | None:

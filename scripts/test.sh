@@ -36,3 +36,23 @@ fi
 .venv/bin/ruff check prompt_formats tests benchmarks
 .venv/bin/mypy prompt_formats
 .venv/bin/python -m pytest "$@"
+
+# --- The compiled build (mypyc) -------------------------------------------------------------------
+# The same suite against `PROMPT_FORMATS_COMPILE=1 pip install .` in a second virtualenv,
+# .venv-compiled, where a C compiler is present; without one, only the pure build above is tested.
+# PF_SKIP_COMPILED=1 skips this stage. pytest runs from outside the source tree's import path
+# (-P, no pythonpath, --import-mode=append) so the installed, compiled package is the one imported.
+if [ "${PF_SKIP_COMPILED:-0}" != 1 ]; then
+    if command -v "${CC:-cc}" >/dev/null 2>&1; then
+        if ! .venv-compiled/bin/python -m pip --version >/dev/null 2>&1; then
+            "$python" -m venv .venv-compiled
+        fi
+        .venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check '.[test,ray]' setuptools
+        PROMPT_FORMATS_COMPILE=1 .venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check \
+            --no-build-isolation --no-deps --force-reinstall .
+        .venv-compiled/bin/python -c 'import prompt_formats, sys; sys.exit(not prompt_formats.compiled)'
+        .venv-compiled/bin/python -P -m pytest -o pythonpath= --import-mode=append "$@"
+    else
+        echo "scripts/test.sh: no C compiler (${CC:-cc}): the compiled build is not tested, the pure build only" >&2
+    fi
+fi

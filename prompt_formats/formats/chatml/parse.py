@@ -24,7 +24,6 @@ from ...streaming import (
     ContentDelta,
     Malformed,
     ReasoningDelta,
-    StreamParser,
     StrippedText,
     Terminator,
     TerminatorScan,
@@ -63,7 +62,7 @@ from .value_ends import ValueEnds
 
 __all__ = ["ChatMLReplyParser"]
 
-class ChatMLReplyParser(JsonCalls, ValueEnds, StreamParser):
+class ChatMLReplyParser(JsonCalls, ValueEnds):
     """Streaming parser of a Qwen3.6 ChatML completion (rules: this module's docstring).
 
     Made by :meth:`~prompt_formats.formats.chatml.ChatMLFormat.stream_parser`; per stream,
@@ -71,7 +70,6 @@ class ChatMLReplyParser(JsonCalls, ValueEnds, StreamParser):
     """
 
     __slots__ = (
-        "_call",
         "_calls",
         "_content",
         "_id_factory",
@@ -80,10 +78,8 @@ class ChatMLReplyParser(JsonCalls, ValueEnds, StreamParser):
         "_junk_calls",
         "_late_think_end",
         "_reasoning",
-        "_schemas",
         "_state",
         "_text_after_stop",
-        "_unclosed",
     )
 
     def __init__(

@@ -107,7 +107,10 @@ def schema_types(schema: Any) -> set[str]:
         elif key not in done and key not in open_ids:
             open_ids.add(key)
             todo.append((node, True))
-            todo.extend((b, False) for b in reversed(_branches(node)) if isinstance(b, Mapping))
+            # Not reversed() in a filtered generator: mypyc (the compiled build) cannot build that.
+            for branch in _branches(node)[::-1]:
+                if isinstance(branch, Mapping):
+                    todo.append((branch, False))
     return set(done[id(schema)])
 
 

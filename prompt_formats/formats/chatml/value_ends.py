@@ -16,8 +16,10 @@ A value may hold the format's own tags (a file that is itself a tool-call exampl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import abc
+from typing import Any
 
+from ...streaming import StreamParser
 from . import tokens as t
 from .call_stream import CallInProgress
 from .grammar import AFTER_VALUE, AFTER_VALUE_WS, WS_RUN
@@ -25,22 +27,29 @@ from .grammar import AFTER_VALUE, AFTER_VALUE_WS, WS_RUN
 __all__ = ["ValueEnds"]
 
 
-class ValueEnds:
-    """The value-end steps of :class:`~prompt_formats.formats.chatml.parse.ChatMLReplyParser` (a mixin)."""
+class ValueEnds(StreamParser):
+    """The value-end steps of :class:`~prompt_formats.formats.chatml.parse.ChatMLReplyParser`, its base.
 
-    if TYPE_CHECKING:  # what the mixin uses of the parser, whose slots hold it
-        _call: CallInProgress
-        _schemas: dict[str, Any] | None
-        _unclosed: bool
+    A base in the parser's one line of inheritance (not a mixin beside ``StreamParser``): the compiled
+    build (mypyc) has no multiple inheritance.
+    """
 
-        def _value_text(self, text: str) -> None: ...
-        def _close_value(self, closed: bool = True, marker: str = t.PARAMETER_CLOSE) -> None: ...
-        def _close_call(self, cut_off: str | None = None) -> None: ...
-        def _set_state(self, state: Any) -> None: ...
-        def _advance(self, buf: str, final: bool) -> int: ...
-        def _after_value(self, closed_call: bool) -> None: ...
-    else:
-        __slots__ = ()
+    __slots__ = ("_call", "_schemas", "_unclosed")
+
+    _call: CallInProgress
+    _schemas: dict[str, Any] | None
+    _unclosed: bool
+
+    @abc.abstractmethod
+    def _value_text(self, text: str) -> None: ...
+    @abc.abstractmethod
+    def _close_value(self, closed: bool = True, marker: str = t.PARAMETER_CLOSE) -> None: ...
+    @abc.abstractmethod
+    def _close_call(self, cut_off: str | None = None) -> None: ...
+    @abc.abstractmethod
+    def _set_state(self, state: Any) -> None: ...
+    @abc.abstractmethod
+    def _after_value(self, closed_call: bool) -> None: ...
 
     def _parameter_end(self, buf: str, at: int, final: bool) -> tuple[int, bool]:
         """A ``</parameter>`` at ``buf[at]``: the value's end, its text, held, or not known yet (wait)."""

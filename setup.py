@@ -1,0 +1,50 @@
+"""The build hook: a pure-Python package by default, mypyc-compiled modules on request.
+
+``pip install .`` installs the pure-Python package. ``PROMPT_FORMATS_COMPILE=1 pip install .``
+(or building a wheel with that variable set) compiles the modules of ``COMPILED_MODULES`` with
+mypyc into C extensions placed beside their ``.py`` sources, which stay in the package as the
+fallback (``PROMPT_FORMATS_PURE=1`` loads them instead). mypy (which ships mypyc) is needed only
+in that mode, at build time; the runtime dependencies do not change.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from setuptools import setup
+
+# The modules compiled, as paths from the repository root: the one list the build reads. What is left
+# out, and why, is in docs/contributing.md ("The compiled build"). The command's modules (cli*.py,
+# records.py, jsonl.py, request_keys.py, record_tools.py) are left out: startup, not throughput.
+COMPILED_MODULES: tuple[str, ...] = (
+    "prompt_formats/_json.py",
+    "prompt_formats/tools.py",
+    "prompt_formats/formats/chatml/lean.py",
+    "prompt_formats/formats/chatml/render.py",
+    "prompt_formats/formats/chatml/schema.py",
+    "prompt_formats/formats/gpt_oss/render.py",
+    "prompt_formats/formats/harmony/render.py",
+)
+
+
+def _compiling() -> bool:
+    return os.environ.get("PROMPT_FORMATS_COMPILE", "") not in ("", "0")
+
+
+def _extensions() -> list[object]:
+    if not _compiling():
+        return []
+    from mypyc.build import mypycify  # build-time only: mypy is not a runtime dependency
+
+    return list(mypycify(list(COMPILED_MODULES), opt_level=os.environ.get("MYPYC_OPT_LEVEL", "3")))
+
+
+# One build directory per mode, the compiled one emptied first: setuptools packs whatever its build
+# directory holds, so an extension left there by an earlier build (or a module since taken off the
+# list) would otherwise end up in a pure wheel, or in a compiled one that no longer compiles it.
+_BUILD_BASE = os.path.join("build", "compiled" if _compiling() else "pure")
+if _compiling():
+    shutil.rmtree(_BUILD_BASE, ignore_errors=True)
+
+setup(ext_modules=_extensions(), options={"build": {"build_base": _BUILD_BASE}})

@@ -1,0 +1,192 @@
+"""The two builds of one source: pure Python and mypyc-compiled (``PROMPT_FORMATS_COMPILE=1 pip install .``).
+
+These run on either build (scripts/test.sh runs the suite on both): ``PROMPT_FORMATS_PURE=1`` loads the
+sources, deep input and deep stacks give a FormatError, formatter and parser objects pickle, a format
+written in plain Python can subclass ``StreamParser``, and both builds give the same bytes.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import prompt_formats as pf
+from prompt_formats.streaming import StreamParser
+
+PARSING = [name for name in pf.available_formats() if pf.get_format(name).parses]
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": CITY}}]
+CONVERSATION = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": "", "reasoning_content": "Call the tool.",
+     "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+    {"role": "tool", "content": "Sunny, 21 °C"},
+    {"role": "user", "content": "Thanks."},
+]
+REPLIES = {
+    "chatml": "<think>\nhm</think>\n\nSure <tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
+              "</parameter>\n</function>\n</tool_call>",
+    "harmony": "<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>commentary to=functions."
+               "get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
+}
+
+
+def _reply(name: str) -> str:
+    return REPLIES["chatml" if name.startswith("chatml") else "harmony"]
+
+
+# Every render and parse of the corpus as text, in one process: the bytes the two builds must share.
+_PROBE = """
+import json, re, sys
+import prompt_formats as pf
+spec = json.loads(sys.stdin.read())
+out = {"compiled": pf.compiled, "files": None, "results": []}
+for name in pf.available_formats():
+    fmt = pf.get_format(name)
+    for tools in (None, spec["tools"], pf.prepare_tools(spec["tools"])):
+        for generation in (None, True):
+            out["results"].append(fmt.render(spec["conversation"], tools=tools, add_generation_prompt=generation))
+    if fmt.parses:
+        reply = repr(fmt.parse(spec["replies"][name], tools=spec["tools"]))
+        out["results"].append(re.sub(r"id='call_[0-9a-f]*'", "id=<random>", reply))
+mine = [m for k, m in sys.modules.items() if k.startswith("prompt_formats")]
+out["files"] = sorted(getattr(m, "__file__", "") or "" for m in mine)
+print(json.dumps(out))
+"""
+
+
+def _probe(pure: bool) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k != "PROMPT_FORMATS_PURE"}
+    if pure:
+        env["PROMPT_FORMATS_PURE"] = "1"
+    spec = {"tools": TOOLS, "conversation": CONVERSATION,
+            "replies": {name: _reply(name) for name in PARSING}}
+    # Run outside the repository, so the package imported is the one installed, not the source tree.
+    done = subprocess.run([sys.executable, "-c", _PROBE], input=json.dumps(spec), capture_output=True, text=True,
+                          env=env, check=True, timeout=300, cwd=tempfile.gettempdir())
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _extension_beside(module: str) -> bool:
+    """Whether the installed package holds a compiled extension for ``module`` (read from the files)."""
+    directory = Path(pf.__file__).parent.joinpath(*module.split(".")[1:-1])
+    leaf = module.rpartition(".")[2]
+    return any((directory / (leaf + suffix)).exists() for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def test_the_flag_tells_the_build_from_the_files() -> None:
+    assert pf.compiled is _extension_beside("prompt_formats._json")
+
+
+def test_pure_loads_only_sources() -> None:
+    """``PROMPT_FORMATS_PURE=1``: no module of the package comes from an extension, whichever the build."""
+    probe = _probe(pure=True)
+    assert probe["compiled"] is False
+    assert probe["files"], "the probe loaded no module of the package"
+    assert all(file.endswith(".py") for file in probe["files"]), probe["files"]
+
+
+def test_both_builds_give_the_same_bytes() -> None:
+    if not pf.compiled:
+        pytest.skip("the pure build is installed: no compiled build to compare with")
+    compiled, pure = _probe(pure=False), _probe(pure=True)
+    assert compiled["compiled"] is True
+    assert any(not file.endswith(".py") for file in compiled["files"])
+    assert compiled["results"] == pure["results"]
+
+
+def _nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+DEEP_INPUTS = {
+    "arguments": lambda deep: ([{"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"a": deep}}}]},
+        {"role": "user", "content": "go on"}], None),
+    "tools": lambda deep: ([{"role": "user", "content": "hi"}],
+                           [{"type": "function", "function": {"name": "f", "parameters": {"a": deep}}}]),
+    "content": lambda deep: ([{"role": "user", "content": deep}], None),
+}
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+@pytest.mark.parametrize("where", sorted(DEEP_INPUTS))
+@pytest.mark.parametrize("stack", [0, 900])
+def test_deep_input_gives_a_format_error(name: str, where: str, stack: int) -> None:
+    """Input nested past any stack, from a shallow or a deep caller: a FormatError, never a RecursionError."""
+    fmt = pf.get_format(name)
+    messages, tools = DEEP_INPUTS[where](_nested(200_000))
+
+    def descend(left: int) -> Any:
+        if left:
+            return descend(left - 1)
+        try:
+            return fmt.render(messages, tools=tools)
+        except pf.FormatError as error:
+            return error
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 1000))
+    try:
+        outcome = descend(stack)
+    finally:
+        sys.setrecursionlimit(limit)
+    # A RecursionError (or a crash of the compiled build's C stack) would not get here.
+    assert isinstance(outcome, (pf.FormatError, str))
+    if name.startswith("chatml"):  # its templates read every one of these fields
+        assert isinstance(outcome, pf.FormatError)
+
+
+def _call_id() -> str:
+    return "call_1"
+
+
+@pytest.mark.parametrize("name", PARSING)
+def test_a_parser_pickled_mid_stream_goes_on_as_the_original(name: str) -> None:
+    fmt = pf.get_format(name)
+    reply = _reply(name)
+    half = len(reply) // 2
+    original = fmt.stream_parser(tools=TOOLS, id_factory=_call_id)
+    first = original.feed(reply[:half])
+    copy = pickle.loads(pickle.dumps(original))
+    rest = original.feed(reply[half:]) + original.close()
+    assert copy.feed(reply[half:]) + copy.close() == rest
+    assert first + rest, "the reply gave no event"
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+def test_a_formatter_and_a_toolset_pickle(name: str) -> None:
+    fmt = pf.get_format(name)
+    prepared = pf.prepare_tools(TOOLS)
+    fmt_copy, prepared_copy = pickle.loads(pickle.dumps((fmt, prepared)))
+    assert prepared_copy.tools == prepared.tools
+    assert fmt_copy.render(CONVERSATION, tools=prepared_copy) == fmt.render(CONVERSATION, tools=TOOLS)
+
+
+class _Echo(StreamParser):
+    """A parser written in plain Python: every character is content."""
+
+    def _advance(self, buf: str, final: bool) -> int:
+        if buf:
+            self._out.append(pf.ContentDelta(buf))
+        return len(buf)
+
+
+def test_a_plain_python_parser_subclasses_stream_parser() -> None:
+    parser = _Echo()
+    events = parser.feed("ab") + parser.close()
+    assert events == [pf.ContentDelta("ab")]
+    assert pickle.loads(pickle.dumps(_Echo())).feed("c") == [pf.ContentDelta("c")]
