@@ -24,7 +24,7 @@ def test_registered_under_harmony() -> None:
     assert "harmony" in pf.available_formats()
     assert isinstance(HARMONY, HarmonyFormat)
     assert HARMONY.name == "harmony"
-    assert set(HARMONY.options) == {"current_date", "think", "reasoning_effort", "decode_tool_arguments"}
+    assert set(HARMONY.options) == {"current_date", "think", "reasoning_effort", "decode_tool_arguments", "strict"}
     assert pickle.loads(pickle.dumps(HARMONY)).render(USER, **DATE) == HARMONY.render(USER, **DATE)
 
 

@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 
 from ...arguments import decode_arguments_option
 from ...errors import InvalidInputError
-from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools
-from ...options import Option
+from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, refuse_losses, render_strictly
+from ...options import Option, strict_flag
 from ...spans import RenderedPrompt, check_generated_policy
 from ...tools import offered_names
 from .incremental import HarmonyIncremental, incremental_renderer
@@ -114,7 +114,10 @@ class HarmonyFormat(GuardedFormat):
     renders_incrementally = True
 
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> HarmonyIncremental | None:
-        return None if self.guard is not None else incremental_renderer(tools, options)
+        # strict: the full render refuses the losses, which the session's pieces do not track.
+        if self.guard is not None or "strict" in options:
+            return None
+        return incremental_renderer(tools, options)
 
     def render(self, messages: Conversation, tools: Tools = None, add_generation_prompt: bool | None = None,
                **options: Any) -> str:
@@ -126,7 +129,11 @@ class HarmonyFormat(GuardedFormat):
         (``messages[3].content: expected a string, a list of parts or null, got int``),
         :class:`UnsupportedContentError` for image or video parts,
         :class:`~prompt_formats.errors.UnknownOptionError` for an option not in :attr:`options`.
+        ``strict=True``: the same text, or :class:`~prompt_formats.errors.InvalidInputError` at the
+        first input the template leaves out (:meth:`render_spans`' ``dropped``).
         """
+        if options and "strict" in options:
+            return render_strictly(self, messages, tools, add_generation_prompt, options)
         messages, date, reasoning_line = self._prepared(messages, add_generation_prompt, options)
         return render_harmony(messages, tools, date, reasoning_line)
 
@@ -149,10 +156,17 @@ class HarmonyFormat(GuardedFormat):
         right after ``<|start|>assistant`` up to and including ``<|end|>``, or to the end of its text
         where the template leaves ``<|end|>`` off; the message a prefill leaves open and the
         generation prompt are not generated. Rules: :mod:`prompt_formats.formats.harmony.spans`.
+        ``dropped``: every input holding text the template leaves out
+        (:mod:`prompt_formats.formats.harmony.drops`); ``strict=True`` raises
+        :class:`~prompt_formats.errors.InvalidInputError` at the first of them instead.
         """
         policy = check_generated_policy(generated)
+        strict = strict_flag(options.pop("strict")) if "strict" in options else False
         messages, date, reasoning_line = self._prepared(messages, add_generation_prompt, options)
-        return harmony_rendered_prompt(messages, tools, date, reasoning_line, policy)
+        rendered = harmony_rendered_prompt(messages, tools, date, reasoning_line, policy)
+        if strict and rendered.dropped:
+            refuse_losses(rendered.dropped)
+        return rendered
 
     def _prepared(
         self, messages: Conversation, add_generation_prompt: bool | None, options: dict[str, Any]

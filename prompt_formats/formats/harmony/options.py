@@ -11,7 +11,7 @@ import time
 from typing import Any, Literal
 
 from ...errors import FormatError, InvalidInputError, type_name
-from ...options import Option, describe
+from ...options import STRICT, STRICT_PARSE, Option, describe
 from .tokens import REASONING
 
 __all__ = [
@@ -42,6 +42,7 @@ OPTION_SPECS = (
     # call's arguments (it reads calls only to name a python result), so decoding changes nothing.
     Option("decode_tool_arguments", frozenset({"boolean", "null"}),
            "accepted, no effect: the template renders no tool call (see docs/harmony.md)"),
+    STRICT,
 )
 OPTIONS = describe(OPTION_SPECS)
 OPTION_NAMES = frozenset(OPTIONS)
@@ -52,7 +53,8 @@ PARSE_OPTION_SPECS = (
     Option("prefill", frozenset({"string", "null"}),
            "None, or 'analysis'/'final'/'commentary' when the prompt ended inside such a message"),
     *(Option(spec.name, spec.kinds, "accepted so render's options can be passed as they are; no effect on parsing")
-      for spec in OPTION_SPECS),
+      for spec in OPTION_SPECS if spec is not STRICT),
+    STRICT_PARSE,
 )
 PARSE_OPTIONS = describe(PARSE_OPTION_SPECS)
 

@@ -34,6 +34,7 @@ from typing import Any
 from ...format import Conversation, Tools
 from ...spans import GeneratedPolicy, Range, RenderedPrompt
 from . import render
+from .drops import dropped
 from .render import CLOSED, PROLOGUE, Ends, finish, open_marker, prologue, role_of, write_messages
 from .tokens import ANALYSIS, END, FINAL, GENERATION, PYTHON_RESULT, SYSTEM_START, USER
 
@@ -235,7 +236,8 @@ def harmony_rendered_prompt(
 ) -> RenderedPrompt:
     """The :class:`RenderedPrompt` of ``render_harmony(messages, tools, date, reasoning_line)``.
 
-    Raises what ``render_harmony`` raises, before any range is made."""
+    Raises what ``render_harmony`` raises, before any range is made; its ``dropped`` are
+    :func:`~.drops.dropped`'s."""
     out = prologue(messages, tools, date, reasoning_line)
     system: list[str] = []
     spans = SpanRecorder(messages, out)
@@ -247,4 +249,5 @@ def harmony_rendered_prompt(
         spans = SpanRecorder(messages, out)
         write_messages(messages, out, system, ends, spans)
     text = finish(out, system, marker)
-    return RenderedPrompt.unchecked(text, tuple(spans.ranges), spans.selected(policy, marker is not None))
+    selected = spans.selected(policy, marker is not None)
+    return RenderedPrompt.unchecked(text, tuple(spans.ranges), selected, dropped(messages, tools))

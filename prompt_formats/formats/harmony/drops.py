@@ -1,0 +1,143 @@
+"""What Ollama's Harmony template leaves out of the prompt: ``RenderedPrompt.dropped`` for ``harmony``.
+
+Only ``render_spans`` (and so ``strict=True``) asks for it: :func:`dropped` reads the input again
+after the writers have written (and checked) it, so ``render`` does none of this work.
+
+"Held text" (a loss is only ever one of these): a content whose text, read as the template reads it
+(parts joined with a blank line), is not empty; a reasoning field (``reasoning_content``,
+``thinking``, ``reasoning``; a :class:`~prompt_formats.messages.Message`'s ``reasoning``) holding a
+non-empty string; a non-empty list of tool calls; a tool; a tool's non-empty ``description`` or
+``parameters``. Empty values, ``None`` and identifiers (``tool_call_id``, a call's ``id``, a tool
+result's name) are never losses. What is lost (docs/harmony.md, "What the template drops"):
+
+- ``messages[i]``, a whole message, when the template writes nothing for its role and it holds text:
+  a tool result whose tool is not ``python``, a role other than system, developer, user, assistant
+  and tool (it still separates runs of merged messages);
+- ``messages[i].<reasoning field>``: on an assistant message before the last user message, on one
+  Ollama's collation merges into the assistant message before it, on any other role, and a reasoning
+  field shadowed by an earlier one that is not ``None`` (the first not ``None`` is the one read);
+- ``messages[i].tool_calls``: every message's (the template renders no tool call; a call's id and
+  name may still name a python tool result);
+- ``tools[i]``: every tool not named ``python``, and every one after the first so named; and the
+  first python tool's ``description`` and ``parameters`` (the template writes its own fixed text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...format import Conversation, Tools
+from ...messages import Message, named_function
+from ...shape import REASONING_FIELDS
+from ...tools import PreparedTools, rendered_tools
+from .render import _call_names, _content_text, _tool_call_id
+
+__all__ = ["dropped"]
+
+#: The roles the template writes something for (``developer`` is read as ``system``).
+_WRITTEN = frozenset({"system", "user", "assistant", "tool"})
+
+
+def _tools_dropped(tools: Any) -> tuple[str, ...]:
+    """The paths of the tools (and python tool fields) the header leaves out. The tools were checked."""
+    found = False
+    out: list[str] = []
+    for index, tool in enumerate(tools.tools if isinstance(tools, PreparedTools) else tools):
+        body, path, name = named_function(tool, f"tools[{index}]")
+        if name != "python" or found:
+            out.append(f"tools[{index}]")
+            continue
+        found = True
+        out += [f"{path}.{key}" for key in ("description", "parameters") if body.get(key)]
+    return tuple(out)
+
+
+def _last_user(messages: Sequence[Any]) -> int:
+    """The index of the last user message, or -1 (the template's ``$lastUserIdx``, in input indices:
+    collation keeps the order and a user run is one message)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        role = message.role if isinstance(message, Message) else message.get("role")
+        if role == "user":
+            return index
+    return -1
+
+
+def _read(message: Any, index: int) -> tuple[str, str, list[str], bool, bool, Any]:
+    """``(role, content text, reasoning fields holding text, whether the first of them is the one the
+    template reads, whether it has tool calls, tool name)`` of a message the writers accepted."""
+    role: Any
+    content: Any
+    if type(message) is not dict and isinstance(message, Message):
+        role, content = message.role, message.content
+        reasonings = ["reasoning"] if isinstance(message.reasoning, str) and message.reasoning else []
+        calls, name = bool(message.tool_calls), message.name
+        first_read = bool(reasonings)
+    else:
+        role, content = message.get("role"), message.get("content")
+        reasonings = []
+        first_read = False
+        read = False  # whether the field the template reads (the first not None) was seen
+        # Most messages hold no reasoning field: three key tests instead of the loop (bench_spans.py, agent row).
+        has_reasoning = "reasoning_content" in message or "thinking" in message or "reasoning" in message
+        for key in REASONING_FIELDS if has_reasoning else ():
+            value = message.get(key)
+            if value is None:
+                continue
+            if type(value) is str and value:
+                reasonings.append(key)
+                first_read = first_read or not read
+            read = True
+        calls_value = message.get("tool_calls")
+        calls = bool(calls_value) and (type(calls_value) is list or not isinstance(calls_value, (str, Mapping)))
+        name = message.get("tool_name")
+        if name is None:
+            name = message.get("name")
+    if type(content) is not str:
+        content = _content_text(content, index)
+    return ("system" if role == "developer" else role), content, reasonings, first_read, calls, name
+
+
+def _message_dropped(
+    out: list[str], index: int, role: str, content: str, reasonings: list[str], calls: bool, renders: bool,
+    reasoning_shown: bool,
+) -> None:
+    """Append the paths of what of one message is left out (``renders``: whether its role writes it;
+    ``reasoning_shown``: whether its first reasoning field is written)."""
+    path = f"messages[{index}]"
+    if not renders:
+        if content or reasonings or calls:
+            out.append(path)
+        return
+    out += [f"{path}.{key}" for n, key in enumerate(reasonings) if n or not reasoning_shown]
+    if calls:
+        out.append(f"{path}.tool_calls")
+
+
+def dropped(messages: Conversation, tools: Tools) -> tuple[str, ...]:
+    """The inputs holding text the template leaves out, as error paths: tools first, then by message.
+
+    For input ``render`` accepted (so the writers checked what they read): the rules are this
+    module's docstring. Never raises on such input.
+    """
+    out = list(rendered_tools(tools, "harmony.dropped", _tools_dropped)) if tools else []
+    last_user = _last_user(messages)
+    names: dict[str, str] | None = None
+    previous: Any = None
+    for index, message in enumerate(messages):
+        role, content, reasonings, first_read, calls, name = _read(message, index)
+        merged = role == previous and role != "tool"
+        renders = role in _WRITTEN
+        if role == "tool":
+            if not name and (call_id := _tool_call_id(message, index)):
+                names = _call_names(messages) if names is None else names
+                name = names.get(call_id, name)
+            renders = name == "python"
+        if renders and not reasonings and not calls:  # nothing of it is lost: no paths to make
+            previous = role
+            continue
+        shown = first_read and role == "assistant" and not merged and index > last_user
+        _message_dropped(out, index, role, content, reasonings, calls, renders, shown)
+        previous = role
+    return tuple(out)
