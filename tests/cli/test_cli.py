@@ -349,7 +349,7 @@ def test_formats_lists_every_format_and_its_options() -> None:
     assert proc.returncode == 0
     listing = {entry["name"]: entry for entry in json.loads(proc.stdout)}
     assert {"chatml-multi-system", "harmony"} <= set(listing)
-    assert set(listing["chatml-multi-system"]["options"]) == {*CHATML_OPTIONS, *CHATML_SERVING_OPTIONS}
+    assert set(listing["chatml-multi-system"]["options"]) == {*CHATML_OPTIONS, *CHATML_SERVING_OPTIONS, "strict"}
     assert set(listing["harmony"]["options"]) == {*HARMONY_OPTIONS, "strict"}
     text = run("formats").stdout.decode()
     assert "    render options:\n      enable_thinking (boolean): " in text
