@@ -3,7 +3,9 @@
 Every function in ``prompt_formats/`` is at most 60 lines and every module at most 450 (read from
 the AST, so a docstring counts and a blank line after the function does not); every import path
 README.md, docs/guide.md and CHANGELOG.md mention (``from prompt_formats… import …`` and dotted
-``prompt_formats.x.y`` names) imports.
+``prompt_formats.x.y`` names) imports. The command (``prompt_formats/cli/``) is imported by nothing
+outside it and imports the library only through its public modules (docs/contributing.md, "The
+command"); imports are read from the AST, function-level ones included.
 """
 
 from __future__ import annotations
@@ -115,3 +117,76 @@ def test_the_documents_mention_import_paths() -> None:
 @pytest.mark.parametrize(("document", "module", "name"), DOCUMENTED, ids=lambda value: str(value))
 def test_documented_import_paths_import(document: str, module: str, name: str | None) -> None:
     assert resolve(module, name) is not None, (document, module, name)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The import graph, read statically: every ``import`` and ``from … import`` of every module, at any
+# depth (a function-level import is a dependency all the same).
+
+COMMAND = "prompt_formats.cli"
+#: What the command reaches through the registry and never imports: the formats' and the guard's code.
+NOT_FOR_THE_COMMAND = ("prompt_formats.formats", "prompt_formats.guard")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
+    """The ``prompt_formats`` modules that ``source`` (the module ``module``) imports, anywhere in it.
+
+    ``from X import name`` counts as ``X.name`` when that is a module of the package, else as ``X``.
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.update(f"{target}.{alias.name}" if f"{target}.{alias.name}" in MODULE_NAMES else target
+                         for alias in node.names)
+    return {name for name in found if name == "prompt_formats" or name.startswith("prompt_formats.")}
+
+
+MODULE_NAMES = {module_name(path) for path in MODULES}
+IMPORTS = {module_name(path): imported_modules(path.read_text("utf-8"), module_name(path), path.name == "__init__.py")
+           for path in MODULES}
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_the_import_reader_sees_every_form() -> None:
+    source = ("import prompt_formats.errors\nfrom . import tools\nfrom .records import decode_record\n"
+              "def f():\n    from ..spans import RenderedPrompt\n    import json\n")
+    assert imported_modules(source, "prompt_formats.cli.spans", False) == {
+        "prompt_formats.errors", "prompt_formats.cli", "prompt_formats.cli.records", "prompt_formats.spans",
+    }
+    assert imported_modules("from . import tools", "prompt_formats", True) == {"prompt_formats.tools"}
+    assert imported_modules("from .jsonl import x", "prompt_formats.records", True) == {"prompt_formats.records.jsonl"}
+
+
+def test_nothing_outside_the_command_imports_it() -> None:
+    assert COMMAND in MODULE_NAMES
+    offenders = sorted(f"{module} imports {name}" for module, names in IMPORTS.items()
+                       if not _within(module, COMMAND) for name in names if _within(name, COMMAND))
+    # The one exception: ``python -m prompt_formats`` runs the command.
+    assert offenders == ["prompt_formats.__main__ imports prompt_formats.cli"]
+
+
+def test_the_command_imports_only_the_public_library() -> None:
+    reached = {name for module, names in IMPORTS.items() if _within(module, COMMAND)
+               for name in names if not _within(name, COMMAND)}
+    private = sorted(name for name in reached if any(part.startswith("_") for part in name.split(".")))
+    internal = sorted(name for name in reached if any(_within(name, package) for package in NOT_FOR_THE_COMMAND))
+    assert "prompt_formats.records" in reached  # the scan did read the command
+    assert (private, internal) == ([], [])

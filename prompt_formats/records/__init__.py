@@ -14,7 +14,7 @@ A *render record* is one chat request, as a client sends it to an OpenAI-compati
 - keys that do not change the prompt (sampling and transport: ``model``, ``temperature``,
   ``max_tokens``, ``stream``, ``tool_choice``, ... see :data:`IGNORED_REQUEST_KEYS`) are ignored,
   unless ``strict_keys``; keys that would change it and that no format honours (``functions``, ...)
-  fail the record; ``extra_body``'s keys are read as top-level keys (see :mod:`prompt_formats.request_keys`);
+  fail the record; ``extra_body``'s keys are read as top-level keys (see :mod:`prompt_formats.records.request_keys`);
 - any other key is an error (a misspelt option would otherwise be silently ignored).
 
 A line of an OpenAI Batch API input file, ``{"custom_id": ..., "method": ..., "url": ..., "body":
@@ -41,14 +41,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
 
-from .errors import InjectionError, InvalidInputError
+from ..errors import InjectionError, InvalidInputError
 from .jsonl import decode_record, has_long_digit_run, json_type, record_id_at, refuse, unwrap_record
-from .record_tools import KnownToolset, RawToolsets
 from .request_keys import IGNORED_REQUEST_KEYS, REFUSED_REQUEST_KEYS, merge_extra_body
+from .toolsets import KnownToolset, RawToolsets
 
 if TYPE_CHECKING:
-    from .format import ChatFormat
-    from .messages import AssistantReply
+    from ..format import ChatFormat
+    from ..messages import AssistantReply
 
 __all__ = [
     "IGNORED_REQUEST_KEYS",
@@ -113,7 +113,7 @@ class _RecordJob:
 
     def _process_at(self, block: bytes, start: int, end: int, line: int, long_digits: bool) -> tuple[bool, bytes]:
         """:meth:`process_line` of ``block[start:end]``, its toolset recognised by its bytes when it
-        repeats an earlier record's (:mod:`prompt_formats.record_tools`): the same result."""
+        repeats an earlier record's (:mod:`prompt_formats.records.toolsets`): the same result."""
         tools = self._tools
         record = tools.decode_known(block, start, end, long_digits)
         if record is None:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cli_files import UsageError
-from .errors import FormatError, type_name
-from .format import ChatFormat
-from .records import RecordRenderer
-from .spans import RenderedPrompt
+from ..errors import FormatError, type_name
+from ..format import ChatFormat
+from ..records import RecordRenderer
+from ..spans import RenderedPrompt
+from .files import UsageError
 
 __all__ = ["SpansRenderer", "check_spans_format", "load_tokenizer"]
 
@@ -78,7 +78,7 @@ class SpansRenderer(RecordRenderer):
     def encoder(self) -> Any:
         """This process's ``SegmentEncoder`` of :meth:`tokenizer`, made at the first call."""
         if self._encoder is None:
-            from .integrations.segments import SegmentEncoder  # the regex-built matchers: only with --tokenizer
+            from ..integrations.segments import SegmentEncoder  # the regex-built matchers: only with --tokenizer
 
             self._encoder = SegmentEncoder(self.tokenizer())
         return self._encoder

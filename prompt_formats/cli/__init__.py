@@ -18,7 +18,7 @@ standard output (or error) went away (``| head``), the status a shell shows for 
 by SIGPIPE. A regular output file (``-o FILE``, ``--errors FILE``) is written under a temporary name
 in the same directory and renamed into place only when the run ends normally, so a crash never leaves
 a half-written file under the final name; a device or FIFO is written directly (see
-:mod:`prompt_formats.cli_files`).
+:mod:`prompt_formats.cli.files`).
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ from typing import IO, Any, NamedTuple
 
 import orjson
 
-from . import __version__
-from .cli_files import OutputFile, UsageError, refuse_same_file, write_stderr
-from .cli_progress import Progress, terminal_width
-from .cli_setup import key_text, make_format, make_job
-from .records import BlockResult, RecordParser, RecordRenderer
-from .registry import available_formats, get_format
+from .. import __version__
+from ..records import BlockResult, RecordParser, RecordRenderer
+from ..registry import available_formats, get_format
+from .files import OutputFile, UsageError, refuse_same_file, write_stderr
+from .progress import Progress, terminal_width
+from .settings import key_text, make_format, make_job
 
 __all__ = ["main"]
 
@@ -218,7 +218,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _cpu_count() -> int:
-    from .batch import cpu_count  # with the worker processes' machinery: only for a run that uses them
+    from ..batch import cpu_count  # with the worker processes' machinery: only for a run that uses them
 
     return cpu_count()
 
@@ -233,7 +233,7 @@ def ordered_map(
         while chunk := list(itertools.islice(blocks, chunk_size)):
             yield from job(chunk)
         return
-    from .batch import ordered_map as batch_ordered_map
+    from ..batch import ordered_map as batch_ordered_map
 
     yield from batch_ordered_map(job, items, workers=workers, chunk_size=chunk_size)
 

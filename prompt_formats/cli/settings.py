@@ -14,15 +14,15 @@ import argparse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .cli_files import UsageError
-from .errors import FormatError, InvalidInputError
-from .options import Option, read_value
-from .records import RecordParser, RecordRenderer
-from .registry import format_class, get_format
+from ..errors import FormatError, InvalidInputError
+from ..options import Option, read_value
+from ..records import RecordParser, RecordRenderer
+from ..registry import format_class, get_format
+from .files import UsageError
 
 if TYPE_CHECKING:
-    from .cli_spans import SpansRenderer
-    from .format import ChatFormat
+    from ..format import ChatFormat
+    from .spans import SpansRenderer
 
 __all__ = ["key_text", "make_format", "make_job"]
 
@@ -126,7 +126,7 @@ def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | Reco
 
 def _spans_job(args: argparse.Namespace, fmt: ChatFormat, options: dict[str, Any], generation: Any) -> SpansRenderer:
     """The renderer of ``--spans`` / ``--tokenizer``: the format and the tokenizer are checked here, once."""
-    from .cli_spans import SpansRenderer, check_spans_format  # the spans and tokenizer machinery: only for them
+    from .spans import SpansRenderer, check_spans_format  # the spans and tokenizer machinery: only for them
 
     check_spans_format(fmt)
     _check_render_settings(fmt, options, generation, _settings(options, args.option, generation))
