@@ -190,3 +190,62 @@ def test_the_command_imports_only_the_public_library() -> None:
     internal = sorted(name for name in reached if any(_within(name, package) for package in NOT_FOR_THE_COMMAND))
     assert "prompt_formats.records" in reached  # the scan did read the command
     assert (private, internal) == ([], [])
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of two or more modules (or one importing itself), sorted: the loops."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(start: str) -> None:
+        # Tarjan's algorithm with an explicit stack of (module, its remaining imports).
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1 or node in graph.get(node, ()):
+                        groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(groups)
+
+
+def test_the_cycle_finder_finds_loops() -> None:
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"a"}, "b": set()}) == [["a"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_of_the_package_imports_itself_back() -> None:
+    # Every import counts, at module level, in a function or under TYPE_CHECKING: a loop is a loop.
+    assert "prompt_formats.batch" in IMPORTS["prompt_formats.format"]  # the scan sees function-level imports
+    assert import_cycles(IMPORTS) == []
+    assert not IMPORTS["prompt_formats.interface"] & {"prompt_formats.batch", "prompt_formats.session"}
