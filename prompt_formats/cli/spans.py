@@ -66,8 +66,9 @@ class SpansRenderer(RecordRenderer):
         return (*super().__getstate__(), self.tokenizer_path)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        *args, strict_keys, tokenizer_path = state
-        self.__init__(*args, strict_keys=strict_keys, tokenizer_path=tokenizer_path)  # type: ignore[misc]
+        *args, strict_keys, template_values, tokenizer_path = state
+        self.__init__(*args, strict_keys=strict_keys, template_option_values=template_values,  # type: ignore[misc]
+                      tokenizer_path=tokenizer_path)
 
     def tokenizer(self) -> Any:
         """The tokenizer of ``tokenizer_path``, loaded at the first call in this process."""
