@@ -71,11 +71,13 @@ def _options(pairs: list[tuple[str, str]] | None, specs: tuple[Option, ...], tem
     """The ``--option`` values, each of a kind its option takes (``0`` is not a boolean), unless
     ``--template-option-values``, as a record's own options are read."""
     declared = {spec.name: spec for spec in specs}
+    kinds = {} if template_values else declared
     options: dict[str, Any] = {}
     for key, text in pairs or []:
         try:
-            options[key] = read_value(declared.get(key), text)
-            check_kinds(options, {} if template_values else declared, "", None)
+            value = read_value(declared.get(key), text)
+            check_kinds({key: value}, kinds, "", None)
+            options[key] = value
         except InvalidInputError as exc:
             raise UsageError(f"--option {key}={text}: {exc.problem}") from None
     return options
