@@ -34,7 +34,7 @@ from .errors import FormatError, in_batch
 from .session import shared_tools
 
 if TYPE_CHECKING:
-    from .format import ChatFormat, Conversation, Tools
+    from .interface import Conversation, FormatInterface, Tools
     from .messages import AssistantReply
 
 __all__ = [
@@ -262,7 +262,7 @@ class RenderJob(_ChunkJob):
     __slots__ = ("add_generation_prompt", "fmt", "options", "tools")
 
     def __init__(
-        self, fmt: ChatFormat, tools: Tools, add_generation_prompt: Any, options: Mapping[str, Any]
+        self, fmt: FormatInterface, tools: Tools, add_generation_prompt: Any, options: Mapping[str, Any]
     ) -> None:
         self.fmt = fmt
         self.tools = tools
@@ -283,7 +283,7 @@ class ParseJob(_ChunkJob):
 
     def __init__(
         self,
-        fmt: ChatFormat,
+        fmt: FormatInterface,
         tools: Tools,
         context: Mapping[str, Any],
         id_factory: Callable[[], str] | None = None,
@@ -301,7 +301,7 @@ class ParseJob(_ChunkJob):
 
 
 def iter_render(
-    fmt: ChatFormat,
+    fmt: FormatInterface,
     conversations: Iterable[Conversation],
     tools: Tools = None,
     add_generation_prompt: bool | None = None,
@@ -334,7 +334,7 @@ def iter_render(
 
 
 def iter_parse(
-    fmt: ChatFormat,
+    fmt: FormatInterface,
     completions: Iterable[str],
     tools: Tools = None,
     *,

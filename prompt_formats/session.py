@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from .interface import IncrementalRenderer
 from .tools import prepare_tools
 
 if TYPE_CHECKING:
-    from .format import ChatFormat, Conversation, Tools
+    from .interface import Conversation, FormatInterface, Tools
 
 __all__ = ["IncrementalRenderer", "Session", "shared_tools"]
 
@@ -49,18 +50,6 @@ def shared_tools(tools: Tools | Iterator[Any]) -> Tools:
         return tools
 
 
-class IncrementalRenderer(Protocol):
-    """A format's per-session state for rendering a growing conversation (see :mod:`prompt_formats.session`).
-
-    :meth:`render` returns exactly ``fmt.render(messages, tools, add_generation_prompt, **options)``
-    for the session's tools and options, or ``None`` to step aside (the session then renders in full):
-    it never raises.
-    """
-
-    def render(self, messages: Conversation, add_generation_prompt: bool | None) -> str | None:
-        """The prompt, reusing what earlier calls rendered; ``None`` when it cannot say."""
-
-
 class Session:
     """One conversation's renders with fixed tools and options; see :mod:`prompt_formats.session`.
 
@@ -71,7 +60,7 @@ class Session:
 
     __slots__ = ("_incremental", "_lock", "fmt", "options", "tools")
 
-    def __init__(self, fmt: ChatFormat, tools: Tools = None, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, fmt: FormatInterface, tools: Tools = None, options: Mapping[str, Any] | None = None) -> None:
         options = dict(options or {})
         fmt.check_options(options)
         self.fmt = fmt

@@ -942,7 +942,7 @@ def test_the_progress_line_fits_a_narrow_terminal_and_is_redrawn_in_place(tmp_pa
 def test_the_progress_line_re_reads_the_width_and_labels_its_eta() -> None:
     from types import SimpleNamespace
 
-    from prompt_formats.cli_progress import Progress
+    from prompt_formats.cli.progress import Progress
 
     written: list[str] = []
     widths = iter([200, 30, 200])

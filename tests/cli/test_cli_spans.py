@@ -220,8 +220,8 @@ def test_harmony_spans_and_tokens_equal_the_go_oracle_and_encode(tmp_path: Path,
 
 def test_spans_of_a_format_without_render_spans_is_a_usage_error() -> None:
     from prompt_formats import ChatFormat
-    from prompt_formats.cli_files import UsageError
-    from prompt_formats.cli_spans import check_spans_format
+    from prompt_formats.cli.files import UsageError
+    from prompt_formats.cli.spans import check_spans_format
 
     class NoSpans(ChatFormat):
         name = "no-spans"
@@ -260,7 +260,7 @@ def test_tokenizer_without_the_tokenizers_package_is_a_usage_error(tmp_path: Pat
 def test_the_job_pickles_its_tokenizer_path_and_loads_the_tokenizer_once(chatml_tokenizer: Path) -> None:
     import pickle
 
-    from prompt_formats.cli_spans import SpansRenderer
+    from prompt_formats.cli.spans import SpansRenderer
 
     job = SpansRenderer(get_format("chatml-multi-system"), tokenizer_path=str(chatml_tokenizer))
     loaded = job.tokenizer()

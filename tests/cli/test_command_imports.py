@@ -13,7 +13,7 @@ import prompt_formats as pf
 # Modules a render in one process has no use for: the worker processes' machinery, template
 # detection, the tokenizer integration.
 NOT_FOR_A_RENDER = ("multiprocessing", "concurrent.futures", "prompt_formats.batch", "prompt_formats.detect",
-                    "prompt_formats.integrations.transformers", "prompt_formats.cli_spans")
+                    "prompt_formats.integrations.transformers", "prompt_formats.cli.spans")
 
 
 def modules_after(args: list[str], tmp_path: Path) -> tuple[int, set[str]]:

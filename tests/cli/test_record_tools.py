@@ -1,4 +1,4 @@
-"""A toolset recognised by its raw bytes (prompt_formats.record_tools) gives every record exactly what
+"""A toolset recognised by its raw bytes (prompt_formats.records.toolsets) gives every record exactly what
 decoding the record whole gives it: the same prompt or the same error, byte for byte.
 
 The reference is the same block processed with the toolset caches off (``tools_cache_size=0``) and

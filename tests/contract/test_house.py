@@ -3,7 +3,9 @@
 Every function in ``prompt_formats/`` is at most 60 lines and every module at most 450 (read from
 the AST, so a docstring counts and a blank line after the function does not); every import path
 README.md, docs/guide.md and CHANGELOG.md mention (``from prompt_formats… import …`` and dotted
-``prompt_formats.x.y`` names) imports.
+``prompt_formats.x.y`` names) imports. The command (``prompt_formats/cli/``) is imported by nothing
+outside it and imports the library only through its public modules (docs/contributing.md, "The
+command"); imports are read from the AST, function-level ones included.
 """
 
 from __future__ import annotations
@@ -115,3 +117,135 @@ def test_the_documents_mention_import_paths() -> None:
 @pytest.mark.parametrize(("document", "module", "name"), DOCUMENTED, ids=lambda value: str(value))
 def test_documented_import_paths_import(document: str, module: str, name: str | None) -> None:
     assert resolve(module, name) is not None, (document, module, name)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The import graph, read statically: every ``import`` and ``from … import`` of every module, at any
+# depth (a function-level import is a dependency all the same).
+
+COMMAND = "prompt_formats.cli"
+#: What the command reaches through the registry and never imports: the formats' and the guard's code.
+NOT_FOR_THE_COMMAND = ("prompt_formats.formats", "prompt_formats.guard")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
+    """The ``prompt_formats`` modules that ``source`` (the module ``module``) imports, anywhere in it.
+
+    ``from X import name`` counts as ``X.name`` when that is a module of the package, else as ``X``.
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.update(f"{target}.{alias.name}" if f"{target}.{alias.name}" in MODULE_NAMES else target
+                         for alias in node.names)
+    return {name for name in found if name == "prompt_formats" or name.startswith("prompt_formats.")}
+
+
+MODULE_NAMES = {module_name(path) for path in MODULES}
+IMPORTS = {module_name(path): imported_modules(path.read_text("utf-8"), module_name(path), path.name == "__init__.py")
+           for path in MODULES}
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_the_import_reader_sees_every_form() -> None:
+    source = ("import prompt_formats.errors\nfrom . import tools\nfrom .records import decode_record\n"
+              "def f():\n    from ..spans import RenderedPrompt\n    import json\n")
+    assert imported_modules(source, "prompt_formats.cli.spans", False) == {
+        "prompt_formats.errors", "prompt_formats.cli", "prompt_formats.cli.records", "prompt_formats.spans",
+    }
+    assert imported_modules("from . import tools", "prompt_formats", True) == {"prompt_formats.tools"}
+    assert imported_modules("from .jsonl import x", "prompt_formats.records", True) == {"prompt_formats.records.jsonl"}
+
+
+def test_nothing_outside_the_command_imports_it() -> None:
+    assert COMMAND in MODULE_NAMES
+    offenders = sorted(f"{module} imports {name}" for module, names in IMPORTS.items()
+                       if not _within(module, COMMAND) for name in names if _within(name, COMMAND))
+    # The one exception: ``python -m prompt_formats`` runs the command.
+    assert offenders == ["prompt_formats.__main__ imports prompt_formats.cli"]
+
+
+def test_the_command_imports_only_the_public_library() -> None:
+    reached = {name for module, names in IMPORTS.items() if _within(module, COMMAND)
+               for name in names if not _within(name, COMMAND)}
+    private = sorted(name for name in reached if any(part.startswith("_") for part in name.split(".")))
+    internal = sorted(name for name in reached if any(_within(name, package) for package in NOT_FOR_THE_COMMAND))
+    assert "prompt_formats.records" in reached  # the scan did read the command
+    assert (private, internal) == ([], [])
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of two or more modules (or one importing itself), sorted: the loops."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(start: str) -> None:
+        # Tarjan's algorithm with an explicit stack of (module, its remaining imports).
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1 or node in graph.get(node, ()):
+                        groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(groups)
+
+
+def test_the_cycle_finder_finds_loops() -> None:
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"a"}, "b": set()}) == [["a"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_of_the_package_imports_itself_back() -> None:
+    # Every import counts, at module level, in a function or under TYPE_CHECKING: a loop is a loop.
+    assert "prompt_formats.batch" in IMPORTS["prompt_formats.format"]  # the scan sees function-level imports
+    assert import_cycles(IMPORTS) == []
+    assert not IMPORTS["prompt_formats.interface"] & {"prompt_formats.batch", "prompt_formats.session"}

@@ -3,7 +3,7 @@
 ::
 
     prompt-formats render --format NAME [--add-generation-prompt] [--keep-tool-arguments] [--option KEY=VALUE ...]
-                          [--spans] [--tokenizer TOKENIZER.json] IN.jsonl [-o OUT.jsonl]
+                          [--spans] [--tokenizer TOKENIZER.json|MODEL_DIR|HUB_NAME] IN.jsonl [-o OUT.jsonl]
     prompt-formats parse  --format NAME [--option KEY=VALUE ...] IN.jsonl [-o OUT.jsonl]
     prompt-formats formats [--json]
 
@@ -18,7 +18,7 @@ standard output (or error) went away (``| head``), the status a shell shows for 
 by SIGPIPE. A regular output file (``-o FILE``, ``--errors FILE``) is written under a temporary name
 in the same directory and renamed into place only when the run ends normally, so a crash never leaves
 a half-written file under the final name; a device or FIFO is written directly (see
-:mod:`prompt_formats.cli_files`).
+:mod:`prompt_formats.cli.files`).
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ from typing import IO, Any, NamedTuple
 
 import orjson
 
-from . import __version__
-from .cli_files import OutputFile, UsageError, refuse_same_file, write_stderr
-from .cli_progress import Progress, terminal_width
-from .cli_setup import key_text, make_format, make_job
-from .records import BlockResult, RecordParser, RecordRenderer
-from .registry import available_formats, get_format
+from ..records import BlockResult, RecordParser, RecordRenderer
+from ..registry import available_formats, get_format
+from .arguments import BLOCK_SIZE, build_parser
+from .files import OutputFile, UsageError, refuse_same_file, write_stderr
+from .progress import Progress, terminal_width
+from .settings import make_format, make_job, settle_format
 
-__all__ = ["main"]
+__all__ = ["BLOCK_SIZE", "build_parser", "main"]
 
 EXIT_OK = 0
 EXIT_RECORDS_FAILED = 1
@@ -50,8 +50,6 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 #: 128 + SIGPIPE: the status a shell shows for `cat` or `grep` stopped by a closed pipe.
 EXIT_BROKEN_PIPE = 141
-#: Bytes of input per unit of work: large enough that inter-process overhead per record is small.
-BLOCK_SIZE = 1 << 20
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -160,6 +158,7 @@ class WorkerJob:
 
 def _run(args: argparse.Namespace) -> int:
     refuse_same_file(args.output, args.errors)
+    settle_format(args)
     fmt = make_format(args.format, args.config)
     job = make_job(args, fmt)
     workers = _cpu_count() if args.workers == 0 else args.workers
@@ -218,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _cpu_count() -> int:
-    from .batch import cpu_count  # with the worker processes' machinery: only for a run that uses them
+    from ..batch import cpu_count  # with the worker processes' machinery: only for a run that uses them
 
     return cpu_count()
 
@@ -233,7 +232,7 @@ def ordered_map(
         while chunk := list(itertools.islice(blocks, chunk_size)):
             yield from job(chunk)
         return
-    from .batch import ordered_map as batch_ordered_map
+    from ..batch import ordered_map as batch_ordered_map
 
     yield from batch_ordered_map(job, items, workers=workers, chunk_size=chunk_size)
 
@@ -311,92 +310,6 @@ def _formats(args: argparse.Namespace) -> int:
         blocks.append("\n".join(lines))
     sys.stdout.write("\n\n".join(blocks) + "\n")
     return EXIT_OK
-
-
-def _positive_or_zero(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _positive_or_zero(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("expected 1 or more")
-    return value
-
-
-def _add_render_arguments(render: argparse.ArgumentParser) -> None:
-    """The arguments only ``render`` takes."""
-    generation = render.add_mutually_exclusive_group()
-    generation.add_argument("--add-generation-prompt", dest="add_generation_prompt", action="store_const",
-                            const=True, default=None, help="end each prompt with the assistant turn's opening")
-    generation.add_argument("--no-add-generation-prompt", dest="add_generation_prompt", action="store_const",
-                            const=False, help="explicitly no generation prompt (default: the format's default)")
-    render.add_argument("--keep-tool-arguments", action="store_true",
-                        help="render a tool call's JSON-string arguments as the template's string branch "
-                        "(default: decoded first, as OpenAI-compatible servers do: decode_tool_arguments=true)")
-    render.add_argument("--spans", action="store_true",
-                        help="add each prompt's generated ranges and each message's ranges (render_spans)")
-    render.add_argument("--tokenizer", metavar="PATH",
-                        help="a local tokenizer.json: add input_ids and assistant_masks (implies --spans; "
-                        "needs the tokenizers package)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command line parser (``prompt-formats --help``)."""
-    parser = argparse.ArgumentParser(
-        prog="prompt-formats",
-        description="Render chat requests to prompts and parse completions, byte-identical to the models' "
-        "chat templates. Input and output are JSON Lines; '-' is standard input or output.",
-        epilog="Exit status: 0 every record succeeded; 1 some records failed (reported, the rest written); "
-        "2 usage error or the run could not be carried out; 130 interrupted; "
-        "141 the reader of the output went away (| head).",
-    )
-    parser.add_argument("--version", action="version", version=f"prompt-formats {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def add_run_arguments(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--format", "-f", required=True, metavar="NAME", help="the format (see 'formats')")
-        sub.add_argument("input", nargs="?", default="-", metavar="INPUT", help="JSONL input file (default: -)")
-        sub.add_argument("-o", "--output", default="-", metavar="FILE", help="JSONL output file (default: -)")
-        sub.add_argument("--errors", metavar="FILE",
-                         help="write an error record per failed record to FILE (JSONL) instead of standard error")
-        sub.add_argument("--fail-fast", action="store_true",
-                         help="stop at the first failed record; no output file is written")
-        sub.add_argument("--workers", "-j", type=_positive_or_zero, default=1, metavar="N",
-                         help="worker processes (default 1: in this process; 0: one per CPU)")
-        sub.add_argument("--block-size", type=_positive, default=BLOCK_SIZE, metavar="BYTES",
-                         help=f"input sent to a worker at a time, in whole lines (default {BLOCK_SIZE})")
-        sub.add_argument("--option", action="append", type=key_text, metavar="KEY=VALUE",
-                         help="a format option for every record (records may override it); repeatable")
-        sub.add_argument("--config", action="append", type=key_text, metavar="KEY=VALUE",
-                         help="configure the format object itself (for example a guard policy); repeatable")
-        sub.add_argument("--strict-keys", action="store_true",
-                         help="refuse every record key that is not read (by default keys that do not change the "
-                         "prompt, such as temperature or stream, are ignored)")
-        sub.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
-                         help="progress line on standard error (auto: when it is a terminal)")
-        sub.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
-
-    render = commands.add_parser("render", help="render chat requests to prompts",
-                                 description="Render chat requests ({'messages', 'tools', options}) to prompts "
-                                 "({'id', 'prompt'}).")
-    add_run_arguments(render)
-    _add_render_arguments(render)
-
-    parse = commands.add_parser("parse", help="parse completions to OpenAI assistant messages",
-                                description="Parse completions ({'completion', 'tools'}) to OpenAI assistant "
-                                "messages ({'id', 'message'}).")
-    add_run_arguments(parse)
-
-    formats = commands.add_parser("formats", help="list the formats and their options")
-    formats.add_argument("--json", action="store_true", help="as JSON")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

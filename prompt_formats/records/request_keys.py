@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import InvalidInputError
+from ..errors import InvalidInputError
 
 __all__ = ["IGNORED_REQUEST_KEYS", "REFUSED_REQUEST_KEYS", "merge_extra_body", "refusal"]
 

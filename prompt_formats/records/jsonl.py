@@ -10,9 +10,9 @@ from typing import Any
 
 import orjson
 
-from .errors import InvalidInputError
+from ..errors import InvalidInputError
+from ..shape import JSONType, json_type_of
 from .request_keys import refusal
-from .shape import JSONType, json_type_of
 
 __all__ = [
     "decode_record", "has_long_digit_run", "json_type", "record_id_at", "refuse", "strictly_refused", "unwrap_record",

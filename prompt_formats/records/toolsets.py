@@ -36,7 +36,7 @@ import orjson
 from .jsonl import has_long_digit_run
 
 if TYPE_CHECKING:
-    from .tools import PreparedTools, ToolsetCache
+    from ..tools import PreparedTools, ToolsetCache
 
 __all__ = ["KnownToolset", "RawToolsets"]
 
@@ -80,7 +80,7 @@ class RawToolsets:
 
     def __init__(self, size: int) -> None:
         # Imported with the first job, not with the command: a run refused at its start never needs it.
-        from .tools import ToolsetCache
+        from ..tools import ToolsetCache
 
         self._size = size
         self.by_content: ToolsetCache = ToolsetCache(size)

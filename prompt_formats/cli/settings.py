@@ -14,17 +14,18 @@ import argparse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .cli_files import UsageError
-from .errors import FormatError, InvalidInputError
-from .options import Option, read_value
-from .records import RecordParser, RecordRenderer
-from .registry import format_class, get_format
+from ..errors import FormatError, InvalidInputError
+from ..options import Option, read_value
+from ..records import RecordParser, RecordRenderer
+from ..records.option_values import check_kinds
+from ..registry import format_class, get_format
+from .files import UsageError
 
 if TYPE_CHECKING:
-    from .cli_spans import SpansRenderer
-    from .format import ChatFormat
+    from ..format import ChatFormat
+    from .spans import SpansRenderer
 
-__all__ = ["key_text", "make_format", "make_job"]
+__all__ = ["key_text", "make_format", "make_job", "settle_format"]
 
 # The smallest conversation every format renders: the run-wide settings are tried on it once.
 _PROBE = [{"role": "user", "content": "x"}]
@@ -36,6 +37,21 @@ def key_text(text: str) -> tuple[str, str]:
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     return key, value
+
+
+def settle_format(args: argparse.Namespace) -> None:
+    """``args.format`` and ``args.tokenizer`` as the run uses them: a model's tokenizer (a directory or
+    a Hub name) resolved to its ``tokenizer.json``, the format chosen by its chat template when
+    ``--format`` is not given (:mod:`prompt_formats.cli.tokenizer`)."""
+    argument = getattr(args, "tokenizer", None)
+    if argument is not None:
+        from .tokenizer import format_name, resolve  # only for --tokenizer
+
+        model = resolve(argument)
+        args.format = format_name(args.format, model, argument)
+        args.tokenizer = model.path
+    elif args.format is None:
+        raise UsageError("--format is required (render takes it from --tokenizer's model instead, when given one)")
 
 
 def make_format(name: str, config: list[tuple[str, str]] | None) -> ChatFormat:
@@ -51,12 +67,17 @@ def make_format(name: str, config: list[tuple[str, str]] | None) -> ChatFormat:
         raise UsageError(f"format {name!r}: {exc}") from None
 
 
-def _options(fmt: ChatFormat, pairs: list[tuple[str, str]] | None, specs: tuple[Option, ...]) -> dict[str, Any]:
+def _options(pairs: list[tuple[str, str]] | None, specs: tuple[Option, ...], template_values: bool) -> dict[str, Any]:
+    """The ``--option`` values, each of a kind its option takes (``0`` is not a boolean), unless
+    ``--template-option-values``, as a record's own options are read."""
     declared = {spec.name: spec for spec in specs}
+    kinds = {} if template_values else declared
     options: dict[str, Any] = {}
     for key, text in pairs or []:
         try:
-            options[key] = read_value(declared.get(key), text)
+            value = read_value(declared.get(key), text)
+            check_kinds({key: value}, kinds, "", None)
+            options[key] = value
         except InvalidInputError as exc:
             raise UsageError(f"--option {key}={text}: {exc.problem}") from None
     return options
@@ -103,7 +124,7 @@ def _serving_default(fmt: ChatFormat, options: dict[str, Any], keep_tool_argumen
 def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | RecordParser:
     """The record renderer or parser of the run; :class:`UsageError` for a run-wide setting the format refuses."""
     if args.command == "render":
-        options = _options(fmt, args.option, fmt.option_specs)
+        options = _options(args.option, fmt.option_specs, args.template_option_values)
         _serving_default(fmt, options, args.keep_tool_arguments)
         generation = args.add_generation_prompt
         try:
@@ -113,24 +134,26 @@ def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | Reco
         if args.spans or args.tokenizer is not None:
             return _spans_job(args, fmt, options, generation)
         _check_render_settings(fmt, options, generation, _settings(options, args.option, generation))
-        return RecordRenderer(fmt, generation, options, strict_keys=args.strict_keys)
-    options = _options(fmt, args.option, fmt.parse_option_specs)
+        return RecordRenderer(fmt, generation, options, strict_keys=args.strict_keys,
+                              template_option_values=args.template_option_values)
+    options = _options(args.option, fmt.parse_option_specs, args.template_option_values)
     if not fmt.parses:
         raise UsageError(f"format {fmt.name!r} has no reply parser")
     try:
         fmt.stream_parser(**options)  # a parser is made with the options: a bad one fails here
     except FormatError as exc:
         raise UsageError(f"{_settings(options, args.option, None)}: {exc}") from None
-    return RecordParser(fmt, options, strict_keys=args.strict_keys)
+    return RecordParser(fmt, options, strict_keys=args.strict_keys, template_option_values=args.template_option_values)
 
 
 def _spans_job(args: argparse.Namespace, fmt: ChatFormat, options: dict[str, Any], generation: Any) -> SpansRenderer:
     """The renderer of ``--spans`` / ``--tokenizer``: the format and the tokenizer are checked here, once."""
-    from .cli_spans import SpansRenderer, check_spans_format  # the spans and tokenizer machinery: only for them
+    from .spans import SpansRenderer, check_spans_format  # the spans and tokenizer machinery: only for them
 
     check_spans_format(fmt)
     _check_render_settings(fmt, options, generation, _settings(options, args.option, generation))
-    job = SpansRenderer(fmt, generation, options, strict_keys=args.strict_keys, tokenizer_path=args.tokenizer)
+    job = SpansRenderer(fmt, generation, options, strict_keys=args.strict_keys,
+                        template_option_values=args.template_option_values, tokenizer_path=args.tokenizer)
     # Loaded now for a clear usage error before any input is read; kept for a run in this process
     # (a worker process loads its own: the loaded tokenizer is not pickled).
     job.tokenizer()

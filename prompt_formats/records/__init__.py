@@ -4,17 +4,19 @@ A *render record* is one chat request, as a client sends it to an OpenAI-compati
 
     {"id": "req-1", "messages": [...], "tools": [...], "enable_thinking": false}
 
-- ``messages`` (required) and ``tools`` (optional, a list or ``null``) as in the OpenAI API;
+- ``messages`` (required: a completion request's ``prompt`` is not one) and ``tools`` (optional,
+  a list or ``null``) as in the OpenAI API;
 - format options (``fmt.options``: ``enable_thinking``, ``reasoning_effort``, ...) either at the top
   level or inside ``chat_template_kwargs`` (as vLLM and SGLang accept them), not both for one option;
-  they override the options given for the whole run;
+  they override the options given for the whole run; each of a kind the option takes, unless
+  ``template_option_values`` (see :mod:`prompt_formats.records.option_values`);
 - ``add_generation_prompt`` (optional bool) overrides the run's setting for this record;
 - ``id`` or ``custom_id`` (a string or an integer) names the record in the output and the error
   report; without one, the record is named by its 1-based line number;
 - keys that do not change the prompt (sampling and transport: ``model``, ``temperature``,
   ``max_tokens``, ``stream``, ``tool_choice``, ... see :data:`IGNORED_REQUEST_KEYS`) are ignored,
   unless ``strict_keys``; keys that would change it and that no format honours (``functions``, ...)
-  fail the record; ``extra_body``'s keys are read as top-level keys (see :mod:`prompt_formats.request_keys`);
+  fail the record; ``extra_body``'s keys are read as top-level keys (see :mod:`prompt_formats.records.request_keys`);
 - any other key is an error (a misspelt option would otherwise be silently ignored).
 
 A line of an OpenAI Batch API input file, ``{"custom_id": ..., "method": ..., "url": ..., "body":
@@ -41,14 +43,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
 
-from .errors import InjectionError, InvalidInputError
+from ..errors import InjectionError, InvalidInputError
 from .jsonl import decode_record, has_long_digit_run, json_type, record_id_at, refuse, unwrap_record
-from .record_tools import KnownToolset, RawToolsets
+from .option_values import check_kinds, merge_kwargs, within
 from .request_keys import IGNORED_REQUEST_KEYS, REFUSED_REQUEST_KEYS, merge_extra_body
+from .toolsets import KnownToolset, RawToolsets
 
 if TYPE_CHECKING:
-    from .format import ChatFormat
-    from .messages import AssistantReply
+    from ..format import ChatFormat
+    from ..messages import AssistantReply
 
 __all__ = [
     "IGNORED_REQUEST_KEYS",
@@ -65,6 +68,7 @@ _WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
 #: Toolsets kept prepared per worker: a corpus usually offers a handful of distinct toolsets.
 TOOLS_CACHE_SIZE = 64
 
+_NOT_CHAT = "missing (this command reads chat requests; a completion request's prompt is not one)"
 # How a render record's top-level key is read.
 _ID, _MESSAGES, _TOOLS, _GENERATION, _KWARGS, _IGNORED, _OPTION, _REFUSED, _STRICT = range(9)
 
@@ -113,7 +117,7 @@ class _RecordJob:
 
     def _process_at(self, block: bytes, start: int, end: int, line: int, long_digits: bool) -> tuple[bool, bytes]:
         """:meth:`process_line` of ``block[start:end]``, its toolset recognised by its bytes when it
-        repeats an earlier record's (:mod:`prompt_formats.record_tools`): the same result."""
+        repeats an earlier record's (:mod:`prompt_formats.records.toolsets`): the same result."""
         tools = self._tools
         record = tools.decode_known(block, start, end, long_digits)
         if record is None:
@@ -234,9 +238,12 @@ class RecordRenderer(_RecordJob):
         tools_cache_size: int = TOOLS_CACHE_SIZE,
         *,
         strict_keys: bool = False,
+        template_option_values: bool = False,
     ) -> None:
         self.fmt = fmt
         self.add_generation_prompt = add_generation_prompt
+        self.template_option_values = template_option_values
+        self._specs = {} if template_option_values else {spec.name: spec for spec in fmt.option_specs}
         self.options = dict(options or {})
         fmt.check_options(self.options)
         self.tools_cache_size = tools_cache_size
@@ -250,11 +257,12 @@ class RecordRenderer(_RecordJob):
         self._kinds = kinds
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.fmt, self.add_generation_prompt, self.options, self.tools_cache_size, self.strict_keys)
+        return (self.fmt, self.add_generation_prompt, self.options, self.tools_cache_size, self.strict_keys,
+                self.template_option_values)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        *args, strict_keys = state
-        self.__init__(*args, strict_keys=strict_keys)  # type: ignore[misc]
+        *args, strict_keys, template_values = state
+        self.__init__(*args, strict_keys=strict_keys, template_option_values=template_values)  # type: ignore[misc]
 
     def render_request(self, record: Any, line: int) -> tuple[Any, str]:
         """``(id, prompt)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
@@ -295,6 +303,8 @@ class RecordRenderer(_RecordJob):
             elif kind in (_REFUSED, _STRICT):
                 refuse(kind == _STRICT, key, value, prefix)
             elif kind is None:
+                if key == "prompt" and "messages" not in request:
+                    raise InvalidInputError(prefix + "messages", _NOT_CHAT)
                 known = ", ".join(sorted(self.fmt.options)) or "none"
                 raise InvalidInputError(
                     prefix + key,
@@ -306,8 +316,9 @@ class RecordRenderer(_RecordJob):
         if kwargs is not None:
             if own_options is None:
                 own_options = {}
-            _merge_kwargs(own_options, kwargs, prefix)
+            merge_kwargs(own_options, kwargs, prefix)
         if own_options:
+            check_kinds(own_options, self._specs, prefix, kwargs)
             options = {**options, **own_options}
         if tools is not None:
             tools = self._toolset(tools, prefix)
@@ -316,7 +327,7 @@ class RecordRenderer(_RecordJob):
         try:
             return record_id, render(messages, tools, add_generation_prompt, **options)
         except (InvalidInputError, InjectionError) as error:
-            raise _within(prefix, error) from None
+            raise within(prefix, error) from None
 
     def handle(self, record: Any, line: int) -> dict[str, Any]:
         """The output record ``{"id", "prompt"}`` of one decoded record."""
@@ -359,9 +370,12 @@ class RecordParser(_RecordJob):
         tools_cache_size: int = TOOLS_CACHE_SIZE,
         *,
         strict_keys: bool = False,
+        template_option_values: bool = False,
     ) -> None:
         self.fmt = fmt
         self.context = dict(context or {})
+        self.template_option_values = template_option_values
+        self._specs = {} if template_option_values else {spec.name: spec for spec in fmt.parse_option_specs}
         fmt.check_options(self.context, fmt.parse_options)
         self.tools_cache_size = tools_cache_size
         self.strict_keys = strict_keys
@@ -369,11 +383,11 @@ class RecordParser(_RecordJob):
         self._tools = RawToolsets(tools_cache_size)
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.fmt, self.context, self.tools_cache_size, self.strict_keys)
+        return (self.fmt, self.context, self.tools_cache_size, self.strict_keys, self.template_option_values)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        *args, strict_keys = state
-        self.__init__(*args, strict_keys=strict_keys)  # type: ignore[misc]
+        *args, strict_keys, template_values = state
+        self.__init__(*args, strict_keys=strict_keys, template_option_values=template_values)  # type: ignore[misc]
 
     def parse_request(self, record: Any, line: int) -> tuple[Any, AssistantReply]:
         """``(id, AssistantReply)`` for one decoded record; raises a :class:`FormatError` naming the bad field."""
@@ -406,18 +420,19 @@ class RecordParser(_RecordJob):
         if not isinstance(completion, str):
             raise InvalidInputError(prefix + "completion", f"expected a string, got {json_type(completion)}")
         if kwargs is not None:
-            _merge_kwargs(own, kwargs, prefix)
+            merge_kwargs(own, kwargs, prefix)
         tools = request.get("tools")
         if tools is not None:
             tools = self._toolset(tools, prefix)
         if own:
+            check_kinds(own, self._specs, prefix, kwargs)
             context = {**context, **own}
         if record_id is None:
             record_id = line
         try:
             return record_id, self.fmt.parse(completion, tools, id_factory=call_ids(record_id), **context)
         except (InvalidInputError, InjectionError) as error:
-            raise _within(prefix, error) from None
+            raise within(prefix, error) from None
 
     def handle(self, record: Any, line: int) -> dict[str, Any]:
         """The output record ``{"id", "message"}`` (plus ``malformed`` when not empty) of one decoded record."""
@@ -426,23 +441,3 @@ class RecordParser(_RecordJob):
         if reply.malformed:
             out["malformed"] = list(reply.malformed)
         return out
-
-
-def _within(prefix: str, error: InvalidInputError | InjectionError) -> InvalidInputError | InjectionError:
-    """``error`` with its path from the top of the record: ``body.messages[0].role`` in a Batch API line."""
-    if not prefix:
-        return error
-    cls, (path, *rest) = error.__reduce__()
-    return cls(prefix + path, *rest)
-
-
-def _merge_kwargs(own: dict[str, Any], kwargs: Any, prefix: str) -> None:
-    """Add ``chat_template_kwargs`` to the options given at the top level; an option may not be in both."""
-    if not isinstance(kwargs, Mapping):
-        raise InvalidInputError(prefix + "chat_template_kwargs", f"expected an object, got {json_type(kwargs)}")
-    for key, value in kwargs.items():
-        if key in own:
-            raise InvalidInputError(
-                prefix + "chat_template_kwargs." + key, "also given at the top level of the request"
-            )
-        own[key] = value

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cli_files import UsageError
-from .errors import FormatError, type_name
-from .format import ChatFormat
-from .records import RecordRenderer
-from .spans import RenderedPrompt
+from ..errors import FormatError, type_name
+from ..format import ChatFormat
+from ..records import RecordRenderer
+from ..spans import RenderedPrompt
+from .files import UsageError
 
 __all__ = ["SpansRenderer", "check_spans_format", "load_tokenizer"]
 
@@ -66,8 +66,9 @@ class SpansRenderer(RecordRenderer):
         return (*super().__getstate__(), self.tokenizer_path)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        *args, strict_keys, tokenizer_path = state
-        self.__init__(*args, strict_keys=strict_keys, tokenizer_path=tokenizer_path)  # type: ignore[misc]
+        *args, strict_keys, template_values, tokenizer_path = state
+        self.__init__(*args, strict_keys=strict_keys, template_option_values=template_values,  # type: ignore[misc]
+                      tokenizer_path=tokenizer_path)
 
     def tokenizer(self) -> Any:
         """The tokenizer of ``tokenizer_path``, loaded at the first call in this process."""
@@ -78,7 +79,7 @@ class SpansRenderer(RecordRenderer):
     def encoder(self) -> Any:
         """This process's ``SegmentEncoder`` of :meth:`tokenizer`, made at the first call."""
         if self._encoder is None:
-            from .integrations.segments import SegmentEncoder  # the regex-built matchers: only with --tokenizer
+            from ..integrations.segments import SegmentEncoder  # the regex-built matchers: only with --tokenizer
 
             self._encoder = SegmentEncoder(self.tokenizer())
         return self._encoder

@@ -1,0 +1,248 @@
+"""The interface every format implements: ``render``, ``render_spans``, ``parse``, ``stream_parser``.
+
+:class:`FormatInterface` is what batches (:mod:`prompt_formats.batch`) and sessions
+(:mod:`prompt_formats.session`) are built on, and it imports neither: the public class
+:class:`~prompt_formats.format.ChatFormat` adds ``render_batch``, ``parse_batch`` and ``session`` on
+top of it. A format object is immutable configuration (for example a guard policy) plus code: it holds no
+per-call state, so one instance can be shared by threads and pickled to worker processes. Reply
+parsing that spans several calls lives in the separate per-stream object ``stream_parser`` returns.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, NoReturn, Protocol
+
+from .errors import FormatError, InvalidInputError, UnknownOptionError
+from .messages import AssistantReply
+from .options import Option, strict_flag
+from .spans import GeneratedPolicy, RenderedPrompt, check_generated_policy
+from .streaming import StreamParser
+from .tools import PreparedTools
+
+__all__ = ["Conversation", "FormatInterface", "IncrementalRenderer", "Tools", "refuse_losses", "render_strictly"]
+
+#: A conversation: OpenAI-style message dicts or :class:`~prompt_formats.messages.Message` objects.
+Conversation = Sequence[Any]
+#: Tools: a list of OpenAI-style tool dicts, or a :class:`~prompt_formats.tools.PreparedTools`.
+Tools = Sequence[Mapping[str, Any]] | PreparedTools | None
+
+
+class IncrementalRenderer(Protocol):
+    """A format's per-session state for rendering a growing conversation (see :mod:`prompt_formats.session`).
+
+    :meth:`render` returns exactly ``fmt.render(messages, tools, add_generation_prompt, **options)``
+    for the session's tools and options, or ``None`` to step aside (the session then renders in full):
+    it never raises.
+    """
+
+    def render(self, messages: Conversation, add_generation_prompt: bool | None) -> str | None:
+        """The prompt, reusing what earlier calls rendered; ``None`` when it cannot say."""
+
+
+class FormatInterface(abc.ABC):
+    """A prompt format: renders conversations to prompt text and parses the model's replies.
+
+    Subclasses set ``name`` (the registry name), ``summary`` (one plain-text line saying what the
+    format is), ``option_specs`` (every keyword option ``render`` accepts beyond ``tools`` and
+    ``add_generation_prompt``: its name, the JSON kinds of value it takes, a one-line description;
+    see :mod:`prompt_formats.options`), ``parse_option_specs`` (the same for ``parse``), and
+    ``options`` / ``parse_options``, their ``{name: description}`` mappings.
+
+    Every public entry (``render``, ``render_batch``, ``parse``, ``parse_batch``, ``stream_parser``)
+    of every subclass refuses a stack too deep to finish on: a :class:`RecursionError` inside it
+    becomes an :class:`~prompt_formats.errors.InvalidInputError` at ``messages`` (render) or
+    ``completion`` (parse), "the input or the call stack is too deep".
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for method, field in _ENTRY_FIELDS.items():
+            function = cls.__dict__.get(method)
+            if callable(function) and not getattr(function, "_refuses_deep_stacks", False):
+                setattr(cls, method, _refusing_deep_stacks(function, field))
+        if "parses" not in cls.__dict__:
+            base = FormatInterface
+            cls.parses = cls.parse is not base.parse or cls.stream_parser is not base.stream_parser
+        if "renders_spans" not in cls.__dict__ and ("render_spans" in cls.__dict__ or "_render_spans" in cls.__dict__):
+            cls.renders_spans = True
+
+    name: ClassVar[str]
+    summary: ClassVar[str] = ""
+    #: Whether the format has a reply parser (``parse``, ``stream_parser``). A subclass that does
+    #: not say is taken to parse when it defines ``parse`` or ``stream_parser`` itself.
+    parses: ClassVar[bool] = False
+    #: Whether the format has :meth:`render_spans` (the package's formats say so; a subclass that
+    #: does not say is taken to have it when it defines ``_render_spans`` or ``render_spans`` itself).
+    renders_spans: ClassVar[bool] = False
+    #: Whether :meth:`session` reuses the work for messages already rendered (the format defines
+    #: ``_incremental_renderer``); otherwise a session renders each request in full.
+    renders_incrementally: ClassVar[bool] = False
+    option_specs: ClassVar[tuple[Option, ...]] = ()
+    parse_option_specs: ClassVar[tuple[Option, ...]] = ()
+    #: The keyword arguments the constructor takes (``get_format(name, **config)``), in order.
+    config_specs: ClassVar[tuple[Option, ...]] = ()
+    options: ClassVar[Mapping[str, str]] = {}
+    parse_options: ClassVar[Mapping[str, str]] = {}
+
+    @abc.abstractmethod
+    def render(self, messages: Conversation, tools: Tools = None, add_generation_prompt: bool = False,
+               **options: Any) -> str:
+        """Render one conversation to the exact prompt text of the format's reference template.
+
+        ``add_generation_prompt=None`` means unset: the format's default (the batch functions pass
+        ``None`` when it is not given).
+
+        Raises a :class:`~prompt_formats.errors.FormatError` subclass, and returns nothing, when the
+        input is invalid or the reference template raises for it.
+        """
+
+    def render_spans(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool = False,
+        generated: object = "all",
+        **options: Any,
+    ) -> RenderedPrompt:
+        """:meth:`render`'s text, with the ranges each input message produced and the ranges the
+        model generated under the ``generated=`` policy (``"all"``, ``"last"``, ``"after_last_user"``);
+        see :class:`~prompt_formats.spans.RenderedPrompt` and docs/training-data.md.
+
+        Takes :meth:`render`'s arguments and raises its errors, after
+        :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for an unknown policy. A
+        format without it (:attr:`renders_spans` false) raises
+        :class:`~prompt_formats.errors.FormatError` naming the format, before any other check.
+        """
+        if not self.renders_spans:
+            raise FormatError(
+                f"format {self.name!r} has no render_spans: its spans and assistant masks are not available"
+            )
+        policy = check_generated_policy(generated)
+        strict = strict_flag(options.pop("strict", None)) if "strict" in options else False
+        rendered = self._render_spans(messages, tools, add_generation_prompt, policy, options)
+        if strict and rendered.dropped:
+            refuse_losses(rendered.dropped)
+        return rendered
+
+    def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
+                      policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
+        """The format's part of :meth:`render_spans`, ``generated`` already checked (``policy``).
+
+        A format with spans defines this (and is then taken to have :attr:`renders_spans`); the
+        arguments are as :meth:`render_spans` got them, ``options`` a fresh dict it may change.
+        """
+        raise NotImplementedError(f"format {self.name!r} declares renders_spans but defines no _render_spans")
+
+    def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> IncrementalRenderer | None:
+        """A new per-session :class:`IncrementalRenderer` for these tools and
+        options, or ``None`` where every render must be a full one (a format with
+        :attr:`renders_incrementally` defines it)."""
+        return None
+
+    def parse(
+        self,
+        completion: str,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> AssistantReply:
+        """Parse a whole completion (the text after the generation prompt) into an :class:`AssistantReply`.
+
+        It is the format's stream parser fed the whole text at once, so it equals the assembled
+        events of any split of the same text into deltas. ``tools``, ``id_factory`` and ``context``
+        are as for :meth:`stream_parser`. Never raises for any completion text; raises
+        :class:`FormatError` only for bad arguments (a non-string completion, malformed tools, an
+        unknown option).
+        """
+        return self.stream_parser(tools, id_factory=id_factory, **context).parse_all(completion)
+
+    def stream_parser(
+        self,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> StreamParser:
+        """A new parser for one completion: ``feed(delta)`` any number of times, then ``close()``.
+
+        ``context`` takes ``render``'s options (they say where the prompt left the model);
+        ``id_factory`` makes tool-call ids (default ``call_`` + 24 random hex digits).
+        """
+        raise NotImplementedError(f"format {self.name!r} has no reply parser")
+
+    def check_options(self, options: Mapping[str, Any], allowed: Mapping[str, str] | None = None) -> None:
+        """Raise :class:`UnknownOptionError` naming every option not in ``allowed`` (default ``self.options``)."""
+        allowed = self.options if allowed is None else allowed
+        unknown = [key for key in options if key not in allowed]
+        if unknown:
+            known = ", ".join(sorted(allowed)) or "none"
+            raise UnknownOptionError(
+                f"unknown option{'s' if len(unknown) > 1 else ''} for format {self.name!r}: "
+                f"{', '.join(sorted(unknown))} (known: {known})"
+            )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+_TOO_DEEP = "the input or the call stack is too deep"
+
+# The public entries, and the field a too-deep stack is reported at.
+_ENTRY_FIELDS = {
+    "render": "messages", "render_batch": "messages", "render_spans": "messages",
+    "parse": "completion", "parse_batch": "completion", "stream_parser": "completion",
+}
+
+
+def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..., Any]:
+    """``method``, with a :class:`RecursionError` raised inside it turned into an :class:`InvalidInputError`.
+
+    No stdlib exception leaks from the interface: a caller already deep in its own stack, or input
+    deep enough to exhaust it, gets a :class:`FormatError` (nothing has been returned yet).
+    """
+
+    message = f"{field}: {_TOO_DEEP}"
+
+    @functools.wraps(method)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except RecursionError:
+            # Built without a Python-level call: the stack may have room for no further frame.
+            error = InvalidInputError.__new__(InvalidInputError, message)
+            error.path, error.problem = field, _TOO_DEEP
+            raise error from None
+
+    entry._refuses_deep_stacks = True  # type: ignore[attr-defined]
+    return entry
+
+
+for _method in ("render_spans", "parse", "stream_parser"):  # render is abstract; the batch methods are ChatFormat's
+    setattr(FormatInterface, _method, _refusing_deep_stacks(getattr(FormatInterface, _method), _ENTRY_FIELDS[_method]))
+
+
+def refuse_losses(dropped: Sequence[str]) -> NoReturn:
+    """Raise the :class:`InvalidInputError` of ``strict=True`` for the losses ``dropped`` (not empty)."""
+    more = f" (and {len(dropped) - 1} more: {', '.join(dropped[1:])})" if len(dropped) > 1 else ""
+    problem = f"the template leaves it out of the prompt, and strict=True refuses a loss{more}"
+    raise InvalidInputError(dropped[0], problem)
+
+
+def render_strictly(fmt: FormatInterface, messages: Conversation, tools: Tools, add_generation_prompt: Any,
+                    options: dict[str, Any]) -> str:
+    """``render`` under the ``strict`` option (which ``options`` holds; it is taken out).
+
+    ``strict`` false or null: exactly ``fmt.render`` without it. True: the same text, from
+    ``render_spans``, or :class:`InvalidInputError` at the first input the template leaves out
+    (``RenderedPrompt.dropped``). Every format's ``render`` hands a call with ``strict`` here.
+    """
+    if not strict_flag(options.pop("strict")):
+        return fmt.render(messages, tools, add_generation_prompt, **options)
+    rendered = fmt.render_spans(messages, tools, add_generation_prompt, **options)
+    if rendered.dropped:
+        refuse_losses(rendered.dropped)
+    return rendered.text
