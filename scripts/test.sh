@@ -4,10 +4,29 @@
 #     transformers, oss-harmony; a local Ray cluster for the Ray Data integration);
 #   - Go (Debian's golang-go) for the harmony oracle, when `go` is missing, and Debian's python3-venv
 #     when the Python cannot create a virtualenv.
-# Extra arguments go to pytest. PF_HYPOTHESIS_EXAMPLES raises the number of generated cases.
+# Two tiers (tests/support/settings.py, docs/contributing.md "Running the tests"):
+#   bash scripts/test.sh          the default tier: every test, each property test at a seed derived
+#                                 from the test (the same cases every run), sized to finish in minutes;
+#   bash scripts/test.sh --deep   the same tests at PF_HYPOTHESIS_EXAMPLES=5000 (unless set) with
+#                                 random seeds and hypothesis's example database kept in .hypothesis/.
+# pytest runs in worker processes, one per CPU (pytest-xdist; `-n 0` after it runs in one process).
+# Other arguments go to pytest. PF_HYPOTHESIS_EXAMPLES scales the number of generated cases.
 # The exit status is the first failing step's (pytest's 5, "no tests collected", included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+tier=default
+pytest_args=()
+for arg in "$@"; do
+    if [ "$arg" = --deep ]; then tier=deep; else pytest_args+=("$arg"); fi
+done
+export PF_TEST_TIER=$tier
+if [ "$tier" = deep ]; then
+    export PF_HYPOTHESIS_EXAMPLES=${PF_HYPOTHESIS_EXAMPLES:-5000}
+else
+    # Sets and dicts of strings iterate in one order: what the tests generate depends on nothing else.
+    export PYTHONHASHSEED=0
+fi
 
 apt_install() {  # Debian packages, as root or through sudo
     local sudo=""
@@ -35,4 +54,4 @@ fi
 
 .venv/bin/ruff check prompt_formats tests benchmarks
 .venv/bin/mypy prompt_formats
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -n auto --dist loadgroup ${pytest_args[@]+"${pytest_args[@]}"}
