@@ -206,15 +206,21 @@ def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..
     """
 
     message = f"{field}: {_TOO_DEEP}"
+    # Raised where even building an error overflows (a caller a few frames from the limit): shared by
+    # such calls, which only ever read its text.
+    spare = InvalidInputError(field, _TOO_DEEP)
 
     @functools.wraps(method)
     def entry(*args: Any, **kwargs: Any) -> Any:
         try:
             return method(*args, **kwargs)
         except RecursionError:
-            # Built without a Python-level call: the stack may have room for no further frame.
-            error = InvalidInputError.__new__(InvalidInputError, message)
-            error.path, error.problem = field, _TOO_DEEP
+            try:
+                # Built without a Python-level call: the stack may have room for no further frame.
+                error = InvalidInputError.__new__(InvalidInputError, message)
+                error.path, error.problem = field, _TOO_DEEP
+            except RecursionError:
+                error = spare
             raise error from None
 
     entry._refuses_deep_stacks = True  # type: ignore[attr-defined]

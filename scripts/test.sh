@@ -4,10 +4,37 @@
 #     transformers, oss-harmony; a local Ray cluster for the Ray Data integration);
 #   - Go (Debian's golang-go) for the harmony oracle, when `go` is missing, and Debian's python3-venv
 #     when the Python cannot create a virtualenv.
-# Extra arguments go to pytest. PF_HYPOTHESIS_EXAMPLES raises the number of generated cases.
+# Two tiers (tests/support/settings.py, docs/contributing.md "Running the tests"):
+#   bash scripts/test.sh          the default tier: every test, each property test at a seed derived
+#                                 from the test (the same cases every run), sized to finish in minutes;
+#   bash scripts/test.sh --deep   the same tests at PF_HYPOTHESIS_EXAMPLES=5000 (unless set) with
+#                                 random seeds and hypothesis's example database kept in .hypothesis/.
+#   bash scripts/test.sh --compiled   the default tier against the mypyc-compiled build, built into a
+#                                 second virtualenv (.venv-compiled) where a C compiler is present
+#                                 (docs/contributing.md, "The compiled build"); CI runs it after the pure one.
+# pytest runs in worker processes, one per CPU (pytest-xdist; `-n 0` after it runs in one process).
+# Other arguments go to pytest. PF_HYPOTHESIS_EXAMPLES scales the number of generated cases.
 # The exit status is the first failing step's (pytest's 5, "no tests collected", included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+tier=default
+build=pure
+pytest_args=()
+for arg in "$@"; do
+    case "$arg" in
+        --deep) tier=deep ;;
+        --compiled) build=compiled ;;
+        *) pytest_args+=("$arg") ;;
+    esac
+done
+export PF_TEST_TIER=$tier
+if [ "$tier" = deep ]; then
+    export PF_HYPOTHESIS_EXAMPLES=${PF_HYPOTHESIS_EXAMPLES:-5000}
+else
+    # Sets and dicts of strings iterate in one order: what the tests generate depends on nothing else.
+    export PYTHONHASHSEED=0
+fi
 
 apt_install() {  # Debian packages, as root or through sudo
     local sudo=""
@@ -35,24 +62,26 @@ fi
 
 .venv/bin/ruff check prompt_formats tests benchmarks
 .venv/bin/mypy prompt_formats
-.venv/bin/python -m pytest "$@"
+if [ "$build" = pure ]; then
+    .venv/bin/python -m pytest -n auto --dist loadgroup ${pytest_args[@]+"${pytest_args[@]}"}
+    exit 0
+fi
 
 # --- The compiled build (mypyc) -------------------------------------------------------------------
-# The same suite against `PROMPT_FORMATS_COMPILE=1 pip install .` in a second virtualenv,
-# .venv-compiled, where a C compiler is present; without one, only the pure build above is tested.
-# PF_SKIP_COMPILED=1 skips this stage. pytest runs from outside the source tree's import path
-# (-P, no pythonpath, --import-mode=append) so the installed, compiled package is the one imported.
-if [ "${PF_SKIP_COMPILED:-0}" != 1 ]; then
-    if command -v "${CC:-cc}" >/dev/null 2>&1; then
-        if ! .venv-compiled/bin/python -m pip --version >/dev/null 2>&1; then
-            "$python" -m venv .venv-compiled
-        fi
-        .venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check '.[test,ray]' setuptools
-        PROMPT_FORMATS_COMPILE=1 .venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check \
-            --no-build-isolation --no-deps --force-reinstall .
-        .venv-compiled/bin/python -c 'import prompt_formats, sys; sys.exit(not prompt_formats.compiled)'
-        .venv-compiled/bin/python -P -m pytest -o pythonpath= --import-mode=append "$@"
-    else
-        echo "scripts/test.sh: no C compiler (${CC:-cc}): the compiled build is not tested, the pure build only" >&2
-    fi
+# The same suite against `PROMPT_FORMATS_COMPILE=1 pip install .` in .venv-compiled, where a C
+# compiler is present; without one, it says so (the pure build is the one tested). pytest runs from
+# outside the source tree's import path (-P, no pythonpath, --import-mode=append), so the installed,
+# compiled package is the one imported.
+if ! command -v "${CC:-cc}" >/dev/null 2>&1; then
+    echo "scripts/test.sh: no C compiler (${CC:-cc}): the compiled build is not tested, the pure build only" >&2
+    exit 0
 fi
+if ! .venv-compiled/bin/python -m pip --version >/dev/null 2>&1; then
+    "$python" -m venv .venv-compiled
+fi
+.venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check '.[test,ray]' setuptools
+PROMPT_FORMATS_COMPILE=1 .venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check \
+    --no-build-isolation --no-deps --force-reinstall .
+.venv-compiled/bin/python -c 'import prompt_formats, sys; sys.exit(not prompt_formats.compiled)'
+.venv-compiled/bin/python -P -m pytest -o pythonpath= --import-mode=append -n auto --dist loadgroup \
+    ${pytest_args[@]+"${pytest_args[@]}"}

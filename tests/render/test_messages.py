@@ -6,13 +6,14 @@ import pickle
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats import InvalidInputError, Message
 from prompt_formats.messages import checked_tool_fields, tool_fields
 from tests.support.oracles import render_ours
+from tests.support.settings import budget
 from tests.support.strategies import chatml_options, conversation, tools
 
 
@@ -23,7 +24,7 @@ def as_objects(messages: list[Any]) -> list[Any] | None:
         return None
 
 
-@settings(max_examples=300, deadline=None)
+@budget(0.5)
 @given(conversation(), tools, st.booleans(), chatml_options)
 def test_objects_render_like_dicts(messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> None:
     objects = as_objects(messages)
@@ -99,7 +100,7 @@ def _tool_like() -> st.SearchStrategy[Any]:
     )
 
 
-@settings(max_examples=1000)
+@budget(1)
 @given(_tool_like())
 def test_tool_fields_fast_path_agrees_with_the_checked_path(tool: Any) -> None:
     # tool_fields reads the usual shape directly; it must accept, return and reject exactly as the

@@ -9,7 +9,6 @@ is the option's day.
 from __future__ import annotations
 
 import datetime
-import os
 from typing import Any
 
 import jinja2
@@ -22,8 +21,9 @@ import prompt_formats as pf
 from tests.support.gpt_oss_drops import crashing_as_outcome, ours_outcome, outcome
 from tests.support.gpt_oss_strategies import conversation, options, tools
 from tests.support.oracles import fixture_text
+from tests.support.settings import examples
 
-EXAMPLES = max(200, int(os.environ.get("PF_HYPOTHESIS_EXAMPLES", "2000")) // 10)
+EXAMPLES = examples(0.1, floor=200)
 FMT = pf.get_format("gpt-oss")
 
 

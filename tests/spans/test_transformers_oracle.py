@@ -8,7 +8,6 @@ formatters against transformers directly as well.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import jinja2
@@ -19,9 +18,10 @@ from transformers.utils.chat_template_utils import render_jinja_template
 
 import prompt_formats as pf
 from tests.support.oracles import fixture_text, render_jinja, render_ours
+from tests.support.settings import examples
 from tests.support.strategies import chatml_options, conversation, tools
 
-EXAMPLES = max(200, int(os.environ.get("PF_HYPOTHESIS_EXAMPLES", "2000")) // 10)
+EXAMPLES = examples(0.1, floor=200)
 # chatml-safety with policy "allow" is the upstream template itself, on every input.
 CASES = [
     ("chatml-multi-system", {}, "chatml_multi_system.jinja"),

@@ -9,20 +9,13 @@ edges, markup the template reacts to (``<think>``, ``<tool_response>``), JSON ed
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-#: How many generated cases each differential test runs (``PF_HYPOTHESIS_EXAMPLES`` raises it).
-EXAMPLES = int(os.environ.get("PF_HYPOTHESIS_EXAMPLES", "2000"))
-
-differential_settings = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
+# The differential tests' size and seed, re-exported where the tests have always imported them.
+from tests.support.settings import EXAMPLES as EXAMPLES
+from tests.support.settings import differential_settings as differential_settings
 
 FRAGMENTS = [
     "<think>",
