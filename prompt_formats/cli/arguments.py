@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="pass an option value of a kind the option does not take (\"enable_thinking\": \"no\" "
                          "or 0) to the template, which reads it by its truth; by default it fails the record "
                          "(an --option value: the run)")
+        sub.add_argument("--strict", action="store_true",
+                         help="render: fail a record the template would leave part of out of the prompt (the "
+                         "format's strict option: a dropped message or field), naming the field")
         sub.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                          help="progress line on standard error (auto: when it is a terminal)")
         sub.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")

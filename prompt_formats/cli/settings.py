@@ -125,6 +125,8 @@ def make_job(args: argparse.Namespace, fmt: ChatFormat) -> RecordRenderer | Reco
     """The record renderer or parser of the run; :class:`UsageError` for a run-wide setting the format refuses."""
     if args.command == "render":
         options = _options(args.option, fmt.option_specs, args.template_option_values)
+        if args.strict:  # every format declares it: refuse a record the template would lose part of
+            options["strict"] = True
         _serving_default(fmt, options, args.keep_tool_arguments)
         generation = args.add_generation_prompt
         try:

@@ -958,3 +958,20 @@ def test_the_progress_line_re_reads_the_width_and_labels_its_eta() -> None:
     assert written[2].startswith("\rrendered 7,000 records  350/s  3 failed  ETA ~1m20s (by bytes)")
     progress.clear()
     assert written[-1] == "\r\x1b[K"
+
+
+def test_strict_fails_a_record_the_template_drops_part_of(tmp_path: Path) -> None:
+    # gpt-oss drops a system message after the first: rendered by default, refused under --strict.
+    record = {"id": "r1", "messages": [USER, {"role": "system", "content": "reminder"}, USER],
+              "current_date": "2025-08-05"}
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps(record) + "\n")
+    plain = run("render", "-f", "gpt-oss", "--add-generation-prompt", str(src))
+    assert plain.returncode == 0
+    prompt = json.loads(plain.stdout)["prompt"]
+    assert "reminder" not in prompt and prompt.count("<|start|>user") == 2
+    errors = tmp_path / "errors.jsonl"
+    strict = run("render", "-f", "gpt-oss", "--add-generation-prompt", "--strict", str(src), "--errors", str(errors))
+    assert strict.returncode == 1
+    [error] = [json.loads(line) for line in errors.read_text().splitlines()]
+    assert "messages[1]" in json.dumps(error) and "strict=True refuses a loss" in json.dumps(error)
