@@ -144,9 +144,9 @@ class CountingTools(pf.PreparedTools):
 
     pickled = 0
 
-    def __getstate__(self) -> Any:
+    def __reduce__(self) -> Any:  # how a PreparedTools pickles
         CountingTools.pickled += 1
-        return super().__getstate__()
+        return super().__reduce__()
 
 
 def test_shared_tools_are_pickled_once_per_worker_not_per_conversation():
