@@ -60,7 +60,7 @@ if ! command -v go >/dev/null 2>&1; then
     apt_install golang-go
 fi
 
-.venv/bin/ruff check prompt_formats tests benchmarks
+.venv/bin/ruff check prompt_formats tests benchmarks build_backend
 .venv/bin/mypy prompt_formats
 if [ "$build" = pure ]; then
     .venv/bin/python -m pytest -n auto --dist loadgroup ${pytest_args[@]+"${pytest_args[@]}"}
@@ -79,9 +79,11 @@ fi
 if ! .venv-compiled/bin/python -m pip --version >/dev/null 2>&1; then
     "$python" -m venv .venv-compiled
 fi
-.venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check '.[test,ray]' setuptools
+.venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check '.[test,ray]'
+# The documented command (docs/contributing.md): pip's isolated build, given mypy by the build backend.
 PROMPT_FORMATS_COMPILE=1 .venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check \
-    --no-build-isolation --no-deps --force-reinstall .
-.venv-compiled/bin/python -c 'import prompt_formats, sys; sys.exit(not prompt_formats.compiled)'
+    --no-deps --force-reinstall .
+# -I: the installed package, not the source tree's (which the current directory would put first).
+.venv-compiled/bin/python -I -c 'import prompt_formats, sys; sys.exit(not prompt_formats.compiled)'
 .venv-compiled/bin/python -P -m pytest -o pythonpath= --import-mode=append -n auto --dist loadgroup \
     ${pytest_args[@]+"${pytest_args[@]}"}

@@ -8,6 +8,7 @@ written in plain Python can subclass ``StreamParser``, and both builds give the 
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import json
 import os
 import pickle
@@ -190,3 +191,18 @@ def test_a_plain_python_parser_subclasses_stream_parser() -> None:
     events = parser.feed("ab") + parser.close()
     assert events == [pf.ContentDelta("ab")]
     assert pickle.loads(pickle.dumps(_Echo())).feed("c") == [pf.ContentDelta("c")]
+
+
+def test_the_build_backend_asks_for_mypy_only_when_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pip's isolated build environment holds what the backend asks for: mypyc comes with mypy.
+    path = Path(__file__).resolve().parents[2] / "build_backend" / "prompt_formats_build.py"
+    spec = importlib.util.spec_from_file_location("prompt_formats_build", path)
+    assert spec is not None and spec.loader is not None
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    monkeypatch.setenv("PROMPT_FORMATS_COMPILE", "1")
+    for hook in (backend.get_requires_for_build_wheel, backend.get_requires_for_build_editable):
+        assert any(requirement.startswith("mypy") for requirement in hook())
+    monkeypatch.setenv("PROMPT_FORMATS_COMPILE", "0")
+    monkeypatch.chdir(path.parents[1])  # setuptools' own hook runs setup.py from the project's root
+    assert not any(requirement.startswith("mypy") for requirement in backend.get_requires_for_build_wheel())

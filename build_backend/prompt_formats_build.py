@@ -1,0 +1,36 @@
+"""The build backend: setuptools', with mypy added to the build environment for a compiled build.
+
+``PROMPT_FORMATS_COMPILE=1 pip install .`` runs ``setup.py`` under mypyc, which comes with mypy.
+pip builds in an isolated environment holding only what the backend asks for, so the backend asks
+for mypy (and ``wheel``, for setuptools releases without their own ``bdist_wheel``) when that
+variable is set; a pure build asks for setuptools alone, as before. Everything else is setuptools'.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from setuptools import build_meta as _setuptools
+from setuptools.build_meta import *  # noqa: F403  (the backend's hooks, re-exported unchanged)
+
+#: What a compiled build needs beyond setuptools: mypyc ships with mypy.
+COMPILE_REQUIRES = ["mypy>=1.10", "wheel"]
+
+
+def _compiling() -> bool:
+    return os.environ.get("PROMPT_FORMATS_COMPILE", "") not in ("", "0")
+
+
+# setuptools finds its requirements by running setup.py, which imports mypyc when compiling: before
+# mypy is installed. setup.py declares no setup_requires, so a compiled build's list is ours alone.
+
+
+def get_requires_for_build_wheel(config_settings: Any = None) -> list[str]:
+    """setuptools' requirements for a wheel; mypy and wheel instead when the build compiles."""
+    return list(COMPILE_REQUIRES) if _compiling() else _setuptools.get_requires_for_build_wheel(config_settings)
+
+
+def get_requires_for_build_editable(config_settings: Any = None) -> list[str]:
+    """setuptools' requirements for an editable install; mypy and wheel instead when the build compiles."""
+    return list(COMPILE_REQUIRES) if _compiling() else _setuptools.get_requires_for_build_editable(config_settings)
