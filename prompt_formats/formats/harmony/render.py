@@ -98,6 +98,16 @@ def _tools_text(tools: Sequence[Mapping[str, Any]] | PreparedTools) -> str:
 # Messages. -----------------------------------------------------------------------------------------
 
 
+def _as_set(record: Any) -> Any:
+    """A :class:`Message`, :class:`ToolCall` or :class:`TextPart` to read fields of as they were set.
+
+    attrs does not check a field's declared type when the record is built; a compiled module checks
+    it on reading the field (a ``TypeError``). Read through ``Any``, a wrong value reaches the check
+    that names it (:class:`InvalidInputError`), in both builds.
+    """
+    return record
+
+
 def _text(value: Any, path: str) -> str:
     if not isinstance(value, str):
         raise InvalidInputError(path, f"expected a string, got {type_name(value)}")
@@ -113,7 +123,7 @@ def _part_text(part: Any, path: str) -> str:
         if kind == "unknown":
             raise InvalidInputError(path, f"unknown content part type {part.get('type')!r}")
     elif isinstance(part, TextPart):
-        return _text(part.text, path + ".text")
+        return _text(_as_set(part).text, path + ".text")
     elif isinstance(part, ImagePart):
         kind = "image"
     elif isinstance(part, VideoPart):
@@ -159,10 +169,11 @@ def _fields(message: Any, index: int) -> Fields:
             key = next((key for key in _TOOL_NAME_FIELDS if message.get(key) is not None), None)
             name = _first_text(message, key, index)
     elif isinstance(message, Message):
-        role = message.role
-        content = message.content
-        thinking = _optional_text(message.reasoning, index, "reasoning") if role == "assistant" else None
-        name = _optional_text(message.name, index, "name") if role == "tool" else None
+        record = _as_set(message)
+        role = record.role
+        content = record.content
+        thinking = _optional_text(record.reasoning, index, "reasoning") if role == "assistant" else None
+        name = _optional_text(record.name, index, "name") if role == "tool" else None
     else:
         raise InvalidInputError(f"messages[{index}]", f"expected a message object, got {type_name(message)}")
     if not isinstance(role, str):
@@ -173,7 +184,7 @@ def _fields(message: Any, index: int) -> Fields:
 
 
 def _tool_call_id(message: Any, index: int) -> str | None:
-    value = message.tool_call_id if isinstance(message, Message) else message.get("tool_call_id")
+    value = _as_set(message).tool_call_id if isinstance(message, Message) else message.get("tool_call_id")
     return _optional_text(value, index, "tool_call_id")
 
 
@@ -187,9 +198,10 @@ def _call_names(messages: Sequence[Any]) -> dict[str, str]:
     names: dict[str, str] = {}
     for message in reversed(messages):
         if isinstance(message, Message):
-            for call in message.tool_calls:
-                if call.id is not None:
-                    names.setdefault(call.id, call.name)
+            for call in _as_set(message).tool_calls:
+                call_id, name = _as_set(call).id, _as_set(call).name
+                if isinstance(call_id, str):
+                    names.setdefault(call_id, name if isinstance(name, str) else "")
             continue
         calls = message.get("tool_calls") if isinstance(message, Mapping) else None
         if not isinstance(calls, (list, tuple)):
@@ -238,7 +250,7 @@ def prologue(messages: Conversation, tools: Tools, date: str, reasoning_line: st
 def role_of(message: Any) -> Any:
     """A message's role as the writers read it (``None`` for a message that is not one)."""
     if isinstance(message, Message):
-        return message.role
+        return _as_set(message).role
     return message.get("role") if isinstance(message, Mapping) else None
 
 
