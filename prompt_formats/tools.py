@@ -175,6 +175,20 @@ def _containers_copied(value: Any) -> Any:
     return value
 
 
+def _content_key(tools: list[Any]) -> bytes:
+    """``marshal``'s bytes of the items of ``tools``, in a fresh tuple: raises ``ValueError`` for a type
+    marshal does not write, or nesting too deep for it.
+
+    marshal flags an object referenced more than once at the time (so that a second occurrence is
+    written as a back-reference): the list itself would be flagged or not by how many names its
+    caller holds it by (a compiled caller holds its arguments without a reference of its own), and the
+    same content would get two keys. The tuple is referenced once. The items are flagged the same way:
+    a list of tool dicts also held elsewhere and a list of their copies get two keys (a miss, never
+    another content's entry).
+    """
+    return marshal.dumps(tuple(tools))
+
+
 class PlainToolsCache:
     """The one content-keyed cache from a plain tool list to its :class:`PreparedTools`; bounded, thread-safe.
 
@@ -183,18 +197,18 @@ class PlainToolsCache:
     seen for the first time (it costs its key only), is not made of exact JSON types only, or is
     refused by ``PreparedTools``. Every rendered form (:func:`rendered_tools`) is cached on the toolset.
 
-    Why a list never gets another content's toolset. The key is ``marshal.dumps(list)``, which
-    writes every object by its exact type (``int``, ``float`` by its 8 bytes, ``bool``, ``None``,
-    ``str``, ``tuple``, ``list``, ``dict`` in key order) and refuses other types, except those with
-    the buffer protocol (numpy's ``float64``), written as ``bytes``. An entry is served only once a
-    list with its key passed orjson with subclasses refused (no ``bytes`` either): then every list
-    with that key is made of the same exact values, in the same order. The list served last is
-    recognised by identity first: the next time by its key, from then on by its orjson text
-    together with equality (``==``) to a copy of its own containers sharing its values, which is
-    cheaper (equality mostly compares identities) and as exact: equal texts fix the structure, key
-    order, strings and the type and bits of every number, and equality rules out what orjson writes
-    alike (a tuple and a list, an enum member or a UUID and its value, NaN and ``None``). A list
-    mutated in place therefore never hits a stale entry.
+    Why a list never gets another content's toolset. The key is :func:`_content_key`, ``marshal``'s
+    bytes of the list's items, which write every object by its exact type (``int``, ``float`` by its 8
+    bytes, ``bool``, ``None``, ``str``, ``tuple``, ``list``, ``dict`` in key order) and refuses other
+    types, except those with the buffer protocol (numpy's ``float64``), written as ``bytes``. An entry
+    is served only once a list with its key passed orjson with subclasses refused (no ``bytes`` either):
+    then every list with that key is made of the same exact values, in the same order. The list served
+    last is recognised by identity first: the next time by its key, from then on by its orjson text
+    together with equality (``==``) to a copy of its own containers sharing its values, which is cheaper
+    (equality mostly compares identities) and as exact: equal texts fix the structure, key order,
+    strings and the type and bits of every number, and equality rules out what orjson writes alike (a
+    tuple and a list, an enum member or a UUID and its value, NaN and ``None``). A list mutated in place
+    therefore never hits a stale entry.
 
     At most ``max_entries`` entries and about ``max_bytes`` (twice the key's length per entry: the
     key and the toolset's copy) are kept; the oldest goes first. Readers take no lock.
@@ -250,7 +264,7 @@ class PlainToolsCache:
             if prepared is not _UNKNOWN:
                 return prepared, True
         try:
-            key = marshal.dumps(tools)
+            key = _content_key(tools)
         except ValueError:  # another type, or nested too deeply: not keyable
             return None, False
         entry = self._entries.get(key)
@@ -293,7 +307,7 @@ class PlainToolsCache:
         except (TypeError, ValueError, RecursionError):
             return None
         try:
-            prepared: PreparedTools | None = PreparedTools.owning(marshal.loads(key))
+            prepared: PreparedTools | None = PreparedTools.owning(list(marshal.loads(key)))
         except InvalidInputError:
             prepared = _REFUSED
         entry = (key, prepared)
@@ -307,7 +321,7 @@ class PlainToolsCache:
         tools, key, prepared, text, shadow = last
         try:
             if shadow is None:
-                if marshal.dumps(tools) != key:
+                if _content_key(tools) != key:
                     return _UNKNOWN
                 self._last = (tools, key, prepared, orjson.dumps(tools, option=_EXACT_TYPES_ONLY),
                               _containers_copied(tools))

@@ -324,3 +324,15 @@ def test_threads_share_the_cache() -> None:
     if errors:
         raise errors[0]
     assert len(PLAIN_TOOLS_CACHE) <= 5
+
+
+def test_a_content_has_one_key_however_its_list_is_held() -> None:
+    # marshal flags an object held by more than one reference: the list's own references (a name, an
+    # argument, a compiled caller's borrowed one) must not make the same content a second key.
+    cache = PlainToolsCache()
+    held = named(7)
+    also = held
+    cache.get(held)
+    assert isinstance(cache.get(named(7)), pf.PreparedTools)  # a temporary, seen the second time
+    assert cache.get(also) is cache.get(named(7))
+    assert len(cache) == 1
