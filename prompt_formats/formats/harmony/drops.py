@@ -37,6 +37,8 @@ __all__ = ["dropped"]
 
 #: The roles the template writes something for (``developer`` is read as ``system``).
 _WRITTEN = frozenset({"system", "user", "assistant", "tool"})
+#: The keys of a message dict that hold no loss but its content (identifiers and names).
+_PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id", "tool_name"})
 
 
 def _tools_dropped(tools: Any) -> tuple[str, ...]:
@@ -64,53 +66,41 @@ def _last_user(messages: Sequence[Any]) -> int:
     return -1
 
 
-def _read(message: Any, index: int) -> tuple[str, str, list[str], bool, bool, Any]:
-    """``(role, content text, reasoning fields holding text, whether the first of them is the one the
-    template reads, whether it has tool calls, tool name)`` of a message the writers accepted."""
-    role: Any
-    content: Any
-    if type(message) is not dict and isinstance(message, Message):
-        role, content = message.role, message.content
-        reasonings = ["reasoning"] if isinstance(message.reasoning, str) and message.reasoning else []
-        calls, name = bool(message.tool_calls), message.name
-        first_read = bool(reasonings)
-    else:
-        role, content = message.get("role"), message.get("content")
-        reasonings = []
-        first_read = False
-        read = False  # whether the field the template reads (the first not None) was seen
-        # Most messages hold no reasoning field: three key tests instead of the loop (bench_spans.py, agent row).
-        has_reasoning = "reasoning_content" in message or "thinking" in message or "reasoning" in message
-        for key in REASONING_FIELDS if has_reasoning else ():
-            value = message.get(key)
-            if value is None:
-                continue
-            if type(value) is str and value:
-                reasonings.append(key)
-                first_read = first_read or not read
-            read = True
-        calls_value = message.get("tool_calls")
-        calls = bool(calls_value) and (type(calls_value) is list or not isinstance(calls_value, (str, Mapping)))
-        name = message.get("tool_name")
-        if name is None:
-            name = message.get("name")
-    if type(content) is not str:
-        content = _content_text(content, index)
-    return ("system" if role == "developer" else role), content, reasonings, first_read, calls, name
+def _record_fields(message: Message, index: int) -> tuple[str, Any, list[str], bool, bool, Any]:
+    """``(role, content, reasoning fields holding text, whether the first of them is the one the
+    template reads, whether it has tool calls, tool name)`` of a :class:`Message` the writers accepted."""
+    reasonings = ["reasoning"] if isinstance(message.reasoning, str) and message.reasoning else []
+    role = message.role
+    return ("system" if role == "developer" else role), message.content, reasonings, bool(reasonings), \
+        bool(message.tool_calls), message.name
 
 
-def _message_dropped(
-    out: list[str], index: int, role: str, content: str, reasonings: list[str], calls: bool, renders: bool,
-    reasoning_shown: bool,
-) -> None:
-    """Append the paths of what of one message is left out (``renders``: whether its role writes it;
-    ``reasoning_shown``: whether its first reasoning field is written)."""
+def _reasonings(message: Mapping[str, Any]) -> tuple[list[str], bool]:
+    """The reasoning fields of a message dict holding text, and whether the first of them is the one
+    the template reads (the first field that is not ``None``)."""
+    reasonings: list[str] = []
+    first_read = read = False
+    for key in REASONING_FIELDS:
+        value = message.get(key)
+        if value is None:
+            continue
+        if type(value) is str and value:
+            reasonings.append(key)
+            first_read = first_read or not read
+        read = True
+    return reasonings, first_read
+
+
+def _has_calls(value: Any) -> bool:
+    """Whether a message dict's ``tool_calls`` value is a non-empty list of calls."""
+    return bool(value) and (type(value) is list or not isinstance(value, (str, Mapping)))
+
+
+def _reasoning_and_calls_dropped(out: list[str], index: int, reasonings: list[str], calls: bool, shown: bool) -> None:
+    """Append the paths of what of a written message is left out: its reasoning fields but the one
+    written (``shown``: whether its first is), and its tool calls."""
     path = f"messages[{index}]"
-    if not renders:
-        if content or reasonings or calls:
-            out.append(path)
-        return
-    out += [f"{path}.{key}" for n, key in enumerate(reasonings) if n or not reasoning_shown]
+    out += [f"{path}.{key}" for n, key in enumerate(reasonings) if n or not shown]
     if calls:
         out.append(f"{path}.tool_calls")
 
@@ -125,8 +115,29 @@ def dropped(messages: Conversation, tools: Tools) -> tuple[str, ...]:
     last_user = _last_user(messages)
     names: dict[str, str] | None = None
     previous: Any = None
+    no_reasoning: list[str] = []
+    role: Any
     for index, message in enumerate(messages):
-        role, content, reasonings, first_read, calls, name = _read(message, index)
+        if type(message) is not dict and isinstance(message, Message):
+            role, content, reasonings, first_read, calls, name = _record_fields(message, index)
+        else:
+            role = message.get("role")
+            if role == "developer":
+                role = "system"
+            # A dict of these keys holds nothing but its content: a written role loses nothing, so
+            # most messages cost a key test (benchmarks/bench_spans.py, the harmony rows).
+            if message.keys() <= _PLAIN_KEYS:
+                if role in _WRITTEN and role != "tool":
+                    previous = role
+                    continue
+                reasonings, first_read, calls = no_reasoning, False, False
+            else:
+                reasonings, first_read = _reasonings(message)
+                calls = _has_calls(message.get("tool_calls"))
+            content = message.get("content")
+            name = message.get("tool_name")
+            if name is None:
+                name = message.get("name")
         merged = role == previous and role != "tool"
         renders = role in _WRITTEN
         if role == "tool":
@@ -134,10 +145,13 @@ def dropped(messages: Conversation, tools: Tools) -> tuple[str, ...]:
                 names = _call_names(messages) if names is None else names
                 name = names.get(call_id, name)
             renders = name == "python"
+        previous = role
         if renders and not reasonings and not calls:  # nothing of it is lost: no paths to make
-            previous = role
+            continue
+        if not renders:
+            if reasonings or calls or (content if type(content) is str else _content_text(content, index)):
+                out.append(f"messages[{index}]")
             continue
         shown = first_read and role == "assistant" and not merged and index > last_user
-        _message_dropped(out, index, role, content, reasonings, calls, renders, shown)
-        previous = role
+        _reasoning_and_calls_dropped(out, index, reasonings, calls, shown)
     return tuple(out)
