@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
@@ -57,6 +57,11 @@ def test_render_batch_matches_jinja(messages, tool_list, gen, opts):
 
 @differential_settings
 @given(conversation(), tools, st.booleans(), options())
+# Found by the deep tier: two identical first messages (taking out the first leaves the same prompt).
+@example(
+    [{"role": "system", "content": [{"type": "text", "text": ""}, {"type": "text", "text": ""}]} for _ in range(2)],
+    None, False, {"current_date": "2000-01-01"},
+)
 def test_dropped_is_exactly_what_the_prompt_lacks(messages, tool_list, gen, opts):
     # Where the template renders: the spans' text is the oracle's, `dropped` names exactly the inputs
     # whose text the oracle's prompt does not hold (told by perturbing each and rendering again),
