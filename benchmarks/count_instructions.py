@@ -13,6 +13,11 @@ Usage::
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/count_instructions.py --against 6f0653a --format harmony \\
         [--calls render,render_spans] [--corpus everyday,agent] [--passes 3]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/count_instructions.py --against 1edc5d8 --format gpt-oss \\
+        --corpus gpt-oss-agent-system --against-corpus gpt-oss-agent-inline
+
+(``gpt-oss-agent-system`` and ``-inline``: ``bench_gpt_oss.py``'s agent requests, its reminders as
+later system messages or moved into the next user message, for a revision that refused the former.)
 """
 
 from __future__ import annotations
@@ -62,6 +67,10 @@ def _format(package: Any, name: str) -> Any:
 def _jobs(package: Any, name: str) -> list[tuple[Any, Any]]:
     if name == "everyday":
         plain = [(r.messages, r.tools) for r in corpus.realistic_requests(300, 0)]
+    elif name.startswith("gpt-oss-agent-"):  # bench_gpt_oss.py's requests: reminders as system messages, or inline
+        import bench_gpt_oss
+
+        plain = [(r.messages, r.tools) for r in bench_gpt_oss.requests(3, reminders=name.rpartition("-")[2])]
     else:
         plain = [(r.messages, r.tools) for r in (corpus.agent_request(257, 40, seed) for seed in range(3))]
     return [(m, package.prepare_tools(t) if t else None) for m, t in plain]
@@ -108,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", default="render")
     parser.add_argument("--corpus", default="everyday,agent")
     parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument(
+        "--against-corpus", help="the revision's corpus, when it cannot render the tree's (outputs not compared)"
+    )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -120,16 +132,19 @@ def main(argv: list[str] | None = None) -> int:
         import prompt_formats as new_package
 
         for corpus_name in args.corpus.split(","):
+            old_corpus = args.against_corpus or corpus_name
             for call in args.calls.split(","):
-                old_texts = _texts(old_package, args.format, call, _jobs(old_package, corpus_name))
-                if old_texts != _texts(new_package, args.format, call, _jobs(new_package, corpus_name)):
+                old_texts = _texts(old_package, args.format, call, _jobs(old_package, old_corpus))
+                new_texts = _texts(new_package, args.format, call, _jobs(new_package, corpus_name))
+                if old_corpus == corpus_name and old_texts != new_texts:
                     raise SystemExit(f"count_instructions: the tree's {call} differs on {corpus_name}")
-                requests = len(old_texts) * (args.passes - 1)
                 counts = []
-                for revision in (args.against, "tree"):
-                    more = _count(revision, args.format, call, corpus_name, args.passes, Path(tmp))
-                    once = _count(revision, args.format, call, corpus_name, 1, Path(tmp))
-                    counts.append((more - once) / requests)
+                sides = ((args.against, old_corpus, len(old_texts)), ("tree", corpus_name, len(new_texts)))
+                for revision, name, n in sides:
+                    more = _count(revision, args.format, call, name, args.passes, Path(tmp))
+                    once = _count(revision, args.format, call, name, 1, Path(tmp))
+                    counts.append((more - once) / (n * (args.passes - 1)))
+                corpus_name = corpus_name if old_corpus == corpus_name else f"{corpus_name} (theirs: {old_corpus})"
                 ratio = counts[1] / counts[0]
                 rows.append([corpus_name, call, f"{counts[0]:,.0f}", f"{counts[1]:,.0f}", f"{ratio:.3f}"])
     print(markdown_table(["corpus", "call", f"{args.against} instructions", "tree instructions", "ratio"], rows))
