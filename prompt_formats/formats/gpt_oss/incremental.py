@@ -60,7 +60,7 @@ def incremental_renderer(tools: Tools, options: Mapping[str, Any]) -> GptOssIncr
 def _alone(window: list[Any]) -> str:
     """The loop text of ``window`` with the generation prompt (so that no final answer ends it)."""
     out: list[str] = []
-    render_messages(out, window, 0, True)
+    render_messages(out, window, 0, True, noting=False)
     return "".join(out)
 
 
@@ -105,7 +105,7 @@ class GptOssIncremental(ExtendingRenderer):
 
     def _first(self, messages: list[Any]) -> int:
         """Render every message; the number of messages (all of them stable)."""
-        head = prompt_pieces(messages[:1], self._tools, True, SystemOptions(self._options))
+        head = prompt_pieces(messages[:1], self._tools, True, SystemOptions(self._options), noting=False)
         self._developer = head.pieces[1:head.loop_at]
         self._texts = [""] * len(messages)
         self._dropped, self._call_text = {}, ""

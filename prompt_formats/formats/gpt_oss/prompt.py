@@ -53,17 +53,17 @@ class PromptPieces:
 
 
 def prompt_pieces(
-    messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions
+    messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions, noting: bool = True
 ) -> PromptPieces:
     """The template's pieces for one conversation, given the validated system options (see
-    :func:`render_gpt_oss` for the errors)."""
+    :func:`render_gpt_oss` for the errors); ``lost`` only when ``noting``."""
     messages = checked_messages(messages)
     functions = _functions_text(tools)
     instructions, taken = developer_instructions(as_mapping(messages[0], 0))
     out = [system_message(options, bool(tools)), *developer_message(instructions, functions)]
     loop_at = len(out)
     start = 1 if taken else 0
-    lost = render_messages(out, messages, start, add_generation_prompt)
+    lost = render_messages(out, messages, start, add_generation_prompt, noting)
     return PromptPieces(out, start, instructions, loop_at, lost)
 
 
@@ -74,4 +74,4 @@ def render_gpt_oss(messages: Conversation, tools: Tools, add_generation_prompt: 
     and :class:`~prompt_formats.errors.InvalidInputError` naming the field for input outside the
     documented shape; returns nothing half-rendered.
     """
-    return "".join(prompt_pieces(messages, tools, add_generation_prompt, options).pieces)
+    return "".join(prompt_pieces(messages, tools, add_generation_prompt, options, noting=False).pieces)

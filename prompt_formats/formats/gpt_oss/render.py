@@ -9,6 +9,7 @@ reads where, and what it keeps, is in ``docs/gpt-oss.md``; the writers below fol
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any, NoReturn
 
 import orjson
@@ -220,8 +221,14 @@ def _checked_texts(message: Mapping[str, Any], index: int, state: LoopState) -> 
             key = "reasoning"
             thinking = message.get(key)
     if thinking is not None:
-        thinking = _tags_checked(thinking, index, key, THINKING_TAGS_ERROR)
-        if key != "reasoning":
+        if type(thinking) is not str:
+            thinking = _tags_checked(thinking, index, key, THINKING_TAGS_ERROR)
+        elif TAG_ANALYSIS in thinking or TAG_FINAL in thinking:
+            raise TemplateError(THINKING_TAGS_ERROR)
+        # Key tests before the call: most messages hold one alias (bench_gpt_oss.py, the prepared row).
+        if key != "reasoning" and state.noting and (
+            "reasoning" in message or (key == "thinking" and "reasoning_content" in message)
+        ):
             _unread_aliases(message, index, key, thinking, state)
     return content, thinking, key
 
@@ -250,12 +257,16 @@ def _final_follows(messages: Sequence[Any], index: int) -> bool:
 class LoopState:
     """What one pass over the loop messages carries: the analyses written so far that a later final
     answer takes out again, and what the template left out (``lost``: ``(message index, field)``,
-    the field ``""`` for a whole message)."""
+    the field ``""`` for a whole message). ``noting``: whether ``lost`` is wanted (``render_spans``
+    and ``strict``); without it, ``render`` makes none of the losses of the usual agent request (a
+    dropped analysis, calls after the first, an unread alias), which cost it a tenth of its time
+    (benchmarks/count_instructions.py, gpt-oss agent rows)."""
 
-    __slots__ = ("analyses", "lost", "messages")
+    __slots__ = ("analyses", "lost", "messages", "noting")
 
-    def __init__(self, messages: Sequence[Any]) -> None:
+    def __init__(self, messages: Sequence[Any], noting: bool) -> None:
         self.messages = messages
+        self.noting = noting
         self.analyses: list[tuple[int, int, str]] = []  # (place in out, message index, field)
         self.lost: list[tuple[int, str]] = []
 
@@ -303,8 +314,8 @@ def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, ind
         state.analyses.append((len(out), index, key))
         out += (ANALYSIS, analysis, END)
     out += (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
-    if len(calls) > 1:
-        state.lost.extend((index, f"tool_calls[{k}]") for k in range(1, len(calls)))
+    if len(calls) > 1 and state.noting:
+        state.lost += [(index, f"tool_calls[{k}]") for k in range(1, len(calls))]
     return name
 
 
@@ -313,8 +324,10 @@ def _answer(message: Mapping[str, Any], index: int, ends_prompt: bool, state: Lo
     the prompt (no generation prompt: training data), its analysis first and ``<|return|>``."""
     _, thinking, key = _checked_texts(message, index, state)
     if not ends_prompt:
-        content = _written(message.get("content"), index, "content")
-        if thinking:
+        content = message.get("content")
+        if type(content) is not str:
+            content = _written(content, index, "content")
+        if thinking and state.noting:
             state.lost.append((index, key))  # earlier turns' analysis is dropped
         return (FINAL, content, END)
     if thinking is not None:
@@ -344,26 +357,27 @@ def _drop_analyses(out: list[str], state: LoopState) -> None:
     analyses = state.analyses
     first = previous = analyses[0][0]
     kept: list[str] = []
-    for at, index, key in analyses:
+    for at, _, _ in analyses:
         kept += out[previous:at]
         previous = at + 3  # ANALYSIS, its text, END
-        state.lost.append((index, key))
+    if state.noting:
+        state.lost += [(index, key) for _, index, key in analyses]
     kept += out[previous:]
     out[first:] = kept
     analyses.clear()
 
 
 def render_messages(
-    out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool
+    out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool, noting: bool = True
 ) -> list[tuple[int, str]]:
     """Append the template's text for ``messages[start:]`` (the loop messages) and the generation prompt;
     return what the template left out, as ``(message index, field)`` in message order (field ``""``:
-    the whole message).
+    the whole message), when ``noting`` (else the list is not to be read).
 
     Raises :class:`TemplateError` with the template's message where it raises, in the same order, and
     :class:`InvalidInputError` naming the field for input outside the documented shape.
     """
-    state = LoopState(messages)
+    state = LoopState(messages, noting)
     try:
         _render_loop(out, state, start, add_generation_prompt)
     except FormatError:
@@ -375,12 +389,8 @@ def render_messages(
         out.append(GENERATION)
     lost = state.lost
     if len(lost) > 1:
-        lost.sort(key=_message_index)
+        lost.sort(key=itemgetter(0))  # by message index only, a message's own losses kept in order
     return lost
-
-
-def _message_index(loss: tuple[int, str]) -> int:
-    return loss[0]
 
 
 def _render_loop(out: list[str], state: LoopState, start: int, add_generation_prompt: bool) -> None:
