@@ -14,12 +14,15 @@ first), labelled.
 Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/run_all.py [--rounds 5] [--only chatml harmony ...] [--warm]
+
+Both builds, pure and compiled, side by side: ``benchmarks/run_builds.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import sys
@@ -29,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The source tree last: an installed package (the compiled build in its own venv) is the one
+# imported where there is one; PYTHONPATH=. puts the tree first.
+sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 import corpus
 import engines
@@ -162,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="row groups: chatml-multi-system chatml-safety harmony gpt-oss guard parse command")
     parser.add_argument("--records", type=int, default=20_000, help="records of the command's row")
     parser.add_argument("--warm", action="store_true", help="add the warm figure of the everyday ChatML rows")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="also write the rows, the notes and the build measured to this file (run_builds.py)")
     args = parser.parse_args(argv)
     groups = args.only or ["chatml-multi-system", "chatml-safety", "harmony", "gpt-oss", "guard", "parse", "command"]
     rows: list[Row] = []
@@ -184,6 +191,10 @@ def main(argv: list[str] | None = None) -> int:
         if "command" in groups:
             rows += run_all_extra.command_rows(args.records, max(3, args.rounds // 2), Path(tmp))
     _print(rows, notes, args.rounds)
+    if args.json is not None:
+        measured = {"build": "compiled" if pf.compiled else "pure", "package": str(Path(pf.__file__).parent),
+                    "versions": engines.versions(), "rows": rows, "notes": notes}
+        args.json.write_text(json.dumps(measured, indent=1), encoding="utf-8")
     return 0
 
 

@@ -129,8 +129,8 @@ def command_rows(n: int, rounds: int, tmp: Path) -> list[Row]:
     """``prompt-formats render`` in one process on ``n`` records: records per CPU-second, start-up included."""
     records, output, errors = tmp / "records.jsonl", tmp / "prompts.jsonl", tmp / "errors.jsonl"
     write_records(records, n)
-    root = Path(engines.ROOT)
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    # The package this process measures, in the command's process too (the tree, or an installed build).
+    env = {**os.environ, "PYTHONPATH": str(Path(pf.__file__).resolve().parent.parent)}
     command = [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "1",
                "-q", "-o", str(output), "--errors", str(errors), str(records)]
     cpu, wall = [], []
