@@ -17,6 +17,9 @@ the floor without any guard: a bound for any guarded renderer.
 
 ``--against REV`` adds the format of a git revision (``ab_chatml.load_revision``), timed in the same run.
 
+``--floor-from DIR`` takes the floor from a module compiled with mypyc (``floor_chatml.py``), for the
+floor of the compiled build: run it with the compiled build's interpreter, outside the source tree.
+
 Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_floor.py [--rounds 5] [--format chatml-multi-system] [--against REV]
@@ -32,139 +35,19 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The source tree last: an installed package (the compiled build in its own venv) is the one
+# imported where there is one; PYTHONPATH=. puts the tree first.
+sys.path.append(str(Path(__file__).resolve().parent.parent))
 
-import ab_chatml
 import engines
 import heldout
 from timing import Contender, straight
 
 import prompt_formats as pf
-from prompt_formats._json import tojson
-from prompt_formats.formats.chatml.render import tools_block
-from prompt_formats.formats.chatml.tokens import (
-    ASSISTANT_THINKING,
-    ASSISTANT_TURN,
-    CALL_AFTER_CONTENT,
-    CALL_FIRST,
-    CALL_NEXT,
-    CALLS_END,
-    GENERATION_PROMPT,
-    GENERATION_PROMPT_NO_THINKING,
-    IMAGE,
-    SYSTEM_TURN,
-    THINK_BLOCK_END,
-    THINK_CLOSE,
-    THINK_OPEN,
-    TOOL_RESPONSE_CLOSE,
-    TOOL_RESPONSE_FIRST,
-    TOOL_RESPONSE_LAST,
-    TOOL_RESPONSE_MORE,
-    TOOL_RESPONSE_NEXT,
-    TOOL_RESPONSE_OPEN,
-    TURN_END,
-    USER_TURN,
-)
 
 CLASSES = {"chatml-multi-system": "ChatMLMultiSystemFormat", "chatml-safety": "ChatMLSafetyFormat"}
 TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja"}
 FLAVOURS: dict[str, heldout.Flavour] = {"chatml-multi-system": "chatml", "chatml-safety": "chatml-strict"}
-Message = dict[str, Any]
-
-
-def _text(content: Any, images: list[int], numbered: Any) -> str:
-    """A content's text: a string, or text and image parts (the corpus has no others)."""
-    if type(content) is str:
-        return content
-    if content is None:
-        return ""
-    pieces = []
-    for part in content:
-        if "image" in part or "image_url" in part or part.get("type") == "image":
-            images[0] += 1
-            pieces.append(f"Picture {images[0]}: {IMAGE}" if numbered else IMAGE)
-        else:
-            pieces.append(part["text"])
-    return "".join(pieces)
-
-
-def _merged(messages: list[Message]) -> list[Message]:
-    """Every system message's trimmed text, the empty ones dropped, joined into one leading one."""
-    texts = [_text(m["content"], [0], None).strip() for m in messages if m["role"] == "system"]
-    rest = [m for m in messages if m["role"] != "system"]
-    texts = [text for text in texts if text]
-    return [{"role": "system", "content": "\n\n".join(texts)}, *rest] if texts else rest
-
-
-def _last_query(msgs: list[Message]) -> int:
-    for i in range(len(msgs) - 1, -1, -1):
-        if msgs[i]["role"] == "user":
-            query = _text(msgs[i]["content"], [0], None).strip()
-            if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
-                return i
-    raise ValueError("no user query")
-
-
-def _prologue(msgs: list[Message], tools: Any) -> list[str]:
-    block = tools_block(tools) if tools else ""
-    system = msgs[0]["content"] if msgs[0]["role"] == "system" else None
-    if block:
-        return [block, "\n\n" + system, TURN_END] if system else [block, TURN_END]
-    return [SYSTEM_TURN + system + TURN_END] if system is not None else []
-
-
-def floor_render(messages: list[Message], tools: Any, add_generation_prompt: bool, enable_thinking: Any = None,
-                 preserve_thinking: Any = None, add_vision_id: Any = None) -> str:
-    """The template's prompt for a request of the everyday corpus (anything else: wrong or a raise).
-
-    One function for the turns: a call per assistant turn or per tool call costs more than a tenth of
-    the floor, so the floor makes none (the package's house rule of short functions is not the floor's).
-    """
-    msgs = _merged(messages) if any(m["role"] == "system" for m in messages) else messages
-    out = _prologue(msgs, tools)
-    thinking_after = -1 if preserve_thinking is True else _last_query(msgs)
-    images = [0]
-    last = len(msgs) - 1
-    append, extend = out.append, out.extend
-    for pos, message in enumerate(msgs):
-        role = message["role"]
-        content = message.get("content")
-        content = (content if type(content) is str else _text(content, images, add_vision_id)).strip()
-        if role == "tool":
-            extend((TOOL_RESPONSE_FIRST if msgs[pos - 1]["role"] != "tool" else TOOL_RESPONSE_NEXT, content,
-                    TOOL_RESPONSE_LAST if pos == last or msgs[pos + 1]["role"] != "tool" else TOOL_RESPONSE_MORE))
-        elif role == "assistant":
-            reasoning = message.get("reasoning_content")
-            if reasoning is None:
-                reasoning = ""
-                if THINK_CLOSE in content:
-                    reasoning = content.split(THINK_CLOSE)[0].rstrip("\n").split(THINK_OPEN)[-1].lstrip("\n")
-                    content = content.split(THINK_CLOSE)[-1].lstrip("\n")
-            if pos > thinking_after:
-                extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
-            else:
-                extend((ASSISTANT_TURN, content))
-            calls = message.get("tool_calls")
-            if not calls:
-                append(TURN_END)
-                continue
-            opening = CALL_AFTER_CONTENT if content else CALL_FIRST
-            for call in calls:
-                function = call["function"]
-                arguments = function["arguments"]
-                if type(arguments) is str:
-                    append(f"{opening}{function['name']}>\n<parameter=arguments>\n{arguments}\n</parameter>\n")
-                else:
-                    append(f"{opening}{function['name']}>\n")
-                    for key, value in arguments.items():
-                        append(f"<parameter={key}>\n{value if type(value) is str else tojson(value)}\n</parameter>\n")
-                opening = CALL_NEXT
-            append(CALLS_END)
-        elif role == "user":
-            extend((USER_TURN, content, TURN_END))
-    if add_generation_prompt:
-        append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
-    return "".join(out)
 
 
 def _check(outputs: dict[str, list[Any]], jobs: Sequence[Any]) -> None:
@@ -179,7 +62,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--format", choices=sorted(TEMPLATES), default="chatml-multi-system")
     parser.add_argument("--against", metavar="REV", help="also time the format at this git revision")
+    parser.add_argument("--floor-from", metavar="DIR", type=Path,
+                        help="import floor_chatml from DIR (where it was compiled with mypyc; floor_chatml.py)")
     args = parser.parse_args(argv)
+    if args.floor_from is not None:
+        sys.path.insert(0, str(args.floor_from.resolve()))
+    import floor_chatml
+
+    floor_render = floor_chatml.floor_render
+    print(f"package: {'compiled' if pf.compiled else 'pure'} ({Path(pf.__file__).parent}); "
+          f"floor: {'compiled' if not floor_chatml.__file__.endswith('.py') else 'pure'} ({floor_chatml.__file__})")
     received = heldout.rendered_as_received
     template = TEMPLATES[args.format]
     contenders: list[Contender] = [
@@ -191,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         contenders.append(("MiniJinja", received(engines.minijinja_renderer(template)), True))
     tmp = tempfile.TemporaryDirectory()
     if args.against:
+        import ab_chatml  # (it puts the source tree first on sys.path: imported after the package)
+
         module = ab_chatml.load_revision(args.against, Path(tmp.name))[0]
         contenders.insert(1, (args.against, received(getattr(module, CLASSES[args.format])().render), True))
     flavour = FLAVOURS[args.format]
