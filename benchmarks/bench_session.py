@@ -9,6 +9,9 @@ assistant's); the follow-ups are the last ``--follow-ups`` requests of each sess
 
 - ``session``: one ``fmt.session(tools, **options)`` per session renders the first of those
   requests (untimed: the server's previous request), then each follow-up (timed);
+- ``fresh session``: for each follow-up, a new ``fmt.session(prepared_tools, **options)`` primed
+  with the request before it (untimed), then the follow-up (timed): a server that keeps no session
+  between requests but meets the conversation's previous request again (a retry, another replica);
 - ``prepared``: ``fmt.render(request, prepared_tools, True, **options)`` for the same follow-ups,
   the toolset prepared once before timing (a server that keeps its toolset per session).
 
@@ -24,6 +27,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import itertools
 import platform
 import sys
 import time
@@ -83,6 +87,26 @@ def session_run(fmt: pf.ChatFormat, sessions: list[tuple[Any, list[list[Any]]]])
     return run
 
 
+def fresh_run(fmt: pf.ChatFormat, sessions: list[tuple[Any, list[list[Any]]]]) -> Callable[[], float]:
+    """Self-timed: a new session per follow-up, primed untimed with the request before it, CPU µs per follow-up."""
+    options = OPTIONS.get(fmt.name, {})
+    jobs = [(pf.prepare_tools(tools), requests) for tools, requests in sessions]
+
+    def run() -> float:
+        elapsed, items = 0, 0
+        for prepared, requests in jobs:
+            for before, messages in itertools.pairwise(requests):
+                session = fmt.session(prepared, **options)
+                session.render(before, True)
+                start = time.thread_time_ns()
+                session.render(messages, True)
+                elapsed += time.thread_time_ns() - start
+                items += 1
+        return elapsed / items / 1000
+
+    return run
+
+
 def prepared_run(fmt: pf.ChatFormat, sessions: list[tuple[Any, list[list[Any]]]]) -> Callable[[], float]:
     """Self-timed: each follow-up rendered with the session's toolset prepared once, CPU µs per follow-up."""
     options = OPTIONS.get(fmt.name, {})
@@ -104,7 +128,7 @@ def prepared_run(fmt: pf.ChatFormat, sessions: list[tuple[Any, list[list[Any]]]]
 
 
 def check(fmt: pf.ChatFormat, sessions: list[tuple[Any, list[list[Any]]]]) -> None:
-    """Stop unless every follow-up through a session is ``fmt.render``'s (and Jinja2's for ChatML) text."""
+    """Stop unless every follow-up through a session, kept or fresh, is ``fmt.render``'s (Jinja2's for ChatML)."""
     options = OPTIONS.get(fmt.name, {})
     jinja = engines.jinja2_renderer(CHATML_TEMPLATES[fmt.name]) if fmt.name in CHATML_TEMPLATES else None
     for tools, requests in sessions:
@@ -114,6 +138,12 @@ def check(fmt: pf.ChatFormat, sessions: list[tuple[Any, list[list[Any]]]]) -> No
             if got != fmt.render(messages, tools, True, **options) or (
                     jinja is not None and got != jinja(messages, tools, True)):
                 raise SystemExit(f"bench_session: {fmt.name} differs at a request of {len(messages)} messages")
+        prepared = pf.prepare_tools(tools)
+        for before, messages in itertools.pairwise(requests):
+            fresh = fmt.session(prepared, **options)
+            fresh.render(before, True)
+            if fresh.render(messages, True) != fmt.render(messages, tools, True, **options):
+                raise SystemExit(f"bench_session: {fmt.name}'s fresh session differs at {len(messages)} messages")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,19 +162,21 @@ def main(argv: list[str] | None = None) -> int:
         check(fmt, sessions)
         items = sum(len(prefixes) - 1 for _, prefixes in sessions)
         timings = {t.name: t for t in interleaved(
-            [("session", session_run(fmt, sessions)), ("prepared", prepared_run(fmt, sessions))],
+            [("session", session_run(fmt, sessions)), ("fresh", fresh_run(fmt, sessions)),
+             ("prepared", prepared_run(fmt, sessions))],
             items=items, rounds=args.rounds)}
-        mine, base = timings["session"], timings["prepared"]
+        mine, fresh, base = timings["session"], timings["fresh"], timings["prepared"]
         mean_messages = sum(len(p) for _, prefixes in sessions for p in prefixes[1:]) / items
         rows.append([f"`{name}`", "yes" if fmt.renders_incrementally else "no (full renders)",
                      f"{items} ({mean_messages:.0f} messages on average)",
                      f"{base.best:.0f} ({base.median:.0f})", f"{mine.best:.0f} ({mine.median:.0f})",
-                     f"**{base.best / mine.best:.1f}×**"])
+                     f"**{base.best / mine.best:.1f}×**", f"{fresh.best:.0f} ({fresh.median:.0f})",
+                     f"**{base.best / fresh.best:.1f}×**"])
         print(f"measured {name}", file=sys.stderr)
     print(f"Python {platform.python_version()}, {platform.machine()}; {args.rounds} interleaved rounds; CPU µs per "
           "follow-up request in the fastest round (median in parentheses).\n")
     print(markdown_table(["format", "incremental", "follow-ups", "prepared render µs", "session µs",
-                          "session cheaper by"], rows))
+                          "session cheaper by", "fresh session µs", "fresh session cheaper by"], rows))
     return 0
 
 
