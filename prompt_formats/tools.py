@@ -162,8 +162,6 @@ _EXACT_TYPES_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DAT
 #: An entry for a list that PreparedTools refuses: such a list is rendered from itself every time.
 _REFUSED: Any = None
 _UNKNOWN: Any = object()
-#: An entry for a content seen once: at its next sighting, it is prepared.
-_SEEN_ONCE: Any = object()
 
 
 def _containers_copied(value: Any) -> Any:
@@ -173,6 +171,16 @@ def _containers_copied(value: Any) -> Any:
     if type(value) is list:
         return [_containers_copied(item) for item in value]
     return value
+
+
+class _SeenOnce:
+    """The entry of a content seen once: at its next sighting it is prepared, its toolset starting
+    with what was built from the content at the first (``built``: render key -> value)."""
+
+    __slots__ = ("built",)
+
+    def __init__(self, built: dict[str, Any]) -> None:
+        self.built = built
 
 
 def _content_key(tools: list[Any]) -> bytes:
@@ -195,7 +203,8 @@ class PlainToolsCache:
     :meth:`get` returns the toolset a format renders a plain list as: from the second sighting of
     its content on, a ``PreparedTools`` of it (an exact copy, made once); the list itself when it is
     seen for the first time (it costs its key only), is not made of exact JSON types only, or is
-    refused by ``PreparedTools``. Every rendered form (:func:`rendered_tools`) is cached on the toolset.
+    refused by ``PreparedTools``. Every rendered form (:func:`rendered_tools`) is cached on the toolset;
+    one built from a content's first sighting is kept with its key and goes into that toolset.
 
     Why a list never gets another content's toolset. The key is :func:`_content_key`, ``marshal``'s
     bytes of the list's items, which write every object by its exact type (``int``, ``float`` by its 8
@@ -219,7 +228,7 @@ class PlainToolsCache:
     decoded = False
 
     def __init__(self, max_entries: int = 64, max_bytes: int = 32 * 1024 * 1024) -> None:
-        # key -> (key, toolset, _REFUSED or _SEEN_ONCE), insertion order is eviction order; the list
+        # key -> (key, toolset, _REFUSED or a _SeenOnce), insertion order is eviction order; the list
         # served last: (list, key, toolset, its orjson text, a copy of its containers).
         self._entries: dict[bytes, tuple[bytes, Any]] = {}
         self._last: tuple[Any, bytes, PreparedTools, Any, Any] | None = None
@@ -237,7 +246,7 @@ class PlainToolsCache:
     def rendered(self, tools: Any, key: str, build: Callable[[Any], T]) -> T:
         """``build(tools)``, cached on the toolset of ``tools`` under ``key`` (see :func:`rendered_tools`):
         on itself if it is a ``PreparedTools``. A content seen for the first time counts as seen only
-        once its build succeeded."""
+        once its build succeeded; what it built is the value of its toolset from the second sighting on."""
         if isinstance(tools, PreparedTools):
             return tools.cached(key, build)
         prepared, _ = self.lookup(tools, see=False)
@@ -246,7 +255,7 @@ class PlainToolsCache:
             unseen = self._unseen
             if unseen is not None and unseen[0] is tools:
                 self._unseen = None
-                self._insert((unseen[1], _SEEN_ONCE))
+                self._insert((unseen[1], _SeenOnce({key: value})))
             return value
         return prepared.cached(key, build)
 
@@ -270,12 +279,12 @@ class PlainToolsCache:
         entry = self._entries.get(key)
         if entry is None:  # a content seen once costs its key only
             if see:
-                self._insert((key, _SEEN_ONCE))
+                self._insert((key, _SeenOnce({})))
             else:
                 self._unseen = (tools, key)
             return None, False
-        if entry[1] is _SEEN_ONCE:
-            entry = self._promoted(key, tools)
+        if type(entry[1]) is _SeenOnce:
+            entry = self._promoted(key, tools, entry[1])
             if entry is None:
                 return None, True
         prepared = entry[1]
@@ -299,17 +308,24 @@ class PlainToolsCache:
         self._insert((key, prepared))
         return prepared, False
 
-    def _promoted(self, key: bytes, tools: list[Any]) -> tuple[bytes, PreparedTools | None] | None:
+    def _promoted(self, key: bytes, tools: list[Any], seen: _SeenOnce) -> tuple[bytes, PreparedTools | None] | None:
         """The entry of a content seen once before, when its list is made of exact JSON types only
-        (then every list with its key is): its toolset made from the key, an exact copy."""
+        (then every list with its key is): its toolset made from the key, an exact copy, holding what
+        was built at the first sighting. That list had the same key, so the same exact content: only
+        the buffer protocol's objects share marshal's bytes with another type, and their bytes are not
+        JSON, so no list with such a key passes orjson."""
         try:
             orjson.dumps(tools, option=_EXACT_TYPES_ONLY)
         except (TypeError, ValueError, RecursionError):
             return None
+        prepared: PreparedTools | None
         try:
-            prepared: PreparedTools | None = PreparedTools.owning(list(marshal.loads(key)))
+            made = PreparedTools.owning(list(marshal.loads(key)))
         except InvalidInputError:
             prepared = _REFUSED
+        else:
+            made._cache.update(seen.built)
+            prepared = made
         entry = (key, prepared)
         self._insert(entry)
         return entry

@@ -137,6 +137,23 @@ def test_a_content_seen_twice_is_prepared_and_its_value_served_from_then_on() ->
     assert isinstance(cache.get(copy.deepcopy(tools)), pf.PreparedTools)
 
 
+def test_what_a_first_sighting_built_is_served_from_the_second_on() -> None:
+    # Through ``rendered`` (the formats' way): the value built at the first sighting goes into the
+    # toolset the content is prepared as at the second, so it is not built again; a value asked for
+    # under another render key is built once, at its first asking.
+    cache = PlainToolsCache()
+    built: list[int] = []
+
+    def build(tool_list: Any) -> int:
+        built.append(1)
+        return len(built)
+
+    tools = tools_with("x")
+    assert [cache.rendered(copy.deepcopy(tools), "k", build) for _ in range(4)] == [1, 1, 1, 1]
+    assert [cache.rendered(copy.deepcopy(tools), "j", build) for _ in range(2)] == [2, 2]
+    assert isinstance(cache.get(copy.deepcopy(tools)), pf.PreparedTools)
+
+
 # numpy's float64 and str_ are a float and a str to json.dumps, but marshal writes them as the bytes
 # of their buffer: the same dump as a bytes object, which json.dumps rejects.
 BUFFER_LOOKALIKES = [
@@ -156,6 +173,23 @@ def test_buffer_objects_do_not_let_a_bytes_lookalike_through(number_like: Any, r
         assert render_ours(fmt.render, MESSAGES, good, True) == want
         with pytest.raises(pf.InvalidInputError, match=r"^tools\[0\]: not serialisable as JSON"):
             fmt.render(MESSAGES, bad, True)
+
+
+@pytest.mark.parametrize(("number_like", "raw"), BUFFER_LOOKALIKES, ids=["float64", "str_"])
+def test_a_buffer_objects_build_is_never_served_to_its_bytes_lookalike(number_like: Any, raw: bytes) -> None:
+    # The two lists share marshal's bytes; neither is made of exact JSON types, so neither is
+    # prepared, and what one built is never what the other gets.
+    cache = PlainToolsCache()
+    built: list[Any] = []
+
+    def build(tool_list: Any) -> Any:
+        built.append(tool_list)
+        return len(built)
+
+    good, bad = tools_with(number_like), tools_with(raw)
+    assert [cache.rendered(good, "k", build), cache.rendered(bad, "k", build), cache.rendered(bad, "k", build),
+            cache.rendered(good, "k", build)] == [1, 2, 3, 4]
+    assert built == [good, bad, bad, good]
 
 
 def test_a_mutated_list_renders_its_new_content() -> None:
