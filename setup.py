@@ -19,11 +19,15 @@ from setuptools import setup
 # records.py, jsonl.py, request_keys.py, record_tools.py) are left out: startup, not throughput.
 COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/_json.py",
+    "prompt_formats/history.py",
     "prompt_formats/tools.py",
+    "prompt_formats/formats/chatml/incremental.py",
     "prompt_formats/formats/chatml/lean.py",
     "prompt_formats/formats/chatml/render.py",
     "prompt_formats/formats/chatml/schema.py",
+    "prompt_formats/formats/gpt_oss/incremental.py",
     "prompt_formats/formats/gpt_oss/render.py",
+    "prompt_formats/formats/harmony/incremental.py",
     "prompt_formats/formats/harmony/render.py",
 )
 
