@@ -22,6 +22,7 @@ for the ChatML formats with Jinja2's, byte for byte (the script stops on a diffe
 Usage::
 
     .venv/bin/python benchmarks/bench_session.py [--seeds 3] [--follow-ups 24] [--rounds 9]
+    cd /tmp && /path/to/.venv-compiled/bin/python /path/to/benchmarks/bench_session.py   # the compiled build
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The source tree last: an installed package (the compiled build in its own venv) is the one
+# imported where there is one; PYTHONPATH=. puts the tree first.
+sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 import corpus
 import engines
@@ -173,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                      f"**{base.best / mine.best:.1f}×**", f"{fresh.best:.0f} ({fresh.median:.0f})",
                      f"**{base.best / fresh.best:.1f}×**"])
         print(f"measured {name}", file=sys.stderr)
-    print(f"Python {platform.python_version()}, {platform.machine()}; {args.rounds} interleaved rounds; CPU µs per "
+    print(f"{'compiled' if pf.compiled else 'pure'} build; "
+          f"Python {platform.python_version()}, {platform.machine()}; {args.rounds} interleaved rounds; CPU µs per "
           "follow-up request in the fastest round (median in parentheses).\n")
     print(markdown_table(["format", "incremental", "follow-ups", "prepared render µs", "session µs",
                           "session cheaper by", "fresh session µs", "fresh session cheaper by"], rows))
