@@ -123,19 +123,36 @@ DEEP_INPUTS = {
 }
 
 
+def _follow_up(fmt: pf.ChatFormat, messages: list[Any], tools: Any) -> str:
+    """``messages`` rendered through a session as a follow-up: after a request they extend."""
+    opening: list[Any] = [{"role": "user", "content": "start"}]
+    session = fmt.session(tools)
+    session.render(opening, True)
+    return session.render([*opening, *messages], True)
+
+
+RENDERS = {
+    "render": lambda fmt, messages, tools: fmt.render(messages, tools=tools),
+    "session follow-up": _follow_up,
+}
+
+
 @pytest.mark.parametrize("name", pf.available_formats())
 @pytest.mark.parametrize("where", sorted(DEEP_INPUTS))
 @pytest.mark.parametrize("stack", [0, 900])
-def test_deep_input_gives_a_format_error(name: str, where: str, stack: int) -> None:
-    """Input nested past any stack, from a shallow or a deep caller: a FormatError, never a RecursionError."""
+@pytest.mark.parametrize("how", sorted(RENDERS))
+def test_deep_input_gives_a_format_error(name: str, where: str, stack: int, how: str) -> None:
+    """Input nested past any stack, from a shallow or a deep caller, rendered or met by a session's
+    incremental renderer: a FormatError, never a RecursionError."""
     fmt = pf.get_format(name)
     messages, tools = DEEP_INPUTS[where](_nested(200_000))
+    render = RENDERS[how]
 
     def descend(left: int) -> Any:
         if left:
             return descend(left - 1)
         try:
-            return fmt.render(messages, tools=tools)
+            return render(fmt, messages, tools)
         except pf.FormatError as error:
             return error
 
