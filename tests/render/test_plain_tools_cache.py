@@ -47,6 +47,17 @@ def rendered(cache: PlainToolsCache, key: str, tools: Any, build: Any) -> Any:
     return toolset.cached(key, build) if isinstance(toolset, pf.PreparedTools) else build(toolset)
 
 
+class CountingBuild:
+    """A build that returns how many times it was called, and keeps the lists it was given."""
+
+    def __init__(self) -> None:
+        self.lists: list[Any] = []
+
+    def __call__(self, tools: Any) -> int:
+        self.lists.append(tools)
+        return len(self.lists)
+
+
 def oracle(format_name: str, tools: Any) -> tuple[str, str]:
     return render_jinja(FORMATS[format_name], MESSAGES, tools, True)
 
@@ -114,24 +125,14 @@ def test_lists_not_made_of_exact_json_types_are_built_every_time(value: Any) -> 
     for _ in range(3):
         assert render_ours(fmt.render, MESSAGES, tools, True) == want
     cache = PlainToolsCache()
-    built: list[int] = []
-
-    def build(tool_list: Any) -> int:
-        built.append(1)
-        return len(built)
-
+    build = CountingBuild()
     assert [rendered(cache, "k", tools, build) for _ in range(3)] == [1, 2, 3]
 
 
 def test_a_content_seen_twice_is_prepared_and_its_value_served_from_then_on() -> None:
     # A content seen once costs its key only: no copy, no value kept (it is built from the list).
     cache = PlainToolsCache()
-    built: list[int] = []
-
-    def build(tool_list: Any) -> int:
-        built.append(1)
-        return len(built)
-
+    build = CountingBuild()
     tools = tools_with("x")
     assert [rendered(cache, "k", copy.deepcopy(tools), build) for _ in range(4)] == [1, 2, 2, 2]
     assert isinstance(cache.get(copy.deepcopy(tools)), pf.PreparedTools)
@@ -142,12 +143,7 @@ def test_what_a_first_sighting_built_is_served_from_the_second_on() -> None:
     # toolset the content is prepared as at the second, so it is not built again; a value asked for
     # under another render key is built once, at its first asking.
     cache = PlainToolsCache()
-    built: list[int] = []
-
-    def build(tool_list: Any) -> int:
-        built.append(1)
-        return len(built)
-
+    build = CountingBuild()
     tools = tools_with("x")
     assert [cache.rendered(copy.deepcopy(tools), "k", build) for _ in range(4)] == [1, 1, 1, 1]
     assert [cache.rendered(copy.deepcopy(tools), "j", build) for _ in range(2)] == [2, 2]
@@ -180,16 +176,11 @@ def test_a_buffer_objects_build_is_never_served_to_its_bytes_lookalike(number_li
     # The two lists share marshal's bytes; neither is made of exact JSON types, so neither is
     # prepared, and what one built is never what the other gets.
     cache = PlainToolsCache()
-    built: list[Any] = []
-
-    def build(tool_list: Any) -> Any:
-        built.append(tool_list)
-        return len(built)
-
+    build = CountingBuild()
     good, bad = tools_with(number_like), tools_with(raw)
     assert [cache.rendered(good, "k", build), cache.rendered(bad, "k", build), cache.rendered(bad, "k", build),
             cache.rendered(good, "k", build)] == [1, 2, 3, 4]
-    assert built == [good, bad, bad, good]
+    assert build.lists == [good, bad, bad, good]
 
 
 def test_a_mutated_list_renders_its_new_content() -> None:
