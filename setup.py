@@ -21,14 +21,19 @@ COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/_json.py",
     "prompt_formats/history.py",
     "prompt_formats/tools.py",
+    "prompt_formats/formats/chatml/drops.py",
     "prompt_formats/formats/chatml/incremental.py",
     "prompt_formats/formats/chatml/lean.py",
     "prompt_formats/formats/chatml/render.py",
     "prompt_formats/formats/chatml/schema.py",
+    "prompt_formats/formats/chatml/spans.py",
     "prompt_formats/formats/gpt_oss/incremental.py",
     "prompt_formats/formats/gpt_oss/render.py",
+    "prompt_formats/formats/gpt_oss/spans.py",
+    "prompt_formats/formats/harmony/drops.py",
     "prompt_formats/formats/harmony/incremental.py",
     "prompt_formats/formats/harmony/render.py",
+    "prompt_formats/formats/harmony/spans.py",
 )
 
 
