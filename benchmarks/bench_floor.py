@@ -15,6 +15,9 @@ without a figure on any difference, so the floor is a true renderer of the corpu
 ``chatml-safety`` is timed on the upstream template's corpus (one leading system message) against
 the floor without any guard: a bound for any guarded renderer.
 
+``--corpus agent`` times the agent row instead (``run_all.py``'s "agent-257, prepared toolset": three
+257-message, 40-tool requests a round, each toolset prepared and used once before timing).
+
 ``--against REV`` adds the format of a git revision (``ab_chatml.load_revision``), timed in the same run.
 
 ``--floor-from DIR`` takes the floor from a module compiled with mypyc (``floor_chatml.py``), for the
@@ -22,7 +25,8 @@ floor of the compiled build: run it with the compiled build's interpreter, outsi
 
 Usage::
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_floor.py [--rounds 5] [--format chatml-multi-system] [--against REV]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_floor.py [--rounds 5] [--format chatml-multi-system]
+        [--corpus everyday|agent] [--against REV]
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--format", choices=sorted(TEMPLATES), default="chatml-multi-system")
+    parser.add_argument("--corpus", choices=("everyday", "agent"), default="everyday",
+                        help="the everyday corpus (300 requests a round) or the prepared agent row's")
     parser.add_argument("--against", metavar="REV", help="also time the format at this git revision")
     parser.add_argument("--floor-from", metavar="DIR", type=Path,
                         help="import floor_chatml from DIR (where it was compiled with mypyc; floor_chatml.py)")
@@ -88,10 +94,15 @@ def main(argv: list[str] | None = None) -> int:
         module = ab_chatml.load_revision(args.against, Path(tmp.name))[0]
         contenders.insert(1, (args.against, received(getattr(module, CLASSES[args.format])().render), True))
     flavour = FLAVOURS[args.format]
-    timings = straight(contenders, lambda r: heldout.to_wire(heldout.everyday_jobs(300, r, flavour)),
-                       args.rounds, _check)
+    if args.corpus == "agent":
+        import run_all  # (after the package: it does not reorder sys.path)
+
+        jobs_for_round, label = run_all.agent_257(args.format, True), "agent-257, prepared toolset"
+    else:
+        jobs_for_round, label = (lambda r: heldout.everyday_jobs(300, r, flavour)), "everyday (300 requests)"
+    timings = straight(contenders, lambda r: heldout.to_wire(jobs_for_round(r)), args.rounds, _check)
     median = {t.name: t.median for t in timings}
-    print(f"{args.format}, everyday (300 requests), {args.rounds} rounds, median CPU µs per request:")
+    print(f"{args.format}, {label}, {args.rounds} rounds, median CPU µs per request:")
     for name, us in median.items():
         print(f"  {name:10} {us:8.1f}")
     for reference in ("Jinja2", "MiniJinja"):

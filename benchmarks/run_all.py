@@ -121,7 +121,7 @@ def warm_rows(name: str, rounds: int, block: int = 32) -> list[Row]:
              f"{ref.best / 1000:.3f}", f"{ref.best / ours.best:.1f}× (warm)"]]
 
 
-def _agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
+def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
     """The existing agent row: three 257-message, 40-tool requests per round (fresh seeds each round).
 
     ``prepared``: each toolset is prepared and used once by the format before timing (on a
@@ -154,9 +154,9 @@ def format_rows(name: str, rounds: int, notes: list[str], go: engines.GoHarmony 
                        rounds, notes, go)
     rows += render_rows(name, "agent sessions (follow-up requests)", lambda r: heldout.agent_jobs(2, 2 * r, flavour),
                         rounds, notes, go)
-    rows += render_rows(name, "agent-257 (257 messages, 40 tools), plain tools", _agent_257(name, False),
+    rows += render_rows(name, "agent-257 (257 messages, 40 tools), plain tools", agent_257(name, False),
                         rounds, notes, go)
-    rows += render_rows(name, "agent-257, prepared toolset", _agent_257(name, True), rounds, notes, go)
+    rows += render_rows(name, "agent-257, prepared toolset", agent_257(name, True), rounds, notes, go)
     return rows
 
 
