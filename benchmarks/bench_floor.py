@@ -1,4 +1,4 @@
-"""The floor under the everyday ChatML rows: how fast the least Python that writes these prompts is.
+"""The floor under the everyday rows: how fast the least Python that writes these prompts is.
 
 ``floor_render`` writes the Qwen3.6 template's prompt for the requests of the held-out everyday
 corpus (``heldout.everyday_jobs``) and for nothing else: it checks nothing, steps aside for
@@ -15,26 +15,31 @@ without a figure on any difference, so the floor is a true renderer of the corpu
 ``chatml-safety`` is timed on the upstream template's corpus (one leading system message) against
 the floor without any guard: a bound for any guarded renderer.
 
+``--format harmony`` times ``floor_harmony.floor_render`` (Ollama's gpt-oss template, the everyday
+corpus) against Go's ``text/template``, the harmony oracle timed inside Go as in ``run_all.py``.
+
 ``--corpus agent`` times the agent row instead (``run_all.py``'s "agent-257, prepared toolset": three
 257-message, 40-tool requests a round, each toolset prepared and used once before timing).
 
 ``--against REV`` adds the format of a git revision (``ab_chatml.load_revision``), timed in the same run.
 
-``--floor-from DIR`` takes the floor from a module compiled with mypyc (``floor_chatml.py``), for the
-floor of the compiled build: run it with the compiled build's interpreter, outside the source tree.
+``--floor-from DIR`` takes the floor from a module compiled with mypyc (``floor_chatml.py`` or
+``floor_harmony.py``), for the floor of the compiled build: run it with the compiled build's
+interpreter, outside the source tree.
 
 Usage::
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_floor.py [--rounds 5] [--format chatml-multi-system]
-        [--corpus everyday|agent] [--against REV]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_floor.py [--rounds 5]
+        [--format chatml-multi-system|chatml-safety|harmony] [--corpus everyday|agent] [--against REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,67 +56,92 @@ import prompt_formats as pf
 
 CLASSES = {"chatml-multi-system": "ChatMLMultiSystemFormat", "chatml-safety": "ChatMLSafetyFormat"}
 TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja"}
-FLAVOURS: dict[str, heldout.Flavour] = {"chatml-multi-system": "chatml", "chatml-safety": "chatml-strict"}
+FLAVOURS: dict[str, heldout.Flavour] = {
+    "chatml-multi-system": "chatml", "chatml-safety": "chatml-strict", "harmony": "harmony",
+}
+#: The module of each format's floor renderer (``floor_render``).
+FLOORS = {"chatml-multi-system": "floor_chatml", "chatml-safety": "floor_chatml", "harmony": "floor_harmony"}
+REFERENCES = ("Jinja2", "MiniJinja", "Go text/template")
 
 
 def _check(outputs: dict[str, list[Any]], jobs: Sequence[Any]) -> None:
-    for name in outputs.keys() - {"Jinja2", "MiniJinja"}:
-        bad = [i for i, (a, b) in enumerate(zip(outputs[name], outputs["Jinja2"], strict=True)) if a != b]
+    reference = next(name for name in REFERENCES if name in outputs)
+    for name in outputs.keys() - set(REFERENCES):
+        bad = [i for i, (a, b) in enumerate(zip(outputs[name], outputs[reference], strict=True)) if a != b]
         if bad:
-            raise SystemExit(f"bench_floor: {name} differs from Jinja2 on job(s) {bad[:10]}; not reporting")
+            raise SystemExit(f"bench_floor: {name} differs from {reference} on job(s) {bad[:10]}; not reporting")
+
+
+def _references(name: str, tmp: Path) -> tuple[list[Contender], Callable[[], None]]:
+    """The reference engines of a format, and what closes them: Jinja2 and MiniJinja (where
+    installed) for ChatML; Go's ``text/template`` (``engines.GoHarmony``, timed inside Go) for harmony."""
+    received = heldout.rendered_as_received
+    if name == "harmony":
+        go = engines.GoHarmony(tmp)
+        return [("Go text/template", go.run_wire, True)], go.close
+    contenders: list[Contender] = [("Jinja2", received(engines.jinja2_renderer(TEMPLATES[name])), True)]
+    if engines.has_minijinja():
+        contenders.append(("MiniJinja", received(engines.minijinja_renderer(TEMPLATES[name])), True))
+    return contenders, lambda: None
+
+
+def _corpus(name: str, corpus: str) -> tuple[Callable[[int], Sequence[Any]], str]:
+    if corpus == "agent":
+        import run_all  # (after the package: it does not reorder sys.path)
+
+        return run_all.agent_257(name, True), "agent-257, prepared toolset"
+    return (lambda r: heldout.everyday_jobs(300, r, FLAVOURS[name])), "everyday (300 requests)"
+
+
+def _report(name: str, label: str, rounds: int, median: dict[str, float], against: str | None) -> None:
+    print(f"{name}, {label}, {rounds} rounds, median CPU µs per request:")
+    for contender, us in median.items():
+        print(f"  {contender:16} {us:8.1f}")
+    for reference in REFERENCES:
+        if reference in median:
+            print(f"  {reference}: ours {median[reference] / median['ours']:.1f}×, "
+                  f"floor {median[reference] / median['floor']:.1f}×")
+    print(f"  floor / ours time: {median['floor'] / median['ours']:.2f}")
+    if against:
+        print(f"  ours / {against} time: {median['ours'] / median[against]:.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--format", choices=sorted(TEMPLATES), default="chatml-multi-system")
+    parser.add_argument("--format", choices=sorted(FLOORS), default="chatml-multi-system")
     parser.add_argument("--corpus", choices=("everyday", "agent"), default="everyday",
-                        help="the everyday corpus (300 requests a round) or the prepared agent row's")
-    parser.add_argument("--against", metavar="REV", help="also time the format at this git revision")
+                        help="the everyday corpus (300 requests a round) or the prepared agent row's (ChatML)")
+    parser.add_argument("--against", metavar="REV", help="also time the format at this git revision (ChatML)")
     parser.add_argument("--floor-from", metavar="DIR", type=Path,
-                        help="import floor_chatml from DIR (where it was compiled with mypyc; floor_chatml.py)")
+                        help="import the floor's module from DIR (where it was compiled with mypyc)")
     args = parser.parse_args(argv)
+    if args.format == "harmony" and (args.corpus != "everyday" or args.against):
+        parser.error("harmony: the everyday corpus only, without --against")
     if args.floor_from is not None:
         sys.path.insert(0, str(args.floor_from.resolve()))
-    import floor_chatml
-
-    floor_render = floor_chatml.floor_render
+    floor = importlib.import_module(FLOORS[args.format])
     print(f"package: {'compiled' if pf.compiled else 'pure'} ({Path(pf.__file__).parent}); "
-          f"floor: {'compiled' if not floor_chatml.__file__.endswith('.py') else 'pure'} ({floor_chatml.__file__})")
+          f"floor: {'pure' if floor.__file__.endswith('.py') else 'compiled'} ({floor.__file__})")
     received = heldout.rendered_as_received
-    template = TEMPLATES[args.format]
+    tmp = tempfile.TemporaryDirectory()
+    references, close = _references(args.format, Path(tmp.name))
     contenders: list[Contender] = [
         ("ours", received(pf.get_format(args.format).render), True),
-        ("floor", received(floor_render), True),
-        ("Jinja2", received(engines.jinja2_renderer(template)), True),
+        ("floor", received(floor.floor_render), True),
+        *references,
     ]
-    if engines.has_minijinja():
-        contenders.append(("MiniJinja", received(engines.minijinja_renderer(template)), True))
-    tmp = tempfile.TemporaryDirectory()
     if args.against:
         import ab_chatml  # (it puts the source tree first on sys.path: imported after the package)
 
         module = ab_chatml.load_revision(args.against, Path(tmp.name))[0]
         contenders.insert(1, (args.against, received(getattr(module, CLASSES[args.format])().render), True))
-    flavour = FLAVOURS[args.format]
-    if args.corpus == "agent":
-        import run_all  # (after the package: it does not reorder sys.path)
-
-        jobs_for_round, label = run_all.agent_257(args.format, True), "agent-257, prepared toolset"
-    else:
-        jobs_for_round, label = (lambda r: heldout.everyday_jobs(300, r, flavour)), "everyday (300 requests)"
-    timings = straight(contenders, lambda r: heldout.to_wire(jobs_for_round(r)), args.rounds, _check)
-    median = {t.name: t.median for t in timings}
-    print(f"{args.format}, {label}, {args.rounds} rounds, median CPU µs per request:")
-    for name, us in median.items():
-        print(f"  {name:10} {us:8.1f}")
-    for reference in ("Jinja2", "MiniJinja"):
-        if reference in median:
-            print(f"  {reference}: ours {median[reference] / median['ours']:.1f}×, "
-                  f"floor {median[reference] / median['floor']:.1f}×")
-    print(f"  floor / ours time: {median['floor'] / median['ours']:.2f}")
-    if args.against:
-        print(f"  ours / {args.against} time: {median['ours'] / median[args.against]:.2f}")
+    jobs_for_round, label = _corpus(args.format, args.corpus)
+    try:
+        timings = straight(contenders, lambda r: heldout.to_wire(jobs_for_round(r)), args.rounds, _check)
+    finally:
+        close()
+    _report(args.format, label, args.rounds, {t.name: t.median for t in timings}, args.against)
     return 0
 
 
