@@ -18,19 +18,22 @@ the floor without any guard: a bound for any guarded renderer.
 ``--format harmony`` times ``floor_harmony.floor_render`` (Ollama's gpt-oss template, the everyday
 corpus) against Go's ``text/template``, the harmony oracle timed inside Go as in ``run_all.py``.
 
+``--format gpt-oss`` times ``floor_gpt_oss.floor_render`` on the prepared agent row (below) against
+Jinja2 and MiniJinja: that floor is written for that row only.
+
 ``--corpus agent`` times the agent row instead (``run_all.py``'s "agent-257, prepared toolset": three
 257-message, 40-tool requests a round, each toolset prepared and used once before timing).
 
 ``--against REV`` adds the format of a git revision (``ab_chatml.load_revision``), timed in the same run.
 
-``--floor-from DIR`` takes the floor from a module compiled with mypyc (``floor_chatml.py`` or
-``floor_harmony.py``), for the floor of the compiled build: run it with the compiled build's
+``--floor-from DIR`` takes the floor from a module compiled with mypyc (``floor_chatml.py``,
+``floor_harmony.py``, ``floor_gpt_oss.py``), for the floor of the compiled build: run it with the compiled build's
 interpreter, outside the source tree.
 
 Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_floor.py [--rounds 5]
-        [--format chatml-multi-system|chatml-safety|harmony] [--corpus everyday|agent] [--against REV]
+        [--format chatml-multi-system|chatml-safety|harmony|gpt-oss] [--corpus everyday|agent] [--against REV]
 """
 
 from __future__ import annotations
@@ -55,12 +58,20 @@ from timing import Contender, straight
 import prompt_formats as pf
 
 CLASSES = {"chatml-multi-system": "ChatMLMultiSystemFormat", "chatml-safety": "ChatMLSafetyFormat"}
-TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja"}
+TEMPLATES = {
+    "chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja",
+    "gpt-oss": "gpt_oss.jinja",
+}
 FLAVOURS: dict[str, heldout.Flavour] = {
-    "chatml-multi-system": "chatml", "chatml-safety": "chatml-strict", "harmony": "harmony",
+    "chatml-multi-system": "chatml", "chatml-safety": "chatml-strict", "harmony": "harmony", "gpt-oss": "gpt-oss",
 }
 #: The module of each format's floor renderer (``floor_render``).
-FLOORS = {"chatml-multi-system": "floor_chatml", "chatml-safety": "floor_chatml", "harmony": "floor_harmony"}
+FLOORS = {
+    "chatml-multi-system": "floor_chatml", "chatml-safety": "floor_chatml", "harmony": "floor_harmony",
+    "gpt-oss": "floor_gpt_oss",
+}
+#: The one corpus of a floor written for one row only.
+ONLY_CORPUS = {"harmony": "everyday", "gpt-oss": "agent"}
 REFERENCES = ("Jinja2", "MiniJinja", "Go text/template")
 
 
@@ -111,13 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--format", choices=sorted(FLOORS), default="chatml-multi-system")
     parser.add_argument("--corpus", choices=("everyday", "agent"), default="everyday",
-                        help="the everyday corpus (300 requests a round) or the prepared agent row's (ChatML)")
+                        help="the everyday corpus (300 requests a round) or the prepared agent row's")
     parser.add_argument("--against", metavar="REV", help="also time the format at this git revision (ChatML)")
     parser.add_argument("--floor-from", metavar="DIR", type=Path,
                         help="import the floor's module from DIR (where it was compiled with mypyc)")
     args = parser.parse_args(argv)
-    if args.format == "harmony" and (args.corpus != "everyday" or args.against):
-        parser.error("harmony: the everyday corpus only, without --against")
+    if args.format in ONLY_CORPUS:
+        args.corpus = ONLY_CORPUS[args.format]
+        if args.against:
+            parser.error(f"{args.format}: no --against (ChatML only)")
     if args.floor_from is not None:
         sys.path.insert(0, str(args.floor_from.resolve()))
     floor = importlib.import_module(FLOORS[args.format])
