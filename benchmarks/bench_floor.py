@@ -53,18 +53,13 @@ sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 import engines
 import heldout
+import run_all
+from run_all import FLAVOURS, TEMPLATES
 from timing import Contender, straight
 
 import prompt_formats as pf
 
 CLASSES = {"chatml-multi-system": "ChatMLMultiSystemFormat", "chatml-safety": "ChatMLSafetyFormat"}
-TEMPLATES = {
-    "chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja",
-    "gpt-oss": "gpt_oss.jinja",
-}
-FLAVOURS: dict[str, heldout.Flavour] = {
-    "chatml-multi-system": "chatml", "chatml-safety": "chatml-strict", "harmony": "harmony", "gpt-oss": "gpt-oss",
-}
 #: The module of each format's floor renderer (``floor_render``).
 FLOORS = {
     "chatml-multi-system": "floor_chatml", "chatml-safety": "floor_chatml", "harmony": "floor_harmony",
@@ -98,8 +93,6 @@ def _references(name: str, tmp: Path) -> tuple[list[Contender], Callable[[], Non
 
 def _corpus(name: str, corpus: str) -> tuple[Callable[[int], Sequence[Any]], str]:
     if corpus == "agent":
-        import run_all  # (after the package: it does not reorder sys.path)
-
         return run_all.agent_257(name, True), "agent-257, prepared toolset"
     return (lambda r: heldout.everyday_jobs(300, r, FLAVOURS[name])), "everyday (300 requests)"
 
