@@ -108,36 +108,52 @@ def _as_set(record: Any) -> Any:
     return record
 
 
-def _text(value: Any, path: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidInputError(path, f"expected a string, got {type_name(value)}")
-    return value
+def _part_path(index: int, j: int) -> str:
+    return f"messages[{index}].content[{j}]"
 
 
-def _part_text(part: Any, path: str) -> str:
-    """A text part's text; an image or video part raises :class:`UnsupportedContentError`."""
-    if isinstance(part, Mapping):
+def _part_string(value: Any, index: int, j: int) -> str:
+    if isinstance(value, str):
+        return value
+    raise InvalidInputError(_part_path(index, j) + ".text", f"expected a string, got {type_name(value)}")
+
+
+def _part_text(part: Any, index: int, j: int) -> str:
+    """Part ``j``'s text (of message ``index``); an image or video part raises :class:`UnsupportedContentError`.
+
+    The path an error names is made only then: a part read costs no string building.
+    """
+    if type(part) is dict or isinstance(part, Mapping):
         kind = part_kind(part)
         if kind == "text":
-            return _text(part["text"], path + ".text")
+            return _part_string(part["text"], index, j)
         if kind == "unknown":
-            raise InvalidInputError(path, f"unknown content part type {part.get('type')!r}")
+            raise InvalidInputError(_part_path(index, j), f"unknown content part type {part.get('type')!r}")
     elif isinstance(part, TextPart):
-        return _text(_as_set(part).text, path + ".text")
+        return _part_string(_as_set(part).text, index, j)
     elif isinstance(part, ImagePart):
         kind = "image"
     elif isinstance(part, VideoPart):
         kind = "video"
     else:
-        raise InvalidInputError(path, f"expected a content part object, got {type_name(part)}")
-    raise UnsupportedContentError(path, f"{kind} parts are not supported by the harmony format (text only)")
+        raise InvalidInputError(_part_path(index, j), f"expected a content part object, got {type_name(part)}")
+    raise UnsupportedContentError(
+        _part_path(index, j), f"{kind} parts are not supported by the harmony format (text only)"
+    )
 
 
 def _content_text(content: Any, index: int) -> str:
+    """A message's content as the template prints it: ``None`` is empty, text parts join after a blank line."""
     if content is None:
         return ""
     if isinstance(content, (list, tuple)):
-        return "\n\n".join([_part_text(part, f"messages[{index}].content[{j}]") for j, part in enumerate(content)])
+        texts = []
+        for j, part in enumerate(content):
+            # Fast path for {"type": "text", "text": str}, which part_kind reads as a text part (no
+            # other key); any other part is read by _part_text (bench_harmony.py, every row).
+            text = part.get("text") if type(part) is dict and len(part) == 2 and part.get("type") == "text" else None
+            texts.append(text if type(text) is str else _part_text(part, index, j))
+        return "\n\n".join(texts)
     raise InvalidInputError(
         f"messages[{index}].content", f"expected a string, a list of parts or null, got {type_name(content)}"
     )
@@ -333,10 +349,9 @@ def write_messages(
     user, assistant, python, merged = write.user, write.assistant, write.python, write.merged
     system_text = write.system_text
     analyses: list[int] = []
-    role: Any
-    content: Any
-    thinking: Any
-    name: Any
+    # Read on an assistant message (thinking) or a tool result (name) only, and only there used.
+    thinking: Any = None
+    name: Any = None
     previous: Any = None
     run = 0
     names: dict[str, str] | None = None  # tool call id -> name, once a tool result needs it
@@ -346,23 +361,24 @@ def write_messages(
         if type(message) is dict:
             role = message.get("role")
             content = message.get("content")
-            thinking = name = None
             if role == "assistant":
                 thinking = message.get("reasoning_content")
                 if thinking is None:
                     thinking = message.get("thinking")
                     if thinking is None:
                         thinking = message.get("reasoning")
-                ok = type(content) is str and (thinking is None or type(thinking) is str)
+                if thinking is not None and type(thinking) is not str:
+                    role, content, thinking, name = _fields(message, index)
             elif role == "tool":
                 name = message.get("tool_name")
                 if name is None:
                     name = message.get("name")
-                ok = type(content) is str and (name is None or type(name) is str)
-            else:
-                ok = type(content) is str and type(role) is str and role != "developer"
-            if not ok:
+                if name is not None and type(name) is not str:
+                    role, content, thinking, name = _fields(message, index)
+            elif type(role) is not str or role == "developer":
                 role, content, thinking, name = _fields(message, index)
+            if type(content) is not str and not isinstance(content, str):
+                content = _content_text(content, index)  # as _fields reads it, the other fields read
         else:
             role, content, thinking, name = _fields(message, index)
         if role == previous and role != "tool":
