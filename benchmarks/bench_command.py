@@ -7,7 +7,15 @@ archive`` and put first on ``PYTHONPATH``), one after the other, so that the loa
 machine falls on both alike. Every run's output and error files are checked equal to the first
 run's, byte for byte. Also reported: the start-up alone (the command on an empty file).
 
-Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_command.py [--against REV] [--records N] [--rounds R]``
+``--floor`` adds the command's floor (``floor_command.py``: the records decoded, rendered by
+``floor_chatml.floor_render`` and encoded, with nothing else), timed in the same rounds; its prompts
+file must equal the command's byte for byte. ``--floor-from DIR`` takes ``floor_command`` and
+``floor_chatml`` from DIR (compiled with mypyc, for the compiled build's floor). ``--installed``
+measures the package the interpreter imports (an installed build, e.g. the compiled one) instead of
+the working tree.
+
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_command.py [--against REV] [--floor [--floor-from DIR]]
+[--installed] [--records N] [--rounds R]``
 """
 
 from __future__ import annotations
@@ -41,11 +49,29 @@ def extract(revision: str, into: Path) -> Path:
     return into
 
 
-def run_once(path: Path, records: Path, output: Path, errors: Path) -> tuple[float, float]:
-    """CPU seconds (user + system) and wall seconds of one run of the command."""
-    command = [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "1",
-               "-q", "-o", str(output), "--errors", str(errors), str(records)]
-    env = {**os.environ, "PYTHONPATH": str(path)}
+#: The side that runs the floor (``floor_command.py``) instead of the command.
+FLOOR = "floor"
+
+
+def run_once(path: Path | None, records: Path, output: Path, errors: Path,
+             floor_from: Path | None = None) -> tuple[float, float]:
+    """CPU seconds (user + system) and wall seconds of one run of the command with ``path`` first on
+    ``PYTHONPATH`` (``None``: the interpreter's installed package), or of the floor (``floor_from``:
+    the directory of its modules)."""
+    if floor_from is not None:
+        command = [sys.executable, str(floor_from / "floor_command.py"), str(records), str(output), str(errors)]
+        compiled = next(floor_from.glob("floor_command.*.so"), None)
+        if compiled is not None:  # the compiled module, not the script beside it
+            command = [sys.executable, "-c", "import sys, floor_command; sys.exit(floor_command.main(sys.argv))",
+                       str(records), str(output), str(errors)]
+        paths = [str(floor_from), str(HERE)] + ([str(path)] if path is not None else [])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    else:
+        command = [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "1",
+                   "-q", "-o", str(output), "--errors", str(errors), str(records)]
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+        if path is not None:
+            env["PYTHONPATH"] = str(path)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     # Run from the records' directory: ``-m`` puts the working directory first on the path, which
@@ -59,26 +85,36 @@ def run_once(path: Path, records: Path, output: Path, errors: Path) -> tuple[flo
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
 
 
-def check_imported(path: Path, cwd: Path) -> None:
-    """Stop unless a run with ``path`` imports ``path``'s prompt_formats."""
+def check_imported(path: Path | None, cwd: Path) -> None:
+    """Stop unless a run with ``path`` imports ``path``'s prompt_formats (``None``: an installed one)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    if path is not None:
+        env["PYTHONPATH"] = str(path)
     where = subprocess.run([sys.executable, "-c", "import prompt_formats; print(prompt_formats.__file__)"],
-                           env={**os.environ, "PYTHONPATH": str(path)}, cwd=cwd, capture_output=True, text=True,
-                           check=True).stdout.strip()
-    if not Path(where).resolve().is_relative_to(path.resolve()):
-        raise SystemExit(f"bench_command: PYTHONPATH={path} imports {where}; not reporting")
+                           env=env, cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+    found = Path(where).resolve()
+    if found.parent == ROOT / "prompt_formats" if path is None else not found.is_relative_to(path.resolve()):
+        raise SystemExit(f"bench_command: PYTHONPATH={path or ''} imports {where}; not reporting")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--against", help="a git revision to measure beside the working tree")
+    parser.add_argument("--floor", action="store_true", help="the floor (floor_command.py) beside the command")
+    parser.add_argument("--floor-from", type=Path, help="the floor's modules, e.g. compiled with mypyc")
+    parser.add_argument("--installed", action="store_true", help="the installed package, not the working tree")
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pf-bench-command-") as tmp_name:
         tmp = Path(tmp_name)
-        sides = {"now": ROOT}
+        now: Path | None = None if args.installed else ROOT
+        sides: dict[str, Path | None] = {"now": now}
         if args.against:
             sides[args.against] = extract(args.against, tmp / "revision")
+        floor_from = args.floor_from.resolve() if args.floor_from else HERE
+        if args.floor or args.floor_from:
+            sides[FLOOR] = now
         records, empty = tmp / "records.jsonl", tmp / "empty.jsonl"
         run_all_extra.write_records(records, args.records)
         empty.write_bytes(b"")
@@ -91,18 +127,26 @@ def main() -> int:
         for _ in range(args.rounds):
             for side, path in sides.items():
                 output, errors = tmp / f"out-{len(cpu[side])}.jsonl", tmp / f"err-{len(cpu[side])}.jsonl"
-                seconds, elapsed = run_once(path, records, output, errors)
+                floor = floor_from if side == FLOOR else None
+                seconds, elapsed = run_once(path, records, output, errors, floor)
                 cpu[side].append(seconds)
                 wall[side].append(elapsed)
                 got = (output.read_bytes(), errors.read_bytes())
-                reference = reference or got
-                if got != reference:  # (the prompts are the same whichever code wrote them)
-                    raise SystemExit(f"bench_command: {side}'s output differs from the first run's; not reporting")
-                start_up[side].append(run_once(path, empty, tmp / "o.jsonl", tmp / "e.jsonl")[0])
+                if side == FLOOR:  # its error lines are its own; their number must be the command's
+                    got = (got[0], b"\n" * got[1].count(b"\n"))
+                    if reference is not None and got != (reference[0], b"\n" * reference[1].count(b"\n")):
+                        raise SystemExit("bench_command: the floor's prompts differ from the command's; not reporting")
+                else:
+                    reference = reference or got
+                    if got != reference:  # (the prompts are the same whichever code wrote them)
+                        raise SystemExit(f"bench_command: {side}'s output differs from the first run's; not reporting")
+                start_up[side].append(run_once(path, empty, tmp / "o.jsonl", tmp / "e.jsonl", floor)[0])
         lines = reference[0].count(b"\n") if reference else 0
         print(f"{args.records:,} everyday records ({lines:,} prompts written), chatml-multi-system, --workers 1, "
               f"{args.rounds} rounds; Python {platform.python_version()}, {platform.machine()}, "
-              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end\n")
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
+              f"prompt_formats {'installed' if args.installed else 'of the working tree'}"
+              + (f", the floor from {floor_from}" if FLOOR in sides else "") + "\n")
         print("| revision | CPU ms (median) | wall ms (median) | start-up CPU ms | records per CPU-second |")
         print("| --- | ---: | ---: | ---: | ---: |")
         for side in sides:
