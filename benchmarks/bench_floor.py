@@ -24,7 +24,8 @@ Jinja2 and MiniJinja: that floor is written for that row only.
 ``--corpus agent`` times the agent row instead (``run_all.py``'s "agent-257, prepared toolset": three
 257-message, 40-tool requests a round, each toolset prepared and used once before timing).
 
-``--against REV`` adds the format of a git revision (``ab_chatml.load_revision``), timed in the same run.
+``--against REV`` adds the format of a git revision (``ab_chatml.load_revision``), timed in the same run
+(the everyday corpus: the agent row's toolsets are prepared by the working tree's package).
 
 ``--floor-from DIR`` takes the floor from a module compiled with mypyc (``floor_chatml.py``,
 ``floor_harmony.py``, ``floor_gpt_oss.py``), for the floor of the compiled build: run it with the compiled build's
@@ -59,7 +60,11 @@ from timing import Contender, straight
 
 import prompt_formats as pf
 
-CLASSES = {"chatml-multi-system": "ChatMLMultiSystemFormat", "chatml-safety": "ChatMLSafetyFormat"}
+#: Each format's family package and class, for ``--against`` (a revision's format).
+CLASSES = {
+    "chatml-multi-system": ("chatml", "ChatMLMultiSystemFormat"), "chatml-safety": ("chatml", "ChatMLSafetyFormat"),
+    "harmony": ("harmony", "HarmonyFormat"), "gpt-oss": ("gpt_oss", "GptOssFormat"),
+}
 #: The module of each format's floor renderer (``floor_render``).
 FLOORS = {
     "chatml-multi-system": "floor_chatml", "chatml-safety": "floor_chatml", "harmony": "floor_harmony",
@@ -116,14 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=sorted(FLOORS), default="chatml-multi-system")
     parser.add_argument("--corpus", choices=("everyday", "agent"), default="everyday",
                         help="the everyday corpus (300 requests a round) or the prepared agent row's")
-    parser.add_argument("--against", metavar="REV", help="also time the format at this git revision (ChatML)")
+    parser.add_argument("--against", metavar="REV", help="also time the format at this git revision")
     parser.add_argument("--floor-from", metavar="DIR", type=Path,
                         help="import the floor's module from DIR (where it was compiled with mypyc)")
     args = parser.parse_args(argv)
     if args.format in ONLY_CORPUS:
         args.corpus = ONLY_CORPUS[args.format]
-        if args.against:
-            parser.error(f"{args.format}: no --against (ChatML only)")
+    if args.against and args.corpus == "agent":  # its toolsets are prepared by the working tree's package
+        parser.error("--against: the everyday corpus only")
     if args.floor_from is not None:
         sys.path.insert(0, str(args.floor_from.resolve()))
     floor = importlib.import_module(FLOORS[args.format])
@@ -140,8 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.against:
         import ab_chatml  # (it puts the source tree first on sys.path: imported after the package)
 
-        module = ab_chatml.load_revision(args.against, Path(tmp.name))[0]
-        contenders.insert(1, (args.against, received(getattr(module, CLASSES[args.format])().render), True))
+        chatml = ab_chatml.load_revision(args.against, Path(tmp.name))[0]
+        family, class_name = CLASSES[args.format]
+        module = importlib.import_module(chatml.__name__.replace(".chatml", "." + family))
+        contenders.insert(1, (args.against, received(getattr(module, class_name)().render), True))
     jobs_for_round, label = _corpus(args.format, args.corpus)
     try:
         timings = straight(contenders, lambda r: heldout.to_wire(jobs_for_round(r)), args.rounds, _check)
