@@ -150,7 +150,7 @@ def _content_text(content: Any, index: int) -> str:
         texts = []
         for j, part in enumerate(content):
             # Fast path for {"type": "text", "text": str}, which part_kind reads as a text part (no
-            # other key); any other part is read by _part_text (bench_harmony.py, every row).
+            # other key); any other part is read by _part_text (run_all.py, harmony everyday).
             text = part.get("text") if type(part) is dict and len(part) == 2 and part.get("type") == "text" else None
             texts.append(text if type(text) is str else _part_text(part, index, j))
         return "\n\n".join(texts)
