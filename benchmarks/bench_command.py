@@ -93,7 +93,9 @@ def check_imported(path: Path | None, cwd: Path) -> None:
     where = subprocess.run([sys.executable, "-c", "import prompt_formats; print(prompt_formats.__file__)"],
                            env=env, cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
     found = Path(where).resolve()
-    if found.parent == ROOT / "prompt_formats" if path is None else not found.is_relative_to(path.resolve()):
+    # An installed build must not be the source tree's package; a given path's package must be under it.
+    wrong = found.parent == ROOT / "prompt_formats" if path is None else not found.is_relative_to(path.resolve())
+    if wrong:
         raise SystemExit(f"bench_command: PYTHONPATH={path or ''} imports {where}; not reporting")
 
 
