@@ -32,6 +32,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/formats/gpt_oss/spans.py",
     "prompt_formats/formats/harmony/drops.py",
     "prompt_formats/formats/harmony/incremental.py",
+    "prompt_formats/formats/harmony/plain.py",
     "prompt_formats/formats/harmony/render.py",
     "prompt_formats/formats/harmony/spans.py",
 )

@@ -1,9 +1,12 @@
-"""The Harmony renderer's fast path for plain dicts gives what its checked reading gives, errors included.
+"""The Harmony renderer's fast paths for plain dicts give what its checked reading gives, errors included.
 
-``write_messages`` reads a plain ``dict`` message (and ``_content_text`` a plain text-part dict) on a
-fast path; any other mapping is read by ``_fields`` (and ``_part_text``), the one checked reading.
-The same messages as read-only mappings must render the same text, or raise the same error, for
-well-formed and malformed messages alike: which field is named first included.
+``render`` writes a conversation of plain dicts in one loop (``plain.render_plain``), which steps
+aside to ``render_harmony`` at a message it does not take; ``write_messages`` reads a plain ``dict``
+message (and ``_content_text`` a plain text-part dict) on a fast path; any other mapping is read by
+``_fields`` (and ``_part_text``), the one checked reading. The same messages as read-only mappings
+must render the same text, or raise the same error, for well-formed and malformed messages alike:
+which field is named first included. (The Go oracle checks the bytes themselves:
+``test_harmony_differential.py``.)
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ import hypothesis.strategies as st
 from hypothesis import example, given, settings
 
 import prompt_formats as pf
+from prompt_formats.formats.harmony.options import REASONING_LINE
+from prompt_formats.formats.harmony.plain import _write_plain, render_plain
+from prompt_formats.formats.harmony.render import prologue, render_harmony
 from tests.support.settings import examples
 
 HARMONY = pf.get_format("harmony")
@@ -84,3 +90,58 @@ def test_the_checked_reading_names_the_first_wrong_field() -> None:
             kind, text = outcome(shape)
             assert kind != "text"
             assert text == expected
+
+
+# The one loop of render_plain against the checked path it steps aside to. -------------------------
+
+#: Text a plain message holds: including the markers the merges and take-outs look for.
+plain_text = st.sampled_from(["", "a", "python", "<|end|>", "\n\n", "b c"])
+calls = st.lists(st.builds(lambda i, n: {"id": i, "type": "function", "function": {"name": n, "arguments": "{}"}},
+                           st.sampled_from(["c1", "c2", ""]), st.sampled_from(["python", "ls", ""])), max_size=2)
+
+
+@st.composite
+def plain_message(draw: st.DrawFn) -> dict[str, Any]:
+    """A well-formed message the one loop takes: a dict of the usual fields and types, any role."""
+    out: dict[str, Any] = {"role": draw(st.sampled_from(["system", "developer", "user", "user", "assistant",
+                                                         "assistant", "tool", "tool", "critic"]))}
+    if draw(st.integers(0, 4)):
+        out["content"] = draw(st.one_of(plain_text, st.none(), st.lists(
+            st.builds(lambda t: {"type": "text", "text": t}, plain_text), max_size=2)))
+    for key in draw(st.lists(st.sampled_from(["reasoning_content", "thinking", "reasoning"]), unique=True, max_size=2)):
+        out[key] = draw(st.one_of(st.none(), plain_text))
+    if out["role"] == "assistant" and draw(st.booleans()):
+        out["tool_calls"] = draw(calls)
+    if out["role"] == "tool":
+        for key in draw(st.lists(st.sampled_from(["tool_name", "name", "tool_call_id"]), unique=True, max_size=2)):
+            out[key] = draw(st.one_of(st.none(), st.sampled_from(["python", "ls", "", "c1", "c2"])))
+    return out
+
+
+def outcome_of(render: Any, messages: list[Any]) -> tuple[str, str]:
+    try:
+        return "text", render(messages, None, "2025-08-05", REASONING_LINE[None])
+    except pf.FormatError as exc:
+        return type(exc).__name__, str(exc)
+
+
+@settings(max_examples=examples(1, 100))
+@given(st.lists(st.one_of(plain_message(), plain_message(), plain_message(), message(),
+                          st.builds(MappingProxyType, plain_message())), max_size=10))
+@example([{"role": "user", "content": "a"}, {"role": "tool", "content": "x", "name": 1}])  # aside at the 2nd
+@example([{"role": "assistant", "content": "a", "tool_calls": [{"id": "c1", "function": {"name": "python"}}]},
+          {"role": "tool", "content": "x", "tool_call_id": "c1"}])  # a result named by its call
+@example([{"role": "assistant", "content": "a", "thinking": 1}])
+@example([{"role": "tool", "content": "x", "tool_call_id": 5}])
+@example([{"role": "user", "content": "a"}, pf.Message(role="assistant", content="b")])
+def test_the_one_loop_renders_what_the_checked_path_renders(messages: list[Any]) -> None:
+    assert outcome_of(render_plain, messages) == outcome_of(render_harmony, messages)
+
+
+@settings(max_examples=examples(0.5, 50))
+@given(st.lists(plain_message(), max_size=10))
+def test_the_one_loop_takes_plain_conversations(messages: list[dict[str, Any]]) -> None:
+    """It does not step aside for well-formed plain dicts (else render would pay for both paths)."""
+    written = _write_plain(messages, prologue(messages, None, "2025-08-05", ""), [])
+    assert written is not None
+    assert render_plain(messages, None, "2025-08-05", "") == render_harmony(messages, None, "2025-08-05", "")

@@ -53,6 +53,7 @@ from .options import (
     shown,
 )
 from .parse import HarmonyReplyParser, parse_header
+from .plain import render_plain
 from .render import UnsupportedContentError, render_harmony
 from .spans import harmony_rendered_prompt
 from .untrusted import HARMONY_READING
@@ -135,7 +136,7 @@ class HarmonyFormat(GuardedFormat):
         if options and "strict" in options:
             return render_strictly(self, messages, tools, add_generation_prompt, options)
         messages, date, reasoning_line = self._prepared(messages, add_generation_prompt, options)
-        return render_harmony(messages, tools, date, reasoning_line)
+        return render_plain(messages, tools, date, reasoning_line)
 
     def render_spans(
         self,
@@ -178,8 +179,8 @@ class HarmonyFormat(GuardedFormat):
         # when check_options passes (bench_harmony.py, "everyday, ≤ 6 messages").
         if not OPTION_NAMES.issuperset(options):
             self.check_options(options)
-        if options:
-            decode_arguments_option(options.get("decode_tool_arguments"))  # checked; no effect (see OPTION_SPECS)
+        if "decode_tool_arguments" in options:
+            decode_arguments_option(options["decode_tool_arguments"])  # checked; no effect (see OPTION_SPECS)
         date = date_text(options.get("current_date"))
         reasoning_line = reasoning_line_for(options.get("think"), options.get("reasoning_effort"))
         if self.guard is not None:
