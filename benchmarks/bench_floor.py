@@ -27,6 +27,11 @@ Jinja2 and MiniJinja: that floor is written for that row only.
 ``--against REV`` adds the format of a git revision (``ab_chatml.load_revision``), timed in the same run
 (the everyday corpus: the agent row's toolsets are prepared by the working tree's package).
 
+``--spans`` (``chatml-multi-system`` and ``harmony``, the everyday corpus) also times ``render_spans``
+and the floor's (``floor_render_spans``: the same text, each message's ranges, the generated ranges
+and the losses, for that corpus only), each compared with ours whole every round, and reports
+``render_spans`` against ``render`` for ours and for the floor: the budget of 1.2× at the floor.
+
 ``--floor-from DIR`` takes the floor from a module compiled with mypyc (``floor_chatml.py``,
 ``floor_harmony.py``, ``floor_gpt_oss.py``), for the floor of the compiled build: run it with the compiled build's
 interpreter, outside the source tree.
@@ -35,6 +40,7 @@ Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_floor.py [--rounds 5]
         [--format chatml-multi-system|chatml-safety|harmony|gpt-oss] [--corpus everyday|agent] [--against REV]
+        [--spans]
 """
 
 from __future__ import annotations
@@ -73,14 +79,22 @@ FLOORS = {
 #: The one corpus of a floor written for one row only.
 ONLY_CORPUS = {"harmony": "everyday", "gpt-oss": "agent"}
 REFERENCES = ("Jinja2", "MiniJinja", "Go text/template")
+#: The formats whose floor module has ``floor_render_spans`` (``--spans``).
+SPANS_FLOORS = ("chatml-multi-system", "harmony")
+OURS_SPANS, FLOOR_SPANS = "ours render_spans", "floor render_spans"
 
 
 def _check(outputs: dict[str, list[Any]], jobs: Sequence[Any]) -> None:
     reference = next(name for name in REFERENCES if name in outputs)
     for name in outputs.keys() - set(REFERENCES):
-        bad = [i for i, (a, b) in enumerate(zip(outputs[name], outputs[reference], strict=True)) if a != b]
+        texts = [rendered.text for rendered in outputs[name]] if name.endswith("render_spans") else outputs[name]
+        bad = [i for i, (a, b) in enumerate(zip(texts, outputs[reference], strict=True)) if a != b]
         if bad:
             raise SystemExit(f"bench_floor: {name} differs from {reference} on job(s) {bad[:10]}; not reporting")
+    if OURS_SPANS in outputs:  # the ranges and the losses too
+        bad = [i for i, (a, b) in enumerate(zip(outputs[OURS_SPANS], outputs[FLOOR_SPANS], strict=True)) if a != b]
+        if bad:
+            raise SystemExit(f"bench_floor: the floor's render_spans differs from ours on job(s) {bad[:10]}")
 
 
 def _references(name: str, tmp: Path) -> tuple[list[Contender], Callable[[], None]]:
@@ -113,6 +127,10 @@ def _report(name: str, label: str, rounds: int, median: dict[str, float], agains
     print(f"  floor / ours time: {median['floor'] / median['ours']:.2f}")
     if against:
         print(f"  ours / {against} time: {median['ours'] / median[against]:.2f}")
+    if OURS_SPANS in median:
+        print(f"  render_spans / render time: ours {median[OURS_SPANS] / median['ours']:.2f}, "
+              f"floor {median[FLOOR_SPANS] / median['floor']:.2f}; "
+              f"the floor's render_spans / our render: {median[FLOOR_SPANS] / median['ours']:.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,11 +142,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", metavar="REV", help="also time the format at this git revision")
     parser.add_argument("--floor-from", metavar="DIR", type=Path,
                         help="import the floor's module from DIR (where it was compiled with mypyc)")
+    parser.add_argument("--spans", action="store_true",
+                        help="also render_spans and the floor's (chatml-multi-system, harmony; the everyday corpus)")
     args = parser.parse_args(argv)
     if args.format in ONLY_CORPUS:
         args.corpus = ONLY_CORPUS[args.format]
     if args.against and args.corpus == "agent":  # its toolsets are prepared by the working tree's package
         parser.error("--against: the everyday corpus only")
+    if args.spans and (args.format not in SPANS_FLOORS or args.corpus != "everyday"):
+        parser.error(f"--spans: the everyday corpus of {' or '.join(SPANS_FLOORS)} only")
     if args.floor_from is not None:
         sys.path.insert(0, str(args.floor_from.resolve()))
     floor = importlib.import_module(FLOORS[args.format])
@@ -142,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         ("floor", received(floor.floor_render), True),
         *references,
     ]
+    if args.spans:
+        contenders[2:2] = [(OURS_SPANS, received(pf.get_format(args.format).render_spans), True),
+                           (FLOOR_SPANS, received(floor.floor_render_spans), True)]
     if args.against:
         import ab_chatml  # (it puts the source tree first on sys.path: imported after the package)
 

@@ -1,7 +1,9 @@
 """The floor renderer of the everyday ChatML rows (``bench_floor.py``), in a module of its own.
 
 ``floor_render`` writes the Qwen3.6 template's prompt for the requests of the held-out everyday
-corpus and for nothing else: no checks, no spans, no guard; see ``bench_floor.py``. It is its own
+corpus and for nothing else: no checks, no spans, no guard; see ``bench_floor.py``.
+``floor_render_spans`` is the same for ``chatml-multi-system``'s ``render_spans`` (``bench_floor.py
+--spans``): the text, the ranges and the losses of that corpus's requests. It is its own
 module so that it can be compiled with mypyc beside the compiled build, for the floor of that
 build (docs/performance.md, "The compiled build beside the pure one")::
 
@@ -38,6 +40,7 @@ from prompt_formats.formats.chatml.tokens import (
     TURN_END,
     USER_TURN,
 )
+from prompt_formats.spans import RenderedPrompt
 
 Message = dict[str, Any]
 
@@ -135,3 +138,91 @@ def floor_render(messages: list[Message], tools: Any, add_generation_prompt: boo
     if add_generation_prompt:
         append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
     return "".join(out)
+
+
+def floor_render_spans(messages: list[Message], tools: Any, add_generation_prompt: bool, enable_thinking: Any = None,
+                       preserve_thinking: Any = None, add_vision_id: Any = None) -> RenderedPrompt:
+    """``chatml-multi-system``'s ``render_spans`` result for a request of the everyday corpus: the
+    text, each input message's ranges, the generated ranges (``"all"``) and the losses, in
+    :func:`floor_render`'s one pass with the positions added up as the pieces are written."""
+    origin = [i for i, m in enumerate(messages) if m["role"] != "system"]
+    msgs = _merged(messages) if len(origin) < len(messages) else messages
+    if len(msgs) > len(origin):
+        origin.insert(0, -1)
+    out = _prologue(msgs, tools)
+    ranges: list[tuple[tuple[int, int], ...]] = [()] * len(messages)
+    if msgs[0]["role"] == "system":
+        at = len(out[0]) + 2 if len(out) == 3 else len(SYSTEM_TURN)
+        for i, m in enumerate(messages):
+            if m["role"] == "system" and (size := len(_text(m["content"], [0], None).strip())):
+                ranges[i] = ((at, at + size),)
+                at += size + 2
+    pos = sum(map(len, out))
+    generated: list[tuple[int, int]] = []
+    dropped: list[str] = []
+    thinking_after = -1 if preserve_thinking is True else _last_query(msgs)
+    images = [0]
+    last = len(msgs) - 1
+    append, extend = out.append, out.extend
+    for at, message in enumerate(msgs):
+        role = message["role"]
+        index = origin[at]
+        content = message.get("content")
+        content = (content if type(content) is str else _text(content, images, add_vision_id)).strip()
+        if role == "tool":
+            head = TOOL_RESPONSE_FIRST if msgs[at - 1]["role"] != "tool" else TOOL_RESPONSE_NEXT
+            tail = TOOL_RESPONSE_LAST if at == last or msgs[at + 1]["role"] != "tool" else TOOL_RESPONSE_MORE
+            extend((head, content, tail))
+            if content:
+                ranges[index] = ((pos + len(head), pos + len(head) + len(content)),)
+            pos += len(head) + len(content) + len(tail)
+        elif role == "assistant":
+            start = len(out)
+            reasoning = message.get("reasoning_content")
+            kept = at > thinking_after
+            if reasoning is None:
+                reasoning = ""
+                if THINK_CLOSE in content:
+                    reasoning = content.split(THINK_CLOSE)[0].rstrip("\n").split(THINK_OPEN)[-1].lstrip("\n")
+                    content = content.split(THINK_CLOSE)[-1].lstrip("\n")
+                    if not kept and reasoning.strip():
+                        dropped.append(f"messages[{index}].content")
+            elif not kept and reasoning.strip():
+                dropped.append(f"messages[{index}].reasoning_content")
+            if kept:
+                extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
+            else:
+                extend((ASSISTANT_TURN, content))
+            calls = message.get("tool_calls")
+            if calls:
+                opening = CALL_AFTER_CONTENT if content else CALL_FIRST
+                for call in calls:
+                    function = call["function"]
+                    arguments = function["arguments"]
+                    if type(arguments) is str:
+                        append(f"{opening}{function['name']}>\n<parameter=arguments>\n{arguments}\n</parameter>\n")
+                    else:
+                        append(f"{opening}{function['name']}>\n")
+                        for key, value in arguments.items():
+                            text = value if type(value) is str else tojson(value)
+                            append(f"<parameter={key}>\n{text}\n</parameter>\n")
+                    opening = CALL_NEXT
+                append(CALLS_END)
+            else:
+                append(TURN_END)
+            end = pos + sum(map(len, out[start:]))
+            turn = ((pos + _HEADER, end - 1),)
+            ranges[index] = turn
+            generated += turn
+            pos = end
+        elif role == "user":
+            extend((USER_TURN, content, TURN_END))
+            if content:
+                ranges[index] = ((pos + _USER, pos + _USER + len(content)),)
+            pos += _USER + len(content) + _TURN_END
+    if add_generation_prompt:
+        append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
+    return RenderedPrompt.unchecked("".join(out), tuple(ranges), tuple(generated), tuple(dropped))
+
+
+_HEADER, _USER, _TURN_END = len(ASSISTANT_TURN), len(USER_TURN), len(TURN_END)
