@@ -4,7 +4,8 @@
 :func:`~.render.write_messages` reads, in the same order, and writes what its writers write; at the
 first message it does not take plainly (not a ``dict``, a field of another type than the usual, an
 unusual role or content part) it steps aside, and the checked path renders the whole conversation
-again, raising there whatever error there is to raise: this module raises none of its own.
+again, raising there whatever error there is to raise: this module raises none of its own (the
+header is written by the checked path's :func:`~.render.prologue`, whose errors come first in both).
 
 Fast path for the everyday corpus (``run_all.py``, ``harmony`` everyday): the calls to the writers
 and the per-message tests of the shared reading are most of what the checked path spends over the
@@ -35,7 +36,7 @@ def render_plain(messages: Conversation, tools: Tools, date: str, reasoning_line
     return finish(out, system, open_marker(out, last_role, run))
 
 
-def _content_text(content: Any) -> str | None:
+def _plain_content(content: Any) -> str | None:
     """A content that is not a string as the checked path reads it, when ``None`` or a list of
     ``{"type": "text", "text": str}`` parts; else ``None``."""
     if content is None:
@@ -63,7 +64,7 @@ def _write_plain(messages: Sequence[Any], out: list[str], system: list[str]) -> 
             return None
         role = message.get("role")
         content = message.get("content")
-        if type(content) is not str and (content := _content_text(content)) is None:
+        if type(content) is not str and (content := _plain_content(content)) is None:
             return None
         if role == "assistant":
             thinking = message.get("reasoning_content")  # the first alias not None (shape.reasoning_of)
