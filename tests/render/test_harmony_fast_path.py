@@ -19,7 +19,7 @@ from hypothesis import example, given, settings
 
 import prompt_formats as pf
 from prompt_formats.formats.harmony.options import REASONING_LINE
-from prompt_formats.formats.harmony.plain import _write_plain, render_plain
+from prompt_formats.formats.harmony.plain import render_plain, write_plain
 from prompt_formats.formats.harmony.render import prologue, render_harmony
 from tests.support.settings import examples
 
@@ -142,6 +142,6 @@ def test_the_one_loop_renders_what_the_checked_path_renders(messages: list[Any])
 @given(st.lists(plain_message(), max_size=10))
 def test_the_one_loop_takes_plain_conversations(messages: list[dict[str, Any]]) -> None:
     """It does not step aside for well-formed plain dicts (else render would pay for both paths)."""
-    written = _write_plain(messages, prologue(messages, None, "2025-08-05", ""), [])
+    written = write_plain(messages, prologue(messages, None, "2025-08-05", ""), [])
     assert written is not None
     assert render_plain(messages, None, "2025-08-05", "") == render_harmony(messages, None, "2025-08-05", "")

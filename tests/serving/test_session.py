@@ -294,7 +294,8 @@ def test_declared_capability() -> None:
 
 def test_harmony_extensions_are_rendered_by_the_incremental_path(oracle: HarmonyOracle) -> None:
     # The session's fast path itself (not the full render it may step aside to) gives Go's prompt
-    # for the extensions it is there for: a tool loop, a new query (reasoning dropped), a late system message.
+    # for the extensions it is there for: a tool loop, a new query (reasoning dropped), a late system
+    # message, messages render's one loop steps aside for.
     options = {"current_date": DATE}
     session = pf.get_format("harmony").session(TOOLS, **options)
     incremental = session._incremental
@@ -308,6 +309,10 @@ def test_harmony_extensions_are_rendered_by_the_incremental_path(oracle: Harmony
          {"role": "user", "content": "And Rome?"}],
         [{"role": "system", "content": "Be brief."}],
         [{"role": "user", "content": "Now."}],
+        # render's one loop writes the first and steps aside at the second (a part without "type"):
+        # what it wrote is taken back and the writers' loop writes both.
+        [{"role": "assistant", "content": "ok", "reasoning_content": "r"},
+         {"role": "user", "content": [{"text": "?"}]}],
     ]
     for step in [[], *appended]:
         conversation = [*conversation, *step]

@@ -22,14 +22,14 @@ from ...format import Conversation, Tools
 from .render import _call_names, finish, open_marker, prologue, render_harmony, take_out
 from .tokens import ANALYSIS, END, FINAL, PYTHON_RESULT, USER
 
-__all__ = ["render_plain"]
+__all__ = ["render_plain", "write_plain"]
 
 
 def render_plain(messages: Conversation, tools: Tools, date: str, reasoning_line: str) -> str:
     """``render_harmony(messages, tools, date, reasoning_line)``: the same text or the same error."""
     out = prologue(messages, tools, date, reasoning_line)
     system: list[str] = []
-    written = _write_plain(messages, out, system)
+    written = write_plain(messages, out, system)
     if written is None:
         return render_harmony(messages, tools, date, reasoning_line)
     last_role, run = written
@@ -52,7 +52,7 @@ def _plain_content(content: Any) -> str | None:
     return "\n\n".join(texts)
 
 
-def _write_plain(messages: Sequence[Any], out: list[str], system: list[str]) -> tuple[Any, int] | None:
+def write_plain(messages: Sequence[Any], out: list[str], system: list[str]) -> tuple[Any, int] | None:
     """:func:`~.render.write_messages`' pieces, last role and latest run, in its dispatch's order (a
     message of its predecessor's role joins the run as ``merged`` joins it); ``None`` to step aside."""
     analyses: list[int] = []
