@@ -3,7 +3,8 @@ makes before it reuses anything (``prompt_formats.session``; the rules: docs/ser
 
 from __future__ import annotations
 
-from typing import Any
+from operator import is_
+from typing import Any, Final
 
 __all__ = ["ExtendingRenderer", "RenderAgain", "drop_chunks_after", "extension"]
 
@@ -23,17 +24,27 @@ def extension(rendered: list[Any], messages: Any) -> bool | None:
         return None
     given: list[Any] = messages
     count = len(rendered)
-    extends = 0 < count <= len(given)
-    # A loop, not all(map(operator.is_, ...)): compiled, it is one pointer comparison a message, where
-    # the map makes a call of is_ for each (bench_session.py, the harmony rows of the compiled build);
-    # in the pure build it costs a little more than the map.
-    for i in range(count if extends else 0):
-        if rendered[i] is not given[i]:
-            extends = False
-            break
+    extends = 0 < count <= len(given) and _same_objects(rendered, given)
     if not set(map(type, given[count:] if extends else given)) <= _DICT_ONLY:
         return None
     return extends
+
+
+#: Whether this module runs compiled (its file is then the C extension, not this source).
+_COMPILED: Final = not __file__.endswith(".py")
+
+
+def _same_objects(rendered: list[Any], given: list[Any]) -> bool:
+    """Whether ``given`` starts with the very objects of ``rendered`` (not longer than ``given``).
+
+    One check, written for each build (bench_session.py, the harmony rows): compiled, a loop (mypyc
+    writes ``all()`` of a generator as one) is a pointer comparison an item, where the map of
+    ``operator.is_`` makes a call of it for each; in the pure build the map is the cheaper of the
+    two (one C loop against a bytecode loop or a generator). The tests run both builds.
+    """
+    if not _COMPILED:
+        return all(map(is_, rendered, given))
+    return all(rendered[i] is given[i] for i in range(len(rendered)))  # mypyc makes it a loop
 
 
 def drop_chunks_after(chunks: list[str], ends: list[int], stable: int) -> None:
