@@ -9,6 +9,8 @@ from typing import Any, Final
 __all__ = ["ExtendingRenderer", "RenderAgain", "drop_chunks_after", "extension"]
 
 _DICT_ONLY = frozenset({dict})
+#: Whether this module runs compiled (its file is then the C extension, not this source or its bytecode).
+_COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 
 
 def extension(rendered: list[Any], messages: Any) -> bool | None:
@@ -28,10 +30,6 @@ def extension(rendered: list[Any], messages: Any) -> bool | None:
     if not set(map(type, given[count:] if extends else given)) <= _DICT_ONLY:
         return None
     return extends
-
-
-#: Whether this module runs compiled (its file is then the C extension, not this source).
-_COMPILED: Final = not __file__.endswith(".py")
 
 
 def _same_objects(rendered: list[Any], given: list[Any]) -> bool:

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from ...arguments import decode_arguments_option
 from ...history import ExtendingRenderer, RenderAgain
 from .options import date_text, reasoning_line_for
-from .plain import write_plain
-from .render import CLOSED, PROLOGUE, open_marker, prologue, take_out, write_messages
+from .plain import write_messages_fast
+from .render import PROLOGUE, open_marker, prologue, take_out
 from .tokens import ANALYSIS, GENERATION
 
 if TYPE_CHECKING:
@@ -151,14 +151,8 @@ class HarmonyIncremental(ExtendingRenderer):
     def _write(self, messages: list[Any], start: int) -> None:
         """Write ``messages`` after ``out[:start]``, noting the analysis messages they leave and the last run."""
         out, system = self._out, self._system
-        pieces, texts = len(out), len(system)
-        # Fast path for the harmony rows of bench_session.py: render's one loop (plain.py); where
-        # it steps aside, what it wrote is taken back and the writers' loop writes the messages.
-        written = write_plain(messages, out, system)
-        if written is None:
-            del out[pieces:], system[texts:]
-            written = write_messages(messages, out, system, CLOSED)
-        last_role, run = written
+        # render's one loop, stepping aside to write_messages (bench_session.py, the harmony rows).
+        last_role, run = write_messages_fast(messages, out, system)
         if messages:
             self._last_role, self._run = last_role, run if run >= start else self._run
         # The analysis messages write_messages did not take out (no user message follows them) come

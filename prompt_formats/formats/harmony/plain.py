@@ -1,10 +1,11 @@
 """``render``'s fast path: a conversation of plain dicts written in one loop, the writers inlined.
 
-:func:`render_plain` returns exactly what :func:`~.render.render_harmony` returns. It reads what
-:func:`~.render.write_messages` reads, in the same order, and writes what its writers write; at the
-first message it does not take plainly (not a ``dict``, a field of another type than the usual, an
-unusual role or content part) it steps aside, and the checked path renders the whole conversation
-again, raising there whatever error there is to raise: this module raises none of its own (the
+:func:`render_plain` returns exactly what :func:`~.render.render_harmony` returns. Its loop,
+:func:`write_plain`, reads what :func:`~.render.write_messages` reads, in the same order, and writes
+what its writers write; at the first message it does not take plainly (not a ``dict``, a field of
+another type than the usual, an unusual role or content part) it steps aside: what it wrote is taken
+back and the checked loop writes every message again, raising there whatever error there is to
+raise (:func:`write_messages_fast`, which sessions use too). This module raises none of its own (the
 header is written by the checked path's :func:`~.render.prologue`, whose errors come first in both).
 
 Fast path for the everyday corpus (``run_all.py``, ``harmony`` everyday): the calls to the writers
@@ -19,21 +20,36 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...format import Conversation, Tools
-from .render import _call_names, finish, open_marker, prologue, render_harmony, take_out
+from .render import CLOSED, PROLOGUE, _call_names, finish, open_marker, prologue, take_out, write_messages
 from .tokens import ANALYSIS, END, FINAL, PYTHON_RESULT, USER
 
-__all__ = ["render_plain", "write_plain"]
+__all__ = ["render_plain", "write_messages_fast", "write_plain"]
 
 
 def render_plain(messages: Conversation, tools: Tools, date: str, reasoning_line: str) -> str:
     """``render_harmony(messages, tools, date, reasoning_line)``: the same text or the same error."""
     out = prologue(messages, tools, date, reasoning_line)
     system: list[str] = []
+    # write_messages_fast without its call, on the row this module is for.
     written = write_plain(messages, out, system)
-    if written is None:
-        return render_harmony(messages, tools, date, reasoning_line)
-    last_role, run = written
+    last_role, run = _written_again(messages, out, system, PROLOGUE, 0) if written is None else written
     return finish(out, system, open_marker(out, last_role, run))
+
+
+def write_messages_fast(messages: Sequence[Any], out: list[str], system: list[str]) -> tuple[Any, int]:
+    """``write_messages(messages, out, system, CLOSED)``: the same pieces, last role and run, or the
+    same error. The one loop writes them; where it steps aside, :func:`_written_again`."""
+    pieces, texts = len(out), len(system)
+    written = write_plain(messages, out, system)
+    return _written_again(messages, out, system, pieces, texts) if written is None else written
+
+
+def _written_again(messages: Sequence[Any], out: list[str], system: list[str], pieces: int, texts: int
+                   ) -> tuple[Any, int]:
+    """What the one loop wrote after ``out[:pieces]`` and ``system[:texts]`` taken back (it writes
+    nowhere before), and the messages written by ``write_messages``."""
+    del out[pieces:], system[texts:]
+    return write_messages(messages, out, system, CLOSED)
 
 
 def _plain_content(content: Any) -> str | None:
