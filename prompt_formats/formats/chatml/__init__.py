@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...arguments import decode_arguments_option, decode_every_call
+from ...arguments import decode_every_call
 from ...continuation import continued_field, render_continued
 from ...errors import FormatError, InvalidInputError, type_name
 from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
@@ -19,6 +19,7 @@ from ...options import BOOLEAN, STRICT, STRICT_PARSE, Option, describe
 from ...spans import GeneratedPolicy, RenderedPrompt
 from .incremental import ChatMLIncremental, incremental_renderer
 from .lean import lean_prompt
+from .options import serving_options
 from .parse import ChatMLReplyParser
 from .render import NotedRender, chatml_noted, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
@@ -208,10 +209,9 @@ class ChatMLFormat(GuardedFormat):
         self.check_options(options)
         if _SERVING_NAMES.isdisjoint(options):
             return messages, options, None
-        options = dict(options)
-        if decode_arguments_option(options.pop("decode_tool_arguments", None)):
-            messages = decode_every_call(messages)
-        return messages, options, continued_field(options.pop("continue_final_message", None), add_generation_prompt)
+        decode, field = serving_options(options, add_generation_prompt)
+        options = {name: value for name, value in options.items() if name not in _SERVING_NAMES}
+        return decode_every_call(messages) if decode else messages, options, field
 
 
 class ChatMLMultiSystemFormat(ChatMLFormat):

@@ -19,7 +19,8 @@ appended, what can change is:
 The new messages are rendered in a *window*: the last query, the context turns and the new
 messages, through the same renderer (so the same checks). Anything unexpected — an error, input
 that is not a list of dicts, images numbered by ``add_vision_id``, ``continue_final_message``,
-``decode_tool_arguments``, ``strict`` — steps aside to a full render (the session's fallback), which is the
+``decode_tool_arguments``, ``strict``, a value of an option that ``render`` refuses (read by
+:mod:`.options`, as ``render`` reads it) — steps aside to a full render (the session's fallback), which is the
 one checked path. This is the fast path of the ``session follow-up`` rows of
 ``benchmarks/bench_session.py``.
 """
@@ -30,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...history import ExtendingRenderer, RenderAgain
+from .options import renders_in_full
 from .render import chatml_pieces
 from .tokens import (
     GENERATION_PROMPT,
@@ -47,10 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ChatMLIncremental", "incremental_renderer"]
 
-# Options under which a turn's text is not a function of the message and its neighbours (images
-# numbered across the conversation), or the prompt is not the turns joined: full renders only.
-# strict=True: a full render refuses what the template leaves out.
-_FULL_RENDER_OPTIONS = ("add_vision_id", "continue_final_message", "decode_tool_arguments", "strict")
 _TEMPLATE_OPTIONS = ("enable_thinking", "preserve_thinking", "add_vision_id")
 # How many stable turns are joined into one chunk of the prompt's head: the prompt is then the
 # prologue, a few chunks and the last turns, so that joining it copies each turn's text once.
@@ -61,8 +59,11 @@ _PLACEHOLDER_QUERY = {"role": "user", "content": "q"}
 def incremental_renderer(
     guard: ControlTokenGuard | None, tools: Tools, merge_system: bool, options: Mapping[str, Any]
 ) -> ChatMLIncremental | None:
-    """The per-session state for these tools and options, or ``None`` where only full renders are exact."""
-    if any(options.get(name) not in (None, False) for name in _FULL_RENDER_OPTIONS):
+    """The per-session state for these tools and options, or ``None`` where only full renders are exact:
+    a turn's text is then not a function of the message and its neighbours (images numbered across
+    the conversation), or the prompt is not the turns joined, or a full render refuses the options
+    or what the template leaves out (:func:`.options.renders_in_full`, ``render``'s reading of them)."""
+    if renders_in_full(options):
         return None
     if guard is not None:
         try:
