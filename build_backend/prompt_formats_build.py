@@ -1,8 +1,10 @@
-"""The build backend: setuptools', with mypy added to the build environment for a compiled build.
+"""The build backend: setuptools', with mypy and what it reads added to the build environment for a compiled build.
 
 ``PROMPT_FORMATS_COMPILE=1 pip install .`` runs ``setup.py`` under mypyc, which comes with mypy.
+mypyc type-checks the package first, so it needs the types of the runtime dependencies the package
+imports: ``attrs`` and ``orjson`` (which carry their own) and ``types-regex`` (``regex`` has none).
 pip builds in an isolated environment holding only what the backend asks for, so the backend asks
-for mypy (and ``wheel``, for setuptools releases without their own ``bdist_wheel``) when that
+for all of these (and ``wheel``, for setuptools releases without their own ``bdist_wheel``) when that
 variable is set; a pure build asks for setuptools alone, as before. Everything else is setuptools'.
 """
 
@@ -14,8 +16,9 @@ from typing import Any
 from setuptools import build_meta as _setuptools
 from setuptools.build_meta import *  # noqa: F403  (the backend's hooks, re-exported unchanged)
 
-#: What a compiled build needs beyond setuptools: mypyc ships with mypy.
-COMPILE_REQUIRES = ["mypy>=1.10", "wheel"]
+#: What a compiled build needs beyond setuptools: mypyc ships with mypy, which type-checks the package
+#: against the runtime dependencies' types (pyproject.toml's ``dependencies``, stubs for ``regex``).
+COMPILE_REQUIRES = ["mypy>=1.10", "wheel", "attrs>=23.1", "orjson>=3.9", "types-regex"]
 
 
 def _compiling() -> bool:
@@ -27,10 +30,10 @@ def _compiling() -> bool:
 
 
 def get_requires_for_build_wheel(config_settings: Any = None) -> list[str]:
-    """setuptools' requirements for a wheel; mypy and wheel instead when the build compiles."""
+    """setuptools' requirements for a wheel; ``COMPILE_REQUIRES`` instead when the build compiles."""
     return list(COMPILE_REQUIRES) if _compiling() else _setuptools.get_requires_for_build_wheel(config_settings)
 
 
 def get_requires_for_build_editable(config_settings: Any = None) -> list[str]:
-    """setuptools' requirements for an editable install; mypy and wheel instead when the build compiles."""
+    """setuptools' requirements for an editable install; ``COMPILE_REQUIRES`` instead when the build compiles."""
     return list(COMPILE_REQUIRES) if _compiling() else _setuptools.get_requires_for_build_editable(config_settings)

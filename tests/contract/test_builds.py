@@ -8,10 +8,13 @@ written in plain Python can subclass ``StreamParser``, and both builds give the 
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import json
 import os
 import pickle
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -210,16 +213,57 @@ def test_a_plain_python_parser_subclasses_stream_parser() -> None:
     assert pickle.loads(pickle.dumps(_Echo())).feed("c") == [pf.ContentDelta("c")]
 
 
-def test_the_build_backend_asks_for_mypy_only_when_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
-    # pip's isolated build environment holds what the backend asks for: mypyc comes with mypy.
-    path = Path(__file__).resolve().parents[2] / "build_backend" / "prompt_formats_build.py"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _backend() -> Any:
+    """build_backend/prompt_formats_build.py, loaded from the source tree (it is not installed)."""
+    path = ROOT / "build_backend" / "prompt_formats_build.py"
     spec = importlib.util.spec_from_file_location("prompt_formats_build", path)
     assert spec is not None and spec.loader is not None
     backend = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(backend)
+    return backend
+
+
+def test_the_build_backend_asks_for_mypy_only_when_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pip's isolated build environment holds what the backend asks for: mypyc comes with mypy.
+    backend = _backend()
     monkeypatch.setenv("PROMPT_FORMATS_COMPILE", "1")
     for hook in (backend.get_requires_for_build_wheel, backend.get_requires_for_build_editable):
+        assert hook() == backend.COMPILE_REQUIRES
         assert any(requirement.startswith("mypy") for requirement in hook())
     monkeypatch.setenv("PROMPT_FORMATS_COMPILE", "0")
-    monkeypatch.chdir(path.parents[1])  # setuptools' own hook runs setup.py from the project's root
+    monkeypatch.chdir(ROOT)  # setuptools' own hook runs setup.py from the project's root
     assert not any(requirement.startswith("mypy") for requirement in backend.get_requires_for_build_wheel())
+
+
+def _runtime_dependencies() -> dict[str, str]:
+    """The package's runtime requirements (pyproject.toml's ``dependencies``, as installed) by name."""
+    requirements = [r for r in importlib.metadata.requires("prompt-formats") or [] if ";" not in r]
+    return {re.split(r"[<>=!~\[ ]", r, maxsplit=1)[0]: r for r in requirements}
+
+
+def test_a_compiled_build_gets_the_types_of_every_runtime_dependency() -> None:
+    """mypyc type-checks the package, in pip's isolated environment: each runtime dependency is there
+    when it ships its types (``py.typed``), its ``types-`` stubs when it does not (``regex``)."""
+    requires = _backend().COMPILE_REQUIRES
+    dependencies = _runtime_dependencies()
+    assert set(dependencies) >= {"attrs", "regex", "orjson"}
+    for name, requirement in dependencies.items():
+        typed = any(file.name == "py.typed" for file in importlib.metadata.files(name) or [])
+        assert (requirement if typed else f"types-{name}") in requires, (requirement, typed, requires)
+
+
+def test_the_no_build_isolation_route_installs_what_the_build_needs() -> None:
+    """docs/contributing.md's ``--no-build-isolation`` commands: pip installs what pip's isolated build
+    would have had (pyproject.toml's build requirements and the backend's), then builds."""
+    guide = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    block = re.search(r"^```text\n(pip install .*)\nPROMPT_FORMATS_COMPILE=1 pip install --no-build-isolation \.\n```$",
+                      guide, re.M)
+    assert block, "docs/contributing.md shows no --no-build-isolation commands"
+    installed = set(shlex.split(block.group(1))[2:])
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    build_system = re.search(r"^\[build-system\]\nrequires = (\[.*\])$", pyproject, re.M)
+    assert build_system, "pyproject.toml's build-system requires, on the line after [build-system]"
+    assert installed == {*json.loads(build_system.group(1)), *_backend().COMPILE_REQUIRES}
