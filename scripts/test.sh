@@ -10,8 +10,9 @@
 #   bash scripts/test.sh --deep   the same tests at PF_HYPOTHESIS_EXAMPLES=5000 (unless set) with
 #                                 random seeds and hypothesis's example database kept in .hypothesis/.
 #   bash scripts/test.sh --compiled   the default tier against the mypyc-compiled build, built into a
-#                                 second virtualenv (.venv-compiled) where a C compiler is present
-#                                 (docs/contributing.md, "The compiled build"); CI runs it after the pure one.
+#                                 second virtualenv (.venv-compiled, made afresh by the README's command)
+#                                 where a C compiler is present (docs/contributing.md, "The compiled
+#                                 build"); CI runs it after the pure one.
 # pytest runs in worker processes, one per CPU (pytest-xdist; `-n 0` after it runs in one process).
 # Other arguments go to pytest. PF_HYPOTHESIS_EXAMPLES scales the number of generated cases.
 # The exit status is the first failing step's (pytest's 5, "no tests collected", included).
@@ -68,21 +69,28 @@ if [ "$build" = pure ]; then
 fi
 
 # --- The compiled build (mypyc) -------------------------------------------------------------------
-# The same suite against `PROMPT_FORMATS_COMPILE=1 pip install .` in .venv-compiled, where a C
-# compiler is present; without one, it says so (the pure build is the one tested). pytest runs from
-# outside the source tree's import path (-P, no pythonpath, --import-mode=append), so the installed,
-# compiled package is the one imported.
+# The same suite against the compiled build in .venv-compiled, where a C compiler is present; without
+# one, it says so (the pure build is the one tested). .venv-compiled is made afresh every run and the
+# README's compiled-build command, read out of README.md (so the two cannot drift), runs there as
+# written, in that virtual environment (its bin/ first on PATH) before anything else is installed:
+# the test that it works in a fresh virtual environment, from what the build backend asks pip for.
+# Then the test extras (`prompt-formats[test,ray]`: the installed build stays, its extras' requirements
+# are added). pytest runs from outside the source tree's import path (-P, no pythonpath,
+# --import-mode=append), so the installed, compiled package is the one imported.
 if ! command -v "${CC:-cc}" >/dev/null 2>&1; then
     echo "scripts/test.sh: no C compiler (${CC:-cc}): the compiled build is not tested, the pure build only" >&2
     exit 0
 fi
-if ! .venv-compiled/bin/python -m pip --version >/dev/null 2>&1; then
-    "$python" -m venv .venv-compiled
+readme_command=$(grep -o '`PROMPT_FORMATS_COMPILE=[^`]*`' README.md | tr -d '`' || true)
+if [ "$(printf '%s' "$readme_command" | grep -c '')" -ne 1 ]; then
+    echo "scripts/test.sh: README.md shows not one \`PROMPT_FORMATS_COMPILE=...\` command: ${readme_command:-none}" >&2
+    exit 1
 fi
-.venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check '.[test,ray]'
-# The documented command (docs/contributing.md): pip's isolated build, given mypy by the build backend.
-PROMPT_FORMATS_COMPILE=1 .venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check \
-    --no-deps --force-reinstall .
+rm -rf .venv-compiled
+"$python" -m venv .venv-compiled
+echo "scripts/test.sh: README.md's compiled build in a fresh .venv-compiled: $readme_command" >&2
+VIRTUAL_ENV="$PWD/.venv-compiled" PATH="$PWD/.venv-compiled/bin:$PATH" bash -c "$readme_command"
+.venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check 'prompt-formats[test,ray]'
 # -I: the installed package, not the source tree's (which the current directory would put first).
 .venv-compiled/bin/python -I -c 'import prompt_formats, sys; sys.exit(not prompt_formats.compiled)'
 .venv-compiled/bin/python -P -m pytest -o pythonpath= --import-mode=append -n auto --dist loadgroup \

@@ -255,6 +255,16 @@ def test_a_compiled_build_gets_the_types_of_every_runtime_dependency() -> None:
         assert (requirement if typed else f"types-{name}") in requires, (requirement, typed, requires)
 
 
+COMMAND = re.compile(r"`(PROMPT_FORMATS_COMPILE=[^`]*)`")
+
+
+def test_the_readme_shows_one_compiled_build_command_the_contributing_guide_shows_too() -> None:
+    """scripts/test.sh --compiled runs the README's command as written, in a fresh virtual environment."""
+    commands = COMMAND.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(commands) == 1, commands
+    assert commands[0] in (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+
+
 def test_the_no_build_isolation_route_installs_what_the_build_needs() -> None:
     """docs/contributing.md's ``--no-build-isolation`` commands: pip installs what pip's isolated build
     would have had (pyproject.toml's build requirements and the backend's), then builds."""
