@@ -372,16 +372,20 @@ class AssistantReply:
     """What a reply parser makes of a completion.
 
     ``content`` and ``reasoning`` are ``None`` when the model wrote none; ``tool_calls`` carry typed
-    arguments. ``malformed`` lists, in order, a note for every piece of the completion that looked
-    like structure but was not well formed (it is kept in ``content`` or, for a call cut off by the
-    end of the completion or a value that could not be typed, in the call the note names; never
-    dropped).
+    arguments. ``malformed`` lists, in order, a note for every piece of the completion that could not
+    be read as the format says (structure not well formed, a call cut off by the end of the
+    completion, arguments that are not a JSON object): its text is kept in ``content`` or in the call
+    the note names, never dropped. ``notes`` lists, in order, what was read as the format says but is
+    worth knowing (a call in the JSON form, a call to a tool not offered, a value kept as text, text
+    after the reply's end); a reply whose ``malformed`` is empty was read whole, whatever its ``notes``.
+    Neither is part of :meth:`to_openai`.
     """
 
     content: str | None = None
     reasoning: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     malformed: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def to_openai(self) -> dict[str, Any]:
         """The reply as an OpenAI assistant message; tool-call arguments as JSON strings."""

@@ -15,8 +15,10 @@ Scanning guarantees (what makes parsing linear in the completion's length):
   buffer is searched for each terminator once, however many times the state machine asks.
 
 Events are small frozen objects: :class:`ReasoningDelta`, :class:`ContentDelta`,
-:class:`ToolCallStart`, :class:`ToolCallArgumentsDelta`, :class:`ToolCallEnd` and :class:`Malformed`
-(a note that some structure was not well formed; its text is in a content delta, never dropped).
+:class:`ToolCallStart`, :class:`ToolCallArgumentsDelta`, :class:`ToolCallEnd`, :class:`Malformed`
+(a note that some structure could not be read as the format says; its text is in a content delta or
+the call the note names, never dropped) and :class:`Note` (a note on something read as the format
+says but worth knowing).
 :func:`assemble` and :class:`ReplyBuilder` turn events into an
 :class:`~prompt_formats.messages.AssistantReply`.
 """
@@ -40,6 +42,7 @@ __all__ = [
     "ContentDelta",
     "Event",
     "Malformed",
+    "Note",
     "ReasoningDelta",
     "ReplyBuilder",
     "StreamParser",
@@ -105,28 +108,40 @@ class ToolCallEnd:
 
 @attrs.frozen
 class Malformed:
-    """A piece of the completion looked like structure but was not well formed; ``note`` says what.
+    """A piece of the completion could not be read as the format says; ``note`` says what.
 
     The text itself went to the content, or stayed in a tool call that the note names (a call cut
-    off by the end of the completion, a value that could not be typed); the note ends up in
+    off by the end of the completion, arguments that are not a JSON object); the note ends up in
     :attr:`AssistantReply.malformed`.
     """
 
     note: str
 
 
-Event = ReasoningDelta | ContentDelta | ToolCallStart | ToolCallArgumentsDelta | ToolCallEnd | Malformed
+@attrs.frozen
+class Note:
+    """Something was read as the format says but is worth knowing; ``note`` says what.
+
+    A call in ChatML's JSON form, a call to a tool not offered, a value kept as text, text after
+    the reply's end. The note ends up in :attr:`AssistantReply.notes`, never in ``malformed``.
+    """
+
+    note: str
+
+
+Event = ReasoningDelta | ContentDelta | ToolCallStart | ToolCallArgumentsDelta | ToolCallEnd | Malformed | Note
 
 
 class ReplyBuilder:
     """Accumulates events into an :class:`AssistantReply` (for a consumer that streams and wants the result)."""
 
-    __slots__ = ("_calls", "_content", "_notes", "_reasoning")
+    __slots__ = ("_calls", "_content", "_malformed", "_notes", "_reasoning")
 
     def __init__(self) -> None:
         self._reasoning: list[str] = []
         self._content: list[str] = []
         self._calls: list[ToolCall] = []
+        self._malformed: list[str] = []
         self._notes: list[str] = []
 
     def add(self, events: Iterable[Event]) -> None:
@@ -140,15 +155,19 @@ class ReplyBuilder:
             elif kind is ToolCallEnd:
                 self._calls.append(event.call)  # type: ignore[union-attr]
             elif kind is Malformed:
+                self._malformed.append(event.note)  # type: ignore[union-attr]
+            elif kind is Note:
                 self._notes.append(event.note)  # type: ignore[union-attr]
 
     def reply(self) -> AssistantReply:
-        """The reply so far: texts joined (``None`` when empty), the completed calls, the notes."""
+        """The reply so far: texts joined (``None`` when empty), the completed calls, the
+        :class:`Malformed` notes as ``malformed`` and the :class:`Note` notes as ``notes``, each in order."""
         return AssistantReply(
             content="".join(self._content) or None,
             reasoning="".join(self._reasoning) or None,
             tool_calls=tuple(self._calls),
-            malformed=tuple(self._notes),
+            malformed=tuple(self._malformed),
+            notes=tuple(self._notes),
         )
 
 

@@ -28,7 +28,9 @@ A *parse record* is ``{"id": ..., "completion": "<text the model generated>", "t
 the format's parse options; ``prompt`` and ``messages`` (a rendered record with the completion added)
 and the ignored request keys are allowed and ignored. The output record is ``{"id": <id>,
 "message": <OpenAI assistant message>}``, with ``"malformed": [...]`` added when the parser found
-structure it could not read (that text is kept in the message content).
+structure it could not read as the format says (that text is kept in the message content or the call
+a note names), and ``"notes": [...]`` when it read something worth knowing (a call in ChatML's JSON
+form, a call to a tool not offered): ``reply.malformed`` and ``reply.notes``.
 
 A record that cannot be rendered or parsed gives an *error record* instead:
 ``{"line": <line number>, "id": <id or null>, "error": <exception class>, "message": <text>}``.
@@ -435,9 +437,12 @@ class RecordParser(_RecordJob):
             raise within(prefix, error) from None
 
     def handle(self, record: Any, line: int) -> dict[str, Any]:
-        """The output record ``{"id", "message"}`` (plus ``malformed`` when not empty) of one decoded record."""
+        """The output record ``{"id", "message"}`` (plus ``malformed`` and ``notes``, each when not empty)
+        of one decoded record."""
         record_id, reply = self.parse_request(record, line)
         out: dict[str, Any] = {"id": record_id, "message": reply.to_openai()}
         if reply.malformed:
             out["malformed"] = list(reply.malformed)
+        if reply.notes:
+            out["notes"] = list(reply.notes)
         return out

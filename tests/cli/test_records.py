@@ -140,6 +140,25 @@ def test_a_rendered_record_with_its_completion_parses_as_it_is() -> None:
     assert out == {"id": "r", "message": {"role": "assistant", "content": "Hello!"}}
 
 
+def test_a_parse_record_gives_malformed_and_notes_apart() -> None:
+    json_call = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    tools = [{"type": "function", "function": {"name": "get_weather"}}]
+    out = RecordParser(MULTI).handle({"id": "j", "completion": json_call, "tools": tools, "enable_thinking": False}, 1)
+    assert "malformed" not in out
+    assert out["notes"] == [
+        "tool call 0 (get_time) written in the JSON form (a JSON object of name and arguments in '<tool_call>', "
+        "as Qwen2.5 and Qwen3 write it): read as a call",
+        "tool call 0 (get_time) to a tool not offered: read as a call",
+    ]
+    cut = RecordParser(MULTI).handle({"id": "c", "completion": json_call.removesuffix("\n</tool_call>"),
+                                      "tools": tools, "enable_thinking": False}, 1)
+    assert cut["malformed"] == ["tool call 0 (get_time) not closed by '</tool_call>': its JSON read up to where "
+                                "the next tag or the end of the completion begins"]
+    assert len(cut["notes"]) == 2
+    plain = RecordParser(MULTI).handle({"id": "p", "completion": "Hi", "enable_thinking": False}, 1)
+    assert plain == {"id": "p", "message": {"role": "assistant", "content": "Hi"}}
+
+
 def test_a_bad_toolset_fails_the_same_way_the_first_time_and_after() -> None:
     harmony = pf.get_format("harmony")
     nameless = {"type": "function", "function": {"description": "a tool without a name"}}

@@ -1,7 +1,8 @@
 """The JSON form of a ChatML tool call, as Qwen2.5 and Qwen3 write it (issue 29 item 4).
 
 ``<tool_call>\\n{"name": "f", "arguments": {"x": 1}}\\n</tool_call>`` is a call, its arguments the
-JSON's values, with a note naming the form; the stream parser gives what ``parse`` gives for any
+JSON's values, with a note naming the form (in ``reply.notes``: the form is well formed, nothing is
+malformed); the stream parser gives what ``parse`` gives for any
 split. The peers' own cases for the form: tests/support/peer_cases_json_calls.py.
 """
 
@@ -35,7 +36,8 @@ def test_the_json_form_is_a_call_with_its_values_as_written(thinking: bool) -> N
     reply = parse(ISSUE, TOOLS, enable_thinking=thinking)
     assert reply.tool_calls == (pf.ToolCall("f", {"x": 1}, "call_0"),)  # the JSON's 1, not the schema's string
     assert reply.content is None and reply.reasoning is None
-    (note,) = reply.malformed
+    assert reply.malformed == ()
+    (note,) = reply.notes
     assert note.startswith("tool call 0 (f) " + FORM_NOTE)
     assert reply.to_openai()["tool_calls"][0]["function"]["arguments"] == '{"x":1}'
 
@@ -53,15 +55,16 @@ def test_a_call_in_the_reasoning_ends_it() -> None:
     assert [c.name for c in reply.tool_calls] == ["f"]
 
 
-@pytest.mark.parametrize(("text", "note"), [
-    ('<tool_call>\n{"name": "f", "arguments": {"x": 1}}', "not closed by '</tool_call>'"),
-    ('<tool_call>{"name": "f", "arguments": {"x": 1}}<|im_end|>', "not closed by '</tool_call>'"),
-    ('<tool_call>{"name": "g", "arguments": {"x": 1}}</tool_call>', "to a tool not offered"),
+@pytest.mark.parametrize(("text", "note", "malformed"), [
+    ('<tool_call>\n{"name": "f", "arguments": {"x": 1}}', "not closed by '</tool_call>'", True),
+    ('<tool_call>{"name": "f", "arguments": {"x": 1}}<|im_end|>', "not closed by '</tool_call>'", True),
+    ('<tool_call>{"name": "g", "arguments": {"x": 1}}</tool_call>', "to a tool not offered", False),
 ])
-def test_tolerated_forms_are_calls_with_a_note(text: str, note: str) -> None:
+def test_tolerated_forms_are_calls_with_a_note(text: str, note: str, malformed: bool) -> None:
     reply = parse(text, TOOLS, enable_thinking=False)
     assert len(reply.tool_calls) == 1 and reply.content is None
-    assert any(note in n for n in reply.malformed), reply.malformed
+    assert any(note in n for n in (reply.malformed if malformed else reply.notes)), reply
+    assert not any(note in n for n in (reply.notes if malformed else reply.malformed)), reply
 
 
 @pytest.mark.parametrize("text", [

@@ -90,7 +90,8 @@ def test_stop_markers_end_the_reply() -> None:
     assert parse("r</think>c<|im_end|>\n") == AssistantReply("c", "r")
     reply = parse("r</think>c<|endoftext|>more")
     assert (reply.content, reply.reasoning) == ("c", "r")
-    assert reply.malformed == ("text after the end of the reply ('<|im_end|>'/'<|endoftext|>') ignored",)
+    assert (reply.malformed, reply.notes) == ((), ("text after the end of the reply ('<|im_end|>'/'<|endoftext|>') "
+                                                   "ignored",))
 
 
 def test_to_openai_shape() -> None:
@@ -153,14 +154,15 @@ def test_malformed_calls_are_content_with_a_note(text: str, note: str) -> None:
     assert reply.content == expected
 
 
-def test_unknown_tool_is_a_malformed_call_when_tools_are_given() -> None:
+def test_unknown_tool_is_a_noted_call_when_tools_are_given() -> None:
     text = "</think><tool_call>\n<function=nope>\n</function>\n</tool_call>"
     reply = parse(text, [WEATHER])
     assert reply.tool_calls == (call("nope", {}),)
-    assert reply.malformed == ("tool call 0 (nope) to a tool not offered: read as a call, its values untyped",)
+    assert reply.notes == ("tool call 0 (nope) to a tool not offered: read as a call, its values untyped",)
+    assert reply.malformed == ()
     assert reply.content is None
     assert parse(text).tool_calls == (call("nope", {}),)
-    assert parse(text).malformed == ()
+    assert (parse(text).malformed, parse(text).notes) == ((), ())
 
 
 def test_malformed_call_then_good_call() -> None:
@@ -391,7 +393,7 @@ def test_any_text_with_tools_parses(text: str) -> None:
     for index, c in enumerate(reply.tool_calls):
         if c.name not in ("tool one", "t\nwo"):  # a tool not offered: a call only with its note
             assert f"tool call {index} ({c.name}) to a tool not offered: read as a call, its values untyped" in (
-                reply.malformed)
+                reply.notes)
             assert not any(ch in "{}'\"" or ch.isspace() for ch in c.name)
         json.loads(c.arguments_json())  # arguments always serialise
 

@@ -1,7 +1,8 @@
 """ChatML calls to a tool the request did not offer (docs/chatml.md, "Parsing replies").
 
 A ``<tool_call>``-wrapped ``<function=NAME>`` block naming a tool not offered is a call (announced at
-its ``<function=NAME>``, its values untyped) with a note; a NAME that cannot be a tool's name (braces,
+its ``<function=NAME>``, its values untyped) with a note in ``reply.notes`` (it is well formed: nothing in
+``reply.malformed``); a NAME that cannot be a tool's name (braces,
 quotes, whitespace: an unrendered template) and a bare ``<function=NAME>`` of a tool not offered stay
 text. Values holding such blocks as examples stay the value's text. Stream == parse on any split.
 """
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.messages import ToolCall
-from prompt_formats.streaming import Malformed, ToolCallStart
+from prompt_formats.streaming import Note, ToolCallStart
 from tests.support.parser_cases import counting_ids, splits, stream
 from tests.support.strategies import differential_settings
 
@@ -43,7 +44,7 @@ def test_a_wrapped_call_to_a_tool_not_offered_is_a_call_with_a_note(fmt: pf.Chat
     # No schema: "3" stays the text as written (as every value without tools), typed only for write_file.
     assert reply.tool_calls == (ToolCall("foo", {"bar": "baz", "n": "3"}, "call_0"),
                                 ToolCall("write_file", {"size": 3}, "call_1"))
-    assert reply.malformed == (unoffered_note(0, "foo"),)
+    assert (reply.malformed, reply.notes) == ((), (unoffered_note(0, "foo"),))
     assert reply.content is None
 
 
@@ -53,16 +54,16 @@ def test_the_call_is_announced_by_the_feed_that_completes_its_function_tag() -> 
     started = [e for e in parser.feed(">") if isinstance(e, ToolCallStart)]
     assert started == [ToolCallStart(0, "call_0", "foo")]
     rest = parser.feed("\n<parameter=bar>\nbaz\n</parameter>\n</function>\n</tool_call>") + parser.close()
-    assert Malformed(unoffered_note(0, "foo")) in rest
+    assert Note(unoffered_note(0, "foo")) in rest
 
 
 def test_a_cut_off_call_to_a_tool_not_offered_stays_a_call() -> None:
     reply = parse("<tool_call>\n<function=nope>\n<parameter=a>\n1")
     assert reply.tool_calls == (ToolCall("nope", {"a": "1"}, "call_0"),)
     assert reply.malformed == (
-        unoffered_note(0, "nope"),
         "tool call 0 (nope) cut off by the end of the completion: kept with the arguments written so far",
     )
+    assert reply.notes == (unoffered_note(0, "nope"),)
 
 
 def test_a_call_to_a_tool_not_offered_in_the_reasoning_ends_it_as_an_offered_one_does() -> None:
@@ -76,7 +77,7 @@ def test_a_second_function_in_the_same_block_naming_no_tool_offered_is_a_call() 
     text = "<tool_call>\n<function=write_file>\n</function>\n<function=foo>\n</function>\n</tool_call>"
     reply = parse(text)
     assert reply.tool_calls == (ToolCall("write_file", {}, "call_0"), ToolCall("foo", {}, "call_1"))
-    assert reply.malformed == (unoffered_note(1, "foo"),)
+    assert (reply.malformed, reply.notes) == ((), (unoffered_note(1, "foo"),))
 
 
 @pytest.mark.parametrize("name", ["{{ tc.name }}", "get weather", "f'x'", 'a"b', "{name}", "a\tb"])
@@ -100,7 +101,7 @@ def test_values_holding_calls_to_tools_not_offered_stay_the_values_text() -> Non
     reply = parse(block("write_file", ("path", example)) + "\n" + block("other", ("x", "see " + empty_example)))
     assert reply.tool_calls == (ToolCall("write_file", {"path": example}, "call_0"),
                                 ToolCall("other", {"x": "see " + empty_example}, "call_1"))
-    assert reply.malformed == (unoffered_note(1, "other"),)
+    assert (reply.malformed, reply.notes) == ((), (unoffered_note(1, "other"),))
 
 
 def test_a_call_to_a_tool_not_offered_reads_its_values_as_a_call_without_tools_does() -> None:
@@ -110,12 +111,13 @@ def test_a_call_to_a_tool_not_offered_reads_its_values_as_a_call_without_tools_d
     without_tools = FMT.parse(text, id_factory=counting_ids(), enable_thinking=False)
     assert unoffered.tool_calls == without_tools.tool_calls
     assert unoffered.content == without_tools.content
-    assert unoffered.malformed == (unoffered_note(0, "other"), *without_tools.malformed)
+    assert unoffered.malformed == without_tools.malformed
+    assert unoffered.notes == (unoffered_note(0, "other"), *without_tools.notes)
 
 
 def test_without_tools_every_name_is_a_call_without_a_note() -> None:
     reply = FMT.parse(block("foo", ("n", "3")), id_factory=counting_ids(), enable_thinking=False)
-    assert (reply.tool_calls, reply.malformed) == ((ToolCall("foo", {"n": "3"}, "call_0"),), ())
+    assert (reply.tool_calls, reply.malformed, reply.notes) == ((ToolCall("foo", {"n": "3"}, "call_0"),), (), ())
 
 
 _PIECES = st.sampled_from([

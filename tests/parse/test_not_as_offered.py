@@ -1,8 +1,9 @@
 """Notes where a reply is not as the prompt offered (issue 29 item 5).
 
-A call to a tool the request did not offer is a call with a note in every format's parser (ChatML,
-Harmony, gpt-oss); a Harmony analysis message cut off by the end of the completion (no ``<|end|>``)
-is kept as reasoning with a note, as a cut-off call is.
+A call to a tool the request did not offer is a call with a note in ``reply.notes`` (not
+``malformed``: it is well formed) in every format's parser (ChatML, Harmony, gpt-oss); a Harmony
+analysis message cut off by the end of the completion (no ``<|end|>``) is kept as reasoning with a
+note in ``reply.malformed``, as a cut-off call is.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ def parse(name: str, text: str, tools: object = None, **context: object) -> pf.A
 def test_chatml_notes_a_call_to_a_tool_not_offered(name: str, text: str) -> None:
     reply = parse(name, text, WEATHER, enable_thinking=False)
     assert [c.name for c in reply.tool_calls] == ["get_time"]
-    assert any(note.startswith("tool call 0 (get_time) " + NOT_OFFERED) for note in reply.malformed), reply.malformed
-    assert not any(NOT_OFFERED in note for note in parse(name, text, None, enable_thinking=False).malformed)
+    assert any(note.startswith("tool call 0 (get_time) " + NOT_OFFERED) for note in reply.notes), reply.notes
+    assert not any(NOT_OFFERED in note for note in reply.malformed), reply.malformed
+    assert not any(NOT_OFFERED in note for note in parse(name, text, None, enable_thinking=False).notes)
 
 
 @pytest.mark.parametrize("name", HARMONY_FORMATS)
@@ -44,19 +46,19 @@ def test_harmony_notes_a_call_to_a_tool_not_offered(name: str, recipient: str) -
     called = recipient.removeprefix("functions.")
     reply = parse(name, text, WEATHER)
     assert [c.name for c in reply.tool_calls] == [called]
-    assert f"tool call 0 ({called}) {NOT_OFFERED}: read as a call" in reply.malformed
+    assert (reply.malformed, reply.notes) == ((), (f"tool call 0 ({called}) {NOT_OFFERED}: read as a call",))
     # Without tools nothing was offered or refused: no note; an offered tool: no note.
-    assert not any(NOT_OFFERED in n for n in parse(name, text).malformed)
+    assert not any(NOT_OFFERED in n for n in parse(name, text).notes)
     offered = [*WEATHER, {"type": "function", "function": {"name": called, "parameters": {"type": "object"}}}]
-    assert not any(NOT_OFFERED in n for n in parse(name, text, offered).malformed)
+    assert not any(NOT_OFFERED in n for n in parse(name, text, offered).notes)
 
 
 def test_gpt_oss_builtin_tools_are_offered_by_the_option() -> None:
     python = "<|channel|>analysis to=python code<|message|>print(1)<|call|>"
     browse = '<|channel|>analysis to=browser.search code<|message|>{"query": "x"}<|call|>'
     for text, builtin in ((python, ["python"]), (browse, ["browser"])):
-        assert any(NOT_OFFERED in n for n in parse("gpt-oss", text, WEATHER).malformed)
-        assert not any(NOT_OFFERED in n for n in parse("gpt-oss", text, WEATHER, builtin_tools=builtin).malformed)
+        assert any(NOT_OFFERED in n for n in parse("gpt-oss", text, WEATHER).notes)
+        assert not any(NOT_OFFERED in n for n in parse("gpt-oss", text, WEATHER, builtin_tools=builtin).notes)
 
 
 @pytest.mark.parametrize("name", HARMONY_FORMATS)

@@ -57,8 +57,9 @@ def test_huge_integer_parameter_stays_text_with_a_note(kind: Any) -> None:
     text = "</think>" + chatml_call("f", ("n", digits))
     reply = parse_both(CHATML, text, [tool("f", {"n": {"type": kind}})])
     assert reply.tool_calls[0].arguments == {"n": digits}
-    assert len(reply.malformed) == 1
-    assert "'n'" in reply.malformed[0] and "digits" in reply.malformed[0]
+    # Written as the format says (only this process cannot convert it): a note, nothing malformed.
+    assert reply.malformed == () and len(reply.notes) == 1
+    assert "'n'" in reply.notes[0] and "digits" in reply.notes[0]
     assert json.loads(reply.to_openai()["tool_calls"][0]["function"]["arguments"]) == {"n": digits}
 
 
@@ -66,20 +67,21 @@ def test_huge_integer_inside_an_array_parameter_stays_text_with_a_note() -> None
     value = "[1, " + "3" * DIGITS + "]"
     reply = parse_both(CHATML, "</think>" + chatml_call("f", ("xs", value)), [tool("f", {"xs": {"type": "array"}})])
     assert reply.tool_calls[0].arguments == {"xs": value}
-    assert len(reply.malformed) == 1 and "digits" in reply.malformed[0]
+    assert reply.malformed == () and len(reply.notes) == 1 and "digits" in reply.notes[0]
 
 
 def test_ordinary_integers_are_still_typed_without_a_note() -> None:
     reply = parse_both(CHATML, "</think>" + chatml_call("f", ("n", "9" * 600)), [tool("f", {"n": {"type": "integer"}})])
     assert reply.tool_calls[0].arguments == {"n": 10**600 - 1}
-    assert reply.malformed == ()
+    assert (reply.malformed, reply.notes) == ((), ())
 
 
 def test_harmony_huge_integer_arguments_are_kept_raw_with_a_note() -> None:
     body = '{"n": ' + "5" * DIGITS + "}"
     reply = parse_both(HARMONY, "<|channel|>commentary to=functions.f <|constrain|>json<|message|>" + body + "<|call|>")
     assert reply.tool_calls[0].arguments == body
-    assert len(reply.malformed) == 1 and "digits" in reply.malformed[0]
+    # The arguments as a whole could not be read (kept raw): malformed, unlike a ChatML value kept as text.
+    assert len(reply.malformed) == 1 and "digits" in reply.malformed[0] and reply.notes == ()
 
 
 def test_arguments_json_writes_integers_beyond_the_conversion_limit() -> None:
@@ -115,7 +117,8 @@ def test_command_parse_with_a_huge_integer(tmp_path: Path) -> None:
     (line,) = done.stdout.splitlines()
     out = json.loads(line)
     assert json.loads(out["message"]["tool_calls"][0]["function"]["arguments"]) == {"n": digits}
-    assert len(out["malformed"]) == 1 and "digits" in out["malformed"][0]
+    assert "malformed" not in out
+    assert len(out["notes"]) == 1 and "digits" in out["notes"][0]
 
 
 # --- Item 4 (part): a schema of 1,000 nested anyOf. -------------------------------------------------

@@ -18,6 +18,7 @@ import prompt_formats as pf
 from prompt_formats.streaming import (
     ContentDelta,
     Malformed,
+    Note,
     ReasoningDelta,
     StrippedText,
     ToolCallArgumentsDelta,
@@ -46,12 +47,17 @@ TOOLS = [
     {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}},
 ]
 
+# Pieces of what ends in reply.notes rather than reply.malformed: ChatML's JSON form, tools not offered.
+CHATML_NOTED = [*CHATML_MARKERS, '<tool_call>{"name": "f", "arguments": {}}',
+                '\n{"name": "g", "arguments": {"a": 1}}\n', "<tool_call>\n<function=g>\n"]
+HARMONY_NOTED = [*HARMONY_MARKERS, "<|channel|>commentary to=functions.g<|message|>",
+                 "<|start|>assistant to=functions.g<|channel|>commentary json<|message|>", '{"b": [2]}']
 FORMATS = [
-    ("chatml", CHATML, CHATML_MARKERS, {}),
-    ("chatml-no-think", CHATML, CHATML_MARKERS, {"enable_thinking": False}),
-    ("harmony", HARMONY, HARMONY_MARKERS, {}),
-    ("harmony-prefill", HARMONY, HARMONY_MARKERS, {"prefill": "analysis"}),
-    ("gpt-oss", GPT_OSS, HARMONY_MARKERS, {}),
+    ("chatml", CHATML, CHATML_NOTED, {}),
+    ("chatml-no-think", CHATML, CHATML_NOTED, {"enable_thinking": False}),
+    ("harmony", HARMONY, HARMONY_NOTED, {}),
+    ("harmony-prefill", HARMONY, HARMONY_NOTED, {"prefill": "analysis"}),
+    ("gpt-oss", GPT_OSS, HARMONY_NOTED, {}),
 ]
 
 
@@ -59,6 +65,9 @@ def check_stream_equals_parse(fmt: pf.ChatFormat, text: str, deltas: list[str], 
     whole = fmt.parse(text, tools, id_factory=counting_ids(), **context)
     events, streamed = stream(lambda: fmt.stream_parser(tools, id_factory=counting_ids(), **context), deltas)
     assert streamed == whole
+    # Both kinds of note, each in its own field, in the order the events gave them.
+    assert tuple(e.note for e in events if isinstance(e, Malformed)) == whole.malformed
+    assert tuple(e.note for e in events if isinstance(e, Note)) == whole.notes
     # Tool-call events: start, argument deltas, end, per index; the deltas are the arguments' JSON text.
     for call_index, call in enumerate(whole.tool_calls):
         starts = [e for e in events if isinstance(e, ToolCallStart) and e.index == call_index]

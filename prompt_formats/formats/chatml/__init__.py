@@ -96,8 +96,8 @@ class ChatMLFormat(GuardedFormat):
     ) -> ChatMLReplyParser:
         """A new :class:`ChatMLReplyParser` for one completion (the text after the generation prompt).
 
-        ``tools`` types the call arguments by their schemas (and makes a call to any other tool
-        malformed); ``context`` takes ``render``'s options (``enable_thinking=False`` when the prompt
+        ``tools`` types the call arguments by their schemas (and a call to any other tool gets a
+        note in ``reply.notes``); ``context`` takes ``render``'s options (``enable_thinking=False`` when the prompt
         was rendered so; ``continue_final_message`` as render took it: the completion continues the
         final message's content, or its reasoning when the option names a reasoning field, with its
         leading whitespace kept, so the continued message is the prefill as the prompt shows it

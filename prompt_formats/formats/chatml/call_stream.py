@@ -21,7 +21,7 @@ import attrs
 
 from ..._json import compact_json
 from ..._json_unbounded import unbounded_compact_json
-from ...streaming import Event, ToolCallArgumentsDelta, json_string_body
+from ...streaming import Event, Malformed, Note, ToolCallArgumentsDelta, json_string_body
 from ..reply_values import TOO_MANY_DIGITS, digits_note
 from .schema import typed_value
 
@@ -47,7 +47,8 @@ class CallInProgress:
     params: dict[str, Any] = attrs.Factory(dict)
     param_name: str = ""
     value: list[str] = attrs.Factory(list)  # the value being read, in pieces
-    notes: list[str] = attrs.Factory(list)  # notes about the call, sent when it ends
+    # Notes about the call (Malformed: not read as the format says; Note: read, worth knowing), sent when it ends.
+    notes: list[Malformed | Note] = attrs.Factory(list)
     duplicates: list[str] = attrs.Factory(list)  # raw repeated parameter blocks (to the content)
     sent: list[str] = attrs.Factory(list)  # the argument deltas sent
     streaming: bool = False  # the value being read is streamed as a string
@@ -73,14 +74,15 @@ class CallInProgress:
         if name in self.params:
             before = self.raw[-2] if len(self.raw) > 1 and self.raw[-2].isspace() else ""
             self.duplicates.append(before + raw)
-            self.notes.append(f"{self.label()}: parameter {name!r} repeated: the first value kept, "
-                              "the repeat kept as text")
+            self.notes.append(Malformed(f"{self.label()}: parameter {name!r} repeated: the first value kept, "
+                                        "the repeat kept as text"))
             return
         kept: Any = value
         if schema is not None:
             kept, problem = typed_value(value, schema)
             if problem == TOO_MANY_DIGITS:
-                self.notes.append(f"{self.label()}: parameter {name!r} has {digits_note()}: kept as text")
+                # Written as the format says; only this process cannot convert it: a note, not malformed.
+                self.notes.append(Note(f"{self.label()}: parameter {name!r} has {digits_note()}: kept as text"))
         self.params[name] = kept
         self.close_value(out, closed, kept)
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...messages import ToolCall
-from ...streaming import Malformed, TerminatorScan, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart, hold_point
+from ...streaming import Malformed, Note, TerminatorScan, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart, hold_point
 from ..reply_values import read_json
 from . import tokens as t
 from .call_stream import value_json
@@ -115,13 +115,13 @@ class JsonCalls:
         out.append(ToolCallStart(index, call_id, name))
         out.append(ToolCallArgumentsDelta(index, text))
         out.append(ToolCallEnd(index, ToolCall(name=name, arguments=arguments, id=call_id, arguments_text=text)))
-        out.append(Malformed(f"{label} written in the JSON form (a JSON object of name and arguments in "
-                             "'<tool_call>', as Qwen2.5 and Qwen3 write it): read as a call"))
+        out.append(Note(f"{label} written in the JSON form (a JSON object of name and arguments in "
+                        "'<tool_call>', as Qwen2.5 and Qwen3 write it): read as a call"))
         if not closed:
             out.append(Malformed(f"{label} not closed by '</tool_call>': its JSON read up to where the next "
                                  "tag or the end of the completion begins"))
         if self._schemas is not None and name not in self._schemas:
-            out.append(Malformed(f"{label} to a tool not offered: read as a call"))
+            out.append(Note(f"{label} to a tool not offered: read as a call"))
         if self._json_from == State.REASONING:
             self._late_think_end = True  # as for a call in the XML form: the reasoning's "</think>" may still come
         self._set_state(State.CONTENT)

@@ -23,6 +23,7 @@ from ...messages import ToolCall
 from ...streaming import (
     ContentDelta,
     Malformed,
+    Note,
     ReasoningDelta,
     StrippedText,
     Terminator,
@@ -170,9 +171,9 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
         call.call_id = self._id_factory()
         self._out.append(ToolCallStart(call.index, call.call_id, name))
         if bare:
-            call.notes.append(f"{call.label()} written without '<tool_call>': read as a call")
-        if not offered:  # as vLLM reads it; a strict user rejects the reply by its note
-            call.notes.append(f"{call.label()} to a tool not offered: read as a call, its values untyped")
+            call.notes.append(Malformed(f"{call.label()} written without '<tool_call>': read as a call"))
+        if not offered:  # as vLLM reads it; well formed, so a note (reply.notes), not malformed
+            call.notes.append(Note(f"{call.label()} to a tool not offered: read as a call, its values untyped"))
         self._set_state(State.FUNCTION)
 
     def _open_value(self, name: str) -> None:
@@ -198,8 +199,8 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
         raw = f"{t.PARAMETER_OPEN}{call.param_name}>{value}" + (marker if closed else "")
         call.raw.append(raw)
         if closed and not marker:
-            call.notes.append(f"{self._call.label()}: parameter {call.param_name!r} not closed by "
-                              "'</parameter>': its value ends where the next tag begins")
+            call.notes.append(Malformed(f"{self._call.label()}: parameter {call.param_name!r} not closed by "
+                                        "'</parameter>': its value ends where the next tag begins"))
         # One leading and one trailing newline belong to the format, not to the value.
         if value.startswith("\n"):
             value = value[1:]
@@ -218,7 +219,7 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
         out.append(ToolCallEnd(record.index, call))
         if record.duplicates:
             self._content.add("".join(record.duplicates))
-        out.extend(Malformed(note) for note in record.notes)
+        out.extend(record.notes)
         if cut_off is not None:
             out.append(Malformed(cut_off))
         self._call = CallInProgress(record.name, [])
@@ -319,8 +320,8 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
             return len(buf), False
         if item is None:
             # The call was announced and cannot be taken back: it ends here; the text is content.
-            self._call.notes.append(f"{self._call.label()} has text outside its parameters: the call ends "
-                                    "there with the arguments read so far, the text kept as content")
+            self._call.notes.append(Malformed(f"{self._call.label()} has text outside its parameters: the call "
+                                              "ends there with the arguments read so far, the text kept as content"))
             gap = "".join(self._call.gap)
             self._close_call()
             self._content.add(gap)  # the whitespace before the text is content too
@@ -335,7 +336,7 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
             self._set_state(State.AFTER)
         elif item.group(4) is not None:  # "</tool_call>" where "</function>" was left out
             self._call.raw.append(t.TOOL_CALL_CLOSE)
-            self._call.notes.append(f"{self._call.label()} ended by '</tool_call>' without '</function>'")
+            self._call.notes.append(Malformed(f"{self._call.label()} ended by '</tool_call>' without '</function>'"))
             self._close_call()
             self._set_state(State.CONTENT)
         else:  # a stop marker ended the reply inside the call
@@ -418,8 +419,8 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
         if self._junk_calls:
             count = self._junk_calls
             self._out.append(Malformed(JUNK_CALL_NOTE + (f" ({count} times)" if count > 1 else "")))
-        if self._text_after_stop:
-            self._out.append(Malformed("text after the end of the reply ('<|im_end|>'/'<|endoftext|>') ignored"))
+        if self._text_after_stop:  # the reply was read whole: what follows its end is not part of it
+            self._out.append(Note("text after the end of the reply ('<|im_end|>'/'<|endoftext|>') ignored"))
 
 
 _Step = Callable[[ChatMLReplyParser, str, int, bool, TerminatorScan], tuple[int, bool]]

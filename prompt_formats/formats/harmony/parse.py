@@ -33,6 +33,7 @@ from ...messages import ToolCall
 from ...streaming import (
     ContentDelta,
     Malformed,
+    Note,
     ReasoningDelta,
     StreamParser,
     Terminator,
@@ -176,7 +177,7 @@ class HarmonyReplyParser(StreamParser):
             self._calls += 1
             self._out.append(ToolCallStart(call.index, call.call_id, name))
             if self._offered is not None and name not in self._offered:  # a call all the same, as vLLM reads it
-                self._out.append(Malformed(f"tool call {call.index} ({name}) to a tool not offered: read as a call"))
+                self._out.append(Note(f"tool call {call.index} ({name}) to a tool not offered: read as a call"))
             if python:
                 self._send_arguments(call, '{"code":"')
                 self._text = self._python_call_text
