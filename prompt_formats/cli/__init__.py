@@ -13,7 +13,8 @@ Exit status: 0 when every record was rendered (parsed); 1 when at least one reco
 reported on standard error or in ``--errors FILE``; the others are in the output, unless
 ``--fail-fast`` stopped the run, which then writes no output file); 2 for a usage error or when the
 run could not be carried out (unknown format, unreadable input, unwritable output, a worker process
-that died, an internal error); 130 when interrupted; 141, without a message, when the reader of
+that died, an internal error); 130 when interrupted; 143 or 129 when stopped by SIGTERM or SIGHUP
+(128 + the signal's number: :mod:`prompt_formats.cli.signals`); 141, without a message, when the reader of
 standard output (or error) went away (``| head``), the status a shell shows for a command stopped
 by SIGPIPE. A regular output file (``-o FILE``, ``--errors FILE``) is written under a temporary name
 in the same directory and renamed into place only when the run ends normally, so a crash never leaves
@@ -30,7 +31,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import IO, Any, NamedTuple
 
 import orjson
@@ -41,6 +42,7 @@ from .arguments import BLOCK_SIZE, build_parser
 from .files import OutputFile, UsageError, refuse_same_file, write_stderr
 from .progress import Progress, terminal_width
 from .settings import make_format, make_job, settle_format
+from .signals import Stopped, StopSignals, shield_resource_tracker, stop_on_signals
 
 __all__ = ["BLOCK_SIZE", "build_parser", "main"]
 
@@ -156,7 +158,7 @@ class WorkerJob:
 # Commands.
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, stop: StopSignals) -> int:
     refuse_same_file(args.output, args.errors)
     settle_format(args)
     fmt = make_format(args.format, args.config)
@@ -171,49 +173,65 @@ def _run(args: argparse.Namespace) -> int:
         write=write_stderr,
         width=lambda: terminal_width(sys.stderr.fileno()),
     )
-    done = failed = 0
+    results = ordered_map(WorkerJob(job), reader, workers=workers, chunk_size=1)
     committed = False
     try:
-        output = OutputFile(args.output)
-        outputs.append(output)
-        error_file = OutputFile(args.errors) if args.errors else None
-        if error_file is not None:
-            outputs.append(error_file)
-        for result in ordered_map(WorkerJob(job), reader, workers=workers, chunk_size=1):
-            stop = args.fail_fast and result.failed
-            if stop:
-                # Stop at the first failed record: what came before it, then its report, nothing after.
-                done += result.first_error + 1
-                output.write(result.output[: result.before_error])
-                reports = result.errors[: result.errors.index(b"\n") + 1]
-                failed += 1
-            else:
-                done += result.records
-                output.write(result.output)
-                reports = result.errors
-                failed += result.failed
+        with stop.held():  # a file created is a file noted, so that the cleanup below removes it
+            output = OutputFile(args.output)
+            outputs.append(output)
+            error_file = OutputFile(args.errors) if args.errors else None
             if error_file is not None:
-                error_file.write(reports)
-            elif reports:
-                progress.clear()
-                for report in reports.splitlines():
-                    _report_error(report)
-            if stop:
-                break
-            progress.update(done, failed)
-        progress.update(done, failed, force=True)
-        progress.clear()
-        _finish(output, error_file, stopped=bool(args.fail_fast and failed))
-        committed = True
+                outputs.append(error_file)
+        done, failed = _write_results(args, results, output, error_file, progress)
+        with stop.held():  # every file is put in place, or none
+            _finish(output, error_file, stopped=bool(args.fail_fast and failed))
+            committed = True
     finally:
-        reader.close()
-        if not committed:
-            progress.clear()
-            for out in outputs:
-                out.discard()
+        with stop.held():
+            if stop.received is not None:
+                stop.end_workers()  # their work is not wanted: stop now rather than after their blocks
+            results.close()  # the workers' pool is shut down here, whatever ended the run
+            reader.close()
+            if not committed:
+                progress.clear()
+                for out in outputs:
+                    out.discard()
     if not args.quiet:
         write_stderr(_summary(args, done, failed, time.monotonic() - progress.start, workers, output.direct))
     return EXIT_RECORDS_FAILED if failed else EXIT_OK
+
+
+def _write_results(
+    args: argparse.Namespace, results: Iterator[BlockResult], output: OutputFile, error_file: OutputFile | None,
+    progress: Progress,
+) -> tuple[int, int]:
+    """Write each block's records and reports; ``(records done, records failed)``."""
+    done = failed = 0
+    for result in results:
+        last = args.fail_fast and result.failed
+        if last:
+            # Stop at the first failed record: what came before it, then its report, nothing after.
+            done += result.first_error + 1
+            output.write(result.output[: result.before_error])
+            reports = result.errors[: result.errors.index(b"\n") + 1]
+            failed += 1
+        else:
+            done += result.records
+            output.write(result.output)
+            reports = result.errors
+            failed += result.failed
+        if error_file is not None:
+            error_file.write(reports)
+        elif reports:
+            progress.clear()
+            for report in reports.splitlines():
+                _report_error(report)
+        if last:
+            break
+        progress.update(done, failed)
+    progress.update(done, failed, force=True)
+    progress.clear()
+    return done, failed
 
 
 def _cpu_count() -> int:
@@ -224,7 +242,7 @@ def _cpu_count() -> int:
 
 def ordered_map(
     job: WorkerJob, items: Iterable[tuple[int, bytes | FileRange]], *, workers: int, chunk_size: int,
-) -> Iterator[BlockResult]:
+) -> Generator[BlockResult, None, None]:
     """:func:`prompt_formats.batch.ordered_map` of the blocks; a run in this process (``workers=1``)
     loops here, without importing the worker processes' machinery."""
     if workers == 1:
@@ -234,6 +252,7 @@ def ordered_map(
         return
     from ..batch import ordered_map as batch_ordered_map
 
+    shield_resource_tracker()
     yield from batch_ordered_map(job, items, workers=workers, chunk_size=chunk_size)
 
 
@@ -315,18 +334,36 @@ def _formats(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
-    try:
-        status = _formats(args) if args.command == "formats" else _run(args)
-        # Here rather than at exit, where Python would report a closed pipe as an ignored exception.
-        sys.stdout.flush()
-        return status
-    except UsageError as exc:
+    with stop_on_signals() as stop:
+        try:
+            status = _formats(args) if args.command == "formats" else _run(args, stop)
+            # Here rather than at exit, where Python would report a closed pipe as an ignored exception.
+            sys.stdout.flush()
+            return status
+        except Stopped as exc:
+            return _stopped(exc.signum)
+        except Exception as exc:
+            if stop.received is not None:
+                # Whatever the signal cut short (a worker it killed, a cleanup step), the run was stopped.
+                return _stopped(stop.received)
+            return _failure(exc)
+        except KeyboardInterrupt:
+            _last_words("prompt-formats: interrupted")
+            return EXIT_INTERRUPTED
+
+
+def _stopped(signum: int) -> int:
+    """The exit status of a run a stopping signal ended (its files removed, its workers ended): 128 + signum."""
+    _last_words(f"prompt-formats: {Stopped(signum)}")
+    return 128 + signum
+
+
+def _failure(exc: Exception) -> int:
+    """The exit status of a run that raised ``exc``, its reason said on standard error."""
+    if isinstance(exc, UsageError):
         _last_words(f"prompt-formats: {exc}")
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        _last_words("prompt-formats: interrupted")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         # The reader of standard output (or error) went away (`| head`): stop quietly, as a command that
         # SIGPIPE stops would. What is still buffered for either goes to /dev/null at exit, without an error.
         with contextlib.suppress(OSError):
@@ -334,23 +371,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
             os.dup2(devnull, sys.stderr.fileno())
         return EXIT_BROKEN_PIPE
-    except OSError as exc:
+    if isinstance(exc, OSError):
         _last_words(f"prompt-formats: {exc}")
         return EXIT_USAGE
-    except Exception as exc:
-        if _is_broken_pool(exc):
-            # A worker was killed (by a signal, the out-of-memory killer...): its records are lost, so
-            # the run cannot be completed. Not 1, which says that records were reported as failed.
-            _last_words("prompt-formats: a worker process died before finishing its work (killed, or out of "
-                        "memory?); the run is incomplete")
-            return EXIT_USAGE
-        # A bug of this program (a record's own failure never gets here: it is reported and the run goes
-        # on). The traceback is for the report; the status says the run is incomplete, not that records
-        # failed, which is what Python's default 1 would say.
-        with contextlib.suppress(OSError):
-            traceback.print_exc()
-        _last_words("prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete")
+    if _is_broken_pool(exc):
+        # A worker was killed (by a signal, the out-of-memory killer...): its records are lost, so
+        # the run cannot be completed. Not 1, which says that records were reported as failed.
+        _last_words("prompt-formats: a worker process died before finishing its work (killed, or out of "
+                    "memory?); the run is incomplete")
         return EXIT_USAGE
+    # A bug of this program (a record's own failure never gets here: it is reported and the run goes
+    # on). The traceback is for the report; the status says the run is incomplete, not that records
+    # failed, which is what Python's default 1 would say.
+    with contextlib.suppress(OSError):
+        traceback.print_exception(exc)
+    _last_words("prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete")
+    return EXIT_USAGE
 
 
 def _last_words(message: str) -> None:

@@ -1,0 +1,102 @@
+"""SIGTERM and SIGHUP end a ``-j 2`` run of the command as SIGINT does: no temporary file left beside
+the output, no worker process left running, exit status 128 + the signal's number.
+
+Each run reads standard input that the test keeps open, so the run is certainly in progress when the
+signal comes: the test waits for the temporary output and the ready workers (events, never a time).
+The signal goes either to the command alone (``kill PID``, a job runner's stop) or to its whole
+process group (a terminal that hangs up, ``kill -- -PGID``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import SAFETY_NET, children, ignores_sigint, wait_for
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
+
+LINE = (json.dumps({"messages": [{"role": "user", "content": "Hi"}]}) + "\n").encode()
+
+
+def pool_workers(parent: int) -> list[int]:
+    """The pids of ``parent``'s process-pool workers (its spawned children, not the resource tracker)."""
+    return [pid for pid, cmdline in children(parent).items() if b"spawn_main" in cmdline]
+
+
+def ready_workers(parent: int, count: int) -> list[int]:
+    """``parent``'s ``count`` pool workers once each has taken its job (its last step: ignoring SIGINT)."""
+    workers = pool_workers(parent)
+    if len(workers) != count or not all(ignores_sigint(pid) for pid in children(parent)):
+        return []
+    return workers
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def group_is_empty(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def started(out: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """The command rendering standard input to ``out`` with two workers, in a session of its own; its
+    whole process group is killed when the block ends, so a failed test leaks no process."""
+    # Small blocks: the workers get records while standard input is still open.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "-j", "2",
+         "--block-size", "100", "-", "-o", str(out)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.mark.parametrize("to_group", [False, True], ids=["the-command", "its-process-group"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name)
+def test_a_terminating_signal_removes_the_temporary_files_and_ends_the_workers(
+    tmp_path: Path, signum: int, to_group: bool
+) -> None:
+    out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
+    with started(out) as proc:
+        assert proc.stdin is not None
+        proc.stdin.write(LINE * 2000)
+        proc.stdin.flush()
+        wait_for(lambda: [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")], "the temporary output")
+        workers = wait_for(lambda: ready_workers(proc.pid, 2), "two workers ready")
+        if to_group:
+            os.killpg(proc.pid, signum)
+        else:
+            os.kill(proc.pid, signum)
+        status = proc.wait(timeout=SAFETY_NET)
+        assert status == 128 + signum
+        assert [pid for pid in workers if alive(pid)] == []  # ended (and reaped) before the command exits
+        # Nothing else holds the command's standard output and error open: both reach their end.
+        stdout, stderr = proc.communicate(timeout=SAFETY_NET)
+        wait_for(lambda: group_is_empty(proc.pid), "the process group emptied")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert not errors.exists()
+    assert stdout == b""
+    assert stderr.decode() == f"prompt-formats: stopped by {signal.Signals(signum).name}\n"
