@@ -8,8 +8,13 @@ A server streams each event a format's stream parser returns as ``choices[0].del
 - :class:`~prompt_formats.streaming.ToolCallStart` → the call's first piece: ``index``, ``id``,
   ``type`` and the function's ``name``, with empty ``arguments``;
 - :class:`~prompt_formats.streaming.ToolCallArgumentsDelta` → more of that call's ``arguments``;
-- :class:`~prompt_formats.streaming.ToolCallEnd` and :class:`~prompt_formats.streaming.Malformed`
-  → ``None``: nothing for the client (a malformed piece's text came as content already).
+- :class:`~prompt_formats.streaming.ToolCallEnd`, :class:`~prompt_formats.streaming.Malformed` and
+  :class:`~prompt_formats.streaming.Note` → ``None``: nothing for the client (a malformed piece's
+  text came as content already).
+
+A stream opens with :func:`opening_delta`, ``{"role": "assistant", "content": ""}``, once, before
+any other delta, as OpenAI's streams do (and vLLM's and SGLang's): :func:`stream_deltas` gives the
+deltas of one stream so, the opening one first even for an empty completion.
 
 A client that merges the deltas the usual way (:func:`accumulate`: texts concatenated, each call's
 first piece kept and its arguments concatenated) gets the assistant message the deltas describe.
@@ -17,13 +22,32 @@ first piece kept and its arguments concatenated) gets the assistant message the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .messages import AssistantReply
 from .streaming import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallStart
 
-__all__ = ["accumulate", "delta", "finish_reason"]
+__all__ = ["accumulate", "delta", "finish_reason", "opening_delta", "stream_deltas"]
+
+
+def opening_delta() -> dict[str, Any]:
+    """The first delta of a stream, ``{"role": "assistant", "content": ""}`` (a new dict each call)."""
+    return {"role": "assistant", "content": ""}
+
+
+def stream_deltas(events: Iterable[Event]) -> Iterator[dict[str, Any]]:
+    """The ``choices[0].delta`` dicts of one stream: :func:`opening_delta` first, exactly once, then
+    :func:`delta` of each event that has one, in order.
+
+    The opening delta is yielded before ``events`` is asked for its first event, so a server can send
+    it before the model writes anything; an empty completion gives the opening delta alone.
+    """
+    yield opening_delta()
+    for event in events:
+        piece = delta(event)
+        if piece is not None:
+            yield piece
 
 
 def delta(event: Event) -> dict[str, Any] | None:
@@ -55,17 +79,24 @@ def finish_reason(reply: AssistantReply, length: bool = False) -> str:
 def accumulate(deltas: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
     """The assistant message a stream of deltas describes, merged as OpenAI clients merge them.
 
-    ``content`` is ``None`` until a content delta arrives; ``reasoning_content`` and ``tool_calls``
-    appear only when a delta carries them. ``None`` entries (events with no delta) are skipped.
+    ``role`` is the last one a delta gave (``"assistant"`` if none). Texts are concatenated, and an
+    empty text is no text, as :class:`~prompt_formats.messages.AssistantReply` has it: ``content`` is
+    ``None`` until a delta brings some (the opening delta's ``""`` brings none, where a client that
+    only concatenates keeps ``""``), ``reasoning_content`` appears only when a delta brings some,
+    ``tool_calls`` only when a delta carries a call. ``None`` entries (events with no delta) are
+    skipped. So the deltas of :func:`stream_deltas` merge to exactly the reply's ``to_openai()``.
     """
     message: dict[str, Any] = {"role": "assistant", "content": None}
+    texts: dict[str, list[str]] = {"content": [], "reasoning_content": []}
     calls: dict[int, dict[str, Any]] = {}
     for piece in deltas:
         if piece is None:
             continue
-        for key in ("content", "reasoning_content"):
-            if piece.get(key) is not None:
-                message[key] = (message.get(key) or "") + piece[key]
+        if piece.get("role") is not None:
+            message["role"] = piece["role"]
+        for key, parts in texts.items():
+            if piece.get(key):
+                parts.append(piece[key])
         for call_piece in piece.get("tool_calls") or ():
             call = calls.get(call_piece["index"])
             function = call_piece.get("function", {})
@@ -76,6 +107,10 @@ def accumulate(deltas: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
                 }
             else:
                 call["function"]["arguments"] += function.get("arguments", "")
+    if texts["content"]:
+        message["content"] = "".join(texts["content"])
+    if texts["reasoning_content"]:
+        message["reasoning_content"] = "".join(texts["reasoning_content"])
     if calls:
         message["tool_calls"] = [calls[index] for index in sorted(calls)]
     return message

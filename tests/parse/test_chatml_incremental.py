@@ -9,7 +9,7 @@ import json
 import pytest
 
 import prompt_formats as pf
-from prompt_formats.openai import accumulate, delta
+from prompt_formats.openai import accumulate, stream_deltas
 from prompt_formats.streaming import ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from tests.support.parser_cases import counting_ids, stream
 
@@ -74,7 +74,7 @@ def test_deltas_concatenate_to_arguments_json_and_stream_equals_parse(text: str,
     for call_index, call in enumerate(reply.tool_calls):
         sent = "".join(e.text for e in events if isinstance(e, ToolCallArgumentsDelta) and e.index == call_index)
         assert sent == call.arguments_json()
-    assert accumulate(map(delta, events)) == reply.to_openai()
+    assert accumulate(stream_deltas(events)) == reply.to_openai()
 
 
 # --- Tolerated shapes (each with a note). ---------------------------------------------------------------

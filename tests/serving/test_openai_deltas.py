@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from prompt_formats import (
@@ -14,7 +16,11 @@ from prompt_formats import (
     ToolCallEnd,
     ToolCallStart,
 )
-from prompt_formats.openai import accumulate, delta, finish_reason
+from prompt_formats.openai import accumulate, delta, finish_reason, opening_delta, stream_deltas
+from prompt_formats.streaming import Note
+
+# The first delta of every OpenAI chat-completion stream (and of vLLM's and SGLang's).
+OPENING = {"role": "assistant", "content": ""}
 
 
 def test_each_event_maps_to_the_delta_openai_streams() -> None:
@@ -26,6 +32,42 @@ def test_each_event_maps_to_the_delta_openai_streams() -> None:
     assert delta(ToolCallArgumentsDelta(0, '{"p')) == {"tool_calls": [{"index": 0, "function": {"arguments": '{"p'}}]}
     assert delta(ToolCallEnd(0, ToolCall("ls", {}, "call_1"))) is None
     assert delta(Malformed("note")) is None
+    assert delta(Note("note")) is None
+
+
+def test_the_opening_delta_is_openais() -> None:
+    first = opening_delta()
+    assert first == OPENING
+    first["content"] = "changed"
+    assert opening_delta() == OPENING  # a new dict each time
+
+
+def test_a_stream_opens_with_the_role_once_before_any_other_delta() -> None:
+    events = [ReasoningDelta("hm"), Malformed("m"), ContentDelta("Hi"), ToolCallStart(0, "c0", "f"),
+              ToolCallArgumentsDelta(0, "{}"), ToolCallEnd(0, ToolCall("f", {}, "c0")), Note("n")]
+    assert list(stream_deltas(events)) == [
+        OPENING, {"reasoning_content": "hm"}, {"content": "Hi"},
+        {"tool_calls": [{"index": 0, "id": "c0", "type": "function", "function": {"name": "f", "arguments": ""}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]},
+    ]
+
+
+def test_an_empty_completion_streams_the_opening_delta_alone() -> None:
+    assert list(stream_deltas([])) == [OPENING]
+    assert accumulate(stream_deltas([])) == {"role": "assistant", "content": None}
+
+
+def test_the_opening_delta_goes_out_before_the_first_event_is_asked_for() -> None:
+    def no_events_yet() -> Iterator[ContentDelta]:
+        raise AssertionError("an event was asked for before the opening delta went out")
+        yield ContentDelta("x")  # a generator
+
+    assert next(stream_deltas(no_events_yet())) == OPENING
+
+
+def test_the_opening_delta_adds_no_content_to_a_call() -> None:
+    events = [ToolCallStart(0, "c0", "f"), ToolCallArgumentsDelta(0, "{}")]
+    assert accumulate(stream_deltas(events)) == AssistantReply(tool_calls=(ToolCall("f", {}, "c0"),)).to_openai()
 
 
 def test_accumulated_deltas_give_the_assistant_message() -> None:

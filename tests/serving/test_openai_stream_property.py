@@ -1,4 +1,7 @@
-"""A client accumulating the OpenAI deltas of a stream gets exactly the parsed reply's to_openai(), for every format."""
+"""A client accumulating the OpenAI deltas of a stream gets exactly the parsed reply's to_openai(), for every format.
+
+The stream opens with ``{"role": "assistant", "content": ""}``, once, before any other delta, as OpenAI's does.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.openai import accumulate, delta
+from prompt_formats.openai import accumulate, stream_deltas
 from tests.support.parser_cases import CHATML_MARKERS, HARMONY_MARKERS, completions, counting_ids, splits, stream
 from tests.support.strategies import differential_settings
 
@@ -36,7 +39,10 @@ def test_every_parsing_format_has_markers() -> None:
 def check_deltas_accumulate_to_the_reply(name: str, text: str, deltas: list[str], tools: object) -> None:
     fmt = pf.get_format(name)
     events, reply = stream(lambda: fmt.stream_parser(tools, id_factory=counting_ids()), deltas)
-    assert accumulate(map(delta, events)) == reply.to_openai()
+    pieces = list(stream_deltas(events))
+    assert pieces[0] == {"role": "assistant", "content": ""}
+    assert not any("role" in piece for piece in pieces[1:])
+    assert accumulate(pieces) == reply.to_openai()
     assert reply == fmt.parse(text, tools, id_factory=counting_ids())
 
 
