@@ -51,34 +51,77 @@ def _directory(directory: str, argument: str) -> ModelTokenizer:
 
 
 def _chat_template(directory: str, argument: str) -> str | None:
+    """The directory's chat template: ``chat_template.jinja``, else ``tokenizer_config.json``'s
+    ``chat_template``; :class:`UsageError` naming the file that cannot be read."""
     template_file = os.path.join(directory, "chat_template.jinja")
     if os.path.isfile(template_file):
-        with open(template_file, encoding="utf-8") as stream:
-            return stream.read()
+        try:
+            # As transformers reads it: UTF-8, a byte-order mark kept (it is then text of every prompt).
+            with open(template_file, encoding="utf-8") as stream:
+                return stream.read()
+        except UnicodeDecodeError as exc:
+            reason = f"not UTF-8 text (invalid byte {exc.start + 1})"
+            raise UsageError(f"--tokenizer {argument}: cannot read chat_template.jinja: {reason}") from None
+        except OSError as exc:
+            raise UsageError(f"--tokenizer {argument}: cannot read chat_template.jinja: {exc.strerror}") from None
     config = os.path.join(directory, "tokenizer_config.json")
     if not os.path.isfile(config):
         return None
     try:
         with open(config, encoding="utf-8") as stream:
-            template: Any = json.load(stream).get("chat_template")
-    except (OSError, ValueError, AttributeError) as exc:
-        raise UsageError(f"--tokenizer {argument}: cannot read tokenizer_config.json: {exc}") from None
-    return template if isinstance(template, str) or template is None else json.dumps(template)
+            settings: Any = json.load(stream)
+        if not isinstance(settings, dict):
+            raise ValueError("not a JSON object")
+        template = settings.get("chat_template")
+        return template if isinstance(template, str) or template is None else json.dumps(template)
+    except RecursionError:
+        reason = "its JSON is nested too deeply to read"
+    except UnicodeDecodeError as exc:
+        reason = f"not UTF-8 text (invalid byte {exc.start + 1})"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    except ValueError as exc:  # not JSON, or not an object
+        reason = str(exc)
+    raise UsageError(f"--tokenizer {argument}: cannot read tokenizer_config.json: {reason}")
 
 
 def _fetch(name: str) -> str:
     """The local directory holding the Hub model ``name``'s tokenizer files (downloaded if need be)."""
-    tried = f"not a file or a directory, nor a Hugging Face Hub model whose {' and '.join(_FILES)} could be fetched"
+    tried = "not a file or a directory, so it was looked up as a Hugging Face Hub model"
     try:
         from huggingface_hub import hf_hub_download
     except ImportError:
-        raise UsageError(f"--tokenizer {name}: {tried} (the huggingface_hub package is not installed)") from None
-    try:
-        paths = [hf_hub_download(name, filename) for filename in _FILES]
-    except Exception as exc:  # invalid names, offline mode, network and HTTP errors: each its own class
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UsageError(f"--tokenizer {name}: {tried}: {type(exc).__name__}: {reason}") from None
+        raise UsageError(f"--tokenizer {name}: {tried}, but the huggingface_hub package is not installed") from None
+    paths = []
+    for filename in _FILES:
+        try:
+            paths.append(hf_hub_download(name, filename))
+        except Exception as exc:  # invalid names, offline mode, network and HTTP errors: each its own class
+            raise UsageError(f"--tokenizer {name}: {tried}: {_not_fetched(exc, filename)}") from None
     return os.path.dirname(paths[0])
+
+
+def _not_fetched(exc: Exception, filename: str) -> str:
+    """Why the Hub's ``filename`` could not be had, in this command's words (huggingface_hub's error
+    classes, by name: their module differs between its versions)."""
+    classes = {cls.__name__ for cls in type(exc).__mro__}
+    if "HFValidationError" in classes:
+        return "not a valid model name (an owner/name, or a name)"
+    if "GatedRepoError" in classes:
+        return "a gated model: accept its terms on its Hub page and log in (hf auth login)"
+    if "RepositoryNotFoundError" in classes:
+        return "no such model on the Hub (or a private one: log in with hf auth login)"
+    if "LocalEntryNotFoundError" in classes:
+        from huggingface_hub import constants
+
+        missing = f"its {filename} is not in the local Hugging Face cache"
+        if getattr(constants, "HF_HUB_OFFLINE", False):
+            return f"{missing}, and downloads are off (HF_HUB_OFFLINE is set)"
+        return f"{missing}, and it could not be downloaded (no connection?)"
+    if "EntryNotFoundError" in classes:
+        return f"the model has no {filename}"
+    reason = str(exc).splitlines()[0] if str(exc) else ""
+    return f"its {filename} could not be fetched ({type(exc).__name__}{': ' + reason if reason else ''})"
 
 
 def format_name(given: str | None, model: ModelTokenizer, argument: str) -> str:

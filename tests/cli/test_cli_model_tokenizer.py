@@ -90,12 +90,39 @@ def test_a_model_directory_without_a_template_needs_format(tmp_path: Path) -> No
 
 
 def test_a_hub_name_that_cannot_be_fetched_says_what_was_tried(tmp_path: Path) -> None:
+    pytest.importorskip("huggingface_hub")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}  # an empty cache, no network
     proc = run("render", "--tokenizer", "no-such-owner/no-such-model", str(source(tmp_path)), env=env)
     assert proc.returncode == 2
-    assert proc.stderr.decode().startswith(
-        "prompt-formats: --tokenizer no-such-owner/no-such-model: not a file or a directory, nor a Hugging Face "
-        "Hub model whose tokenizer.json and tokenizer_config.json could be fetched: ")
+    # In the command's words, one line: what the argument was taken for, where it was looked for, why not there.
+    assert proc.stderr.decode() == (
+        "prompt-formats: --tokenizer no-such-owner/no-such-model: not a file or a directory, so it was looked up "
+        "as a Hugging Face Hub model: its tokenizer.json is not in the local Hugging Face cache, and downloads "
+        "are off (HF_HUB_OFFLINE is set)\n")
+
+
+def usage_error_line(proc: subprocess.CompletedProcess[bytes]) -> str:
+    """The one line of a usage error (exit status 2), without the trailing newline."""
+    assert proc.returncode == 2, proc.stderr
+    stderr = proc.stderr.decode()
+    assert stderr.count("\n") == 1 and stderr.endswith("\n"), stderr
+    return stderr[:-1]
+
+
+def test_a_tokenizer_config_nested_too_deeply_is_a_usage_error(tmp_path: Path) -> None:
+    directory = model_directory(tmp_path, None)
+    (directory / "tokenizer_config.json").write_text('{"chat_template": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    line = usage_error_line(run("render", "--tokenizer", str(directory), str(source(tmp_path))))
+    assert line == (f"prompt-formats: --tokenizer {directory}: cannot read tokenizer_config.json: "
+                    "its JSON is nested too deeply to read")
+
+
+def test_a_chat_template_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
+    directory = model_directory(tmp_path, None)
+    (directory / "chat_template.jinja").write_bytes(b"{{ messages }}\xff")
+    line = usage_error_line(run("render", "--tokenizer", str(directory), str(source(tmp_path))))
+    assert line == (f"prompt-formats: --tokenizer {directory}: cannot read chat_template.jinja: "
+                    "not UTF-8 text (invalid byte 15)")
 
 
 def test_format_is_required_without_a_model(tmp_path: Path) -> None:
