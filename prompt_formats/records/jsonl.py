@@ -15,10 +15,19 @@ from ..shape import JSONType, json_type_of
 from .request_keys import refusal
 
 __all__ = [
-    "decode_record", "has_long_digit_run", "json_type", "record_id_at", "refuse", "strictly_refused", "unwrap_record",
+    "MAX_DEPTH", "decode_record", "has_long_digit_run", "json_type", "record_id_at", "refuse", "strictly_refused",
+    "unwrap_record",
 ]
 
 _BATCH_API_KEYS = frozenset({"custom_id", "method", "url", "body"})
+#: How many arrays and objects within each other a record may hold: orjson's limit (it reads no deeper).
+MAX_DEPTH = 1024
+# The standard library's reader (integers beyond 64 bits, lone surrogates) has a lower limit, which
+# depends on the interpreter and on how deep the caller's stack already is.
+_TOO_DEEP_TO_READ_EXACTLY = (
+    "nested too deeply to read exactly (a record holding an integer beyond 64 bits or a lone surrogate escape "
+    "is read by Python's json module, whose limit is the interpreter's recursion limit)"
+)
 
 
 def decode_record(data: bytes | memoryview | str, long_digits: bool = True, line: int | None = None) -> Any:
@@ -28,8 +37,9 @@ def decode_record(data: bytes | memoryview | str, long_digits: bool = True, line
     callers of the templates would see them: integers beyond 64 bits (orjson makes them floats, or
     refuses them from 309 digits on) and lone UTF-16 surrogate escapes such as ``"\\ud800"`` (valid
     JSON, which orjson refuses). ``long_digits=False`` tells that ``data`` has no run of 19 digits,
-    which spares that check. Raises ``InvalidInputError`` at ``record`` for a line that is not JSON,
-    or not UTF-8 (``invalid UTF-8 at byte N of line L``, N counted from 1; ``line`` is the line's number).
+    which spares that check. Raises ``InvalidInputError`` at ``record`` for a line that is not JSON
+    (orjson's reason ``at column C``, in characters), nested deeper than :data:`MAX_DEPTH` levels, or
+    not UTF-8 (``invalid UTF-8 at byte N of line L``, N counted from 1; ``line`` is the line's number).
     """
     if isinstance(data, str):
         try:
@@ -40,16 +50,28 @@ def decode_record(data: bytes | memoryview | str, long_digits: bool = True, line
         record = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         _check_utf8(data, line)
+        if "depth limit" in exc.msg:  # orjson's words for nesting beyond its limit: valid JSON, perhaps
+            raise InvalidInputError("record", f"nested deeper than {MAX_DEPTH} levels: not read") from None
         # A lone surrogate escape, or an integer too large for a double: valid JSON all the same.
         if "surrogate" in str(exc) or has_long_digit_run(bytes(data)):
             try:
                 return _decode_exactly(data)
+            except InvalidInputError:
+                raise
             except ValueError:
                 pass
-        raise InvalidInputError("record", f"not valid JSON ({exc})") from None
+        raise _not_json(exc) from None
     if long_digits and has_long_digit_run(data if isinstance(data, bytes) else bytes(data)):
         return _decode_exactly(data)
     return record
+
+
+def _not_json(exc: orjson.JSONDecodeError) -> InvalidInputError:
+    """The error for a text that is not JSON: orjson's reason, and where as a column (in characters)
+    of the line. orjson counts lines within the text it was given, which is the file's line: a
+    line number of its own is given only for a text of several lines (a caller's own string)."""
+    where = f"column {exc.colno}" if exc.lineno == 1 else f"line {exc.lineno}, column {exc.colno} of the record"
+    return InvalidInputError("record", f"not valid JSON ({exc.msg} at {where})")
 
 
 def _check_utf8(data: bytes | memoryview, line: int | None) -> None:
@@ -73,8 +95,12 @@ def _finite_float(text: str) -> float:
 
 
 def _decode_exactly(data: bytes | memoryview) -> Any:
-    """The standard library's reading of a line of strict JSON (NaN, Infinity and overflowing floats refused)."""
-    return json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+    """The standard library's reading of a line of strict JSON (NaN, Infinity and overflowing floats
+    refused); ``InvalidInputError`` for a line nested deeper than it reads."""
+    try:
+        return json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise InvalidInputError("record", _TOO_DEEP_TO_READ_EXACTLY) from None
 
 
 # 19 digits in a row may be an integer beyond 64 bits (or part of a string: then the slower exact

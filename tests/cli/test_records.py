@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.records import RecordParser, RecordRenderer, call_ids, has_long_digit_run
+from prompt_formats.records import RecordParser, RecordRenderer, call_ids, decode_record, has_long_digit_run
 from prompt_formats.tools import ToolsetCache as _ToolsCache
 from tests.support.oracles import render_jinja
 from tests.support.strategies import differential_settings
@@ -326,3 +326,51 @@ def test_invalid_utf8_is_reported_with_its_byte_and_line(line: bytes, bad: bytes
     ok, out = RecordRenderer(MULTI, True).process_line(3, line)
     assert not ok
     assert json.loads(out)["message"] == f"record: invalid UTF-8 at byte {line.index(bad) + 1} of line 3"
+
+
+def nested(depth: int, inner: str) -> bytes:
+    """A valid record whose ``messages`` holds ``inner`` within ``depth`` arrays in all."""
+    return ('{"messages": ' + "[" * depth + inner + "]" * depth + "}").encode()
+
+
+def report_message(line: bytes, number: int = 1) -> str:
+    ok, out = RecordRenderer(MULTI, True).process_line(number, line)
+    assert not ok, out
+    return str(json.loads(out)["message"])
+
+
+# Plain, an integer beyond 64 bits and a lone surrogate escape (both read by the standard library).
+NESTED_INNERS = ['"Hi"', "12345678901234567890123", '"\\ud800"']
+
+
+@pytest.mark.parametrize("inner", NESTED_INNERS)
+def test_a_record_nested_beyond_the_readers_limit_is_reported_as_nested_not_invalid(inner: str) -> None:
+    # Valid JSON: the report must not call it invalid, and must name the limit.
+    assert report_message(nested(2000, inner)) == "record: nested deeper than 1024 levels: not read"
+
+
+@pytest.mark.parametrize("inner", NESTED_INNERS)
+def test_a_record_at_the_readers_limit_is_read_or_reported_as_nested(inner: str) -> None:
+    # 1024 levels in all: orjson reads it. The standard library (integers beyond 64 bits, lone
+    # surrogates) may stop sooner, by the interpreter's recursion limit: then a report says so, never a crash.
+    message = report_message(nested(1023, inner))
+    assert message in (
+        "messages[0]: expected a message object, got list",  # read: the shape is refused, as it should be
+        "record: nested too deeply to read exactly (a record holding an integer beyond 64 bits or a lone "
+        "surrogate escape is read by Python's json module, whose limit is the interpreter's recursion limit)",
+    )
+
+
+def test_a_syntax_error_gives_its_column_within_the_line() -> None:
+    line = '{"messages":[{"role":"user","content":"héllo wörld"}'.encode()  # cut short; columns count characters
+    assert report_message(line, 2) == "record: not valid JSON (unexpected end of data at column 53)"
+    assert report_message(b'{"messages": [x]}', 7) == (
+        "record: not valid JSON (unexpected character, expected a JSON value at column 15)")
+
+
+def test_a_syntax_error_in_a_record_of_several_lines_gives_its_line_within_the_record() -> None:
+    # Only a caller's own text can hold a newline (a JSONL line never does): its position is the record's.
+    with pytest.raises(pf.FormatError) as caught:
+        decode_record('{"messages":\n [x]}')
+    assert str(caught.value) == (
+        "record: not valid JSON (unexpected character, expected a JSON value at line 2, column 3 of the record)")
