@@ -8,12 +8,12 @@ value deeper than that is refused (:class:`TooDeep`), never passed on unread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import FormatError, InjectionError, InvalidInputError
 
-__all__ = ["MAX_NESTING", "Hit", "TooDeep", "nesting_exceeds", "walk_strings"]
+__all__ = ["MAX_NESTING", "Hit", "TooDeep", "Unreadable", "nesting_exceeds", "walk_strings"]
 
 #: The most containers (dicts, lists, tuples) nested in one another that a tool definition or a
 #: tool-call argument may hold: the guard checks values up to this depth and refuses deeper ones,
@@ -57,6 +57,20 @@ class TooDeep(Hit):
         )
 
 
+class Unreadable(Hit):
+    """A value the guard cannot read as JSON data whose printed text may hold a token: refused."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__("")
+        self.kind = type(value).__name__
+
+    def error(self, base: str) -> FormatError:
+        return InvalidInputError(
+            base + "".join(reversed(self.trail)),
+            f"expected JSON data, got {self.kind}, whose printed text the guard cannot check",
+        )
+
+
 def nesting_exceeds(value: Any, limit: int = MAX_NESTING) -> bool:
     """True if ``value`` holds more than ``limit`` dicts, lists or tuples nested in one another."""
     if not isinstance(value, _CONTAINERS):
@@ -73,24 +87,35 @@ def nesting_exceeds(value: Any, limit: int = MAX_NESTING) -> bool:
     return True
 
 
-def walk_strings(value: Any, text: Callable[[str], str], limit: int = MAX_NESTING) -> Any:
+def walk_strings(
+    value: Any, text: Callable[[str], str], limit: int = MAX_NESTING, other: Callable[[Any], Any] | None = None,
+) -> Any:
     """``value`` with ``text`` applied to every string in it (dict keys included), depth first, in order.
 
-    Walks ``dict``, ``list`` and ``tuple`` (a changed one is rebuilt: a tuple as a list, the same
-    JSON); anything else is returned as is. Returns ``value`` itself when nothing changed. A value
-    holding more than ``limit`` nested containers raises :class:`TooDeep`; a :class:`Hit` raised by
-    ``text`` gets the path steps from ``value`` down to the string.
+    Walks ``dict``, ``list`` and ``tuple``, and any other mapping as a dict (a changed one is rebuilt:
+    a tuple as a list, a mapping as a dict, the same JSON); ``other``, when given, is applied to
+    every other value that is not exactly an ``int``, ``float``, ``bool`` or ``None`` (subclasses
+    included), else such values are returned as they are. Returns ``value`` itself when nothing
+    changed. A value holding more than ``limit`` nested containers raises :class:`TooDeep`; a
+    :class:`Hit` raised by ``text`` or ``other`` gets the path steps from ``value`` down to it.
     """
     if isinstance(value, str):
         return text(value)
     if not isinstance(value, _CONTAINERS):
-        return value
+        if not isinstance(value, Mapping):
+            return _leaf(value, other)
+        value = _AsDict(value)
+    return _walk_container(value, text, limit, other)
+
+
+def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: Callable[[Any], Any] | None) -> Any:
+    """:func:`walk_strings` of a container (a dict, list or tuple, or an :class:`_AsDict`)."""
     # The container being walked is in locals (its entries, the position, its new entries once
     # one changed, the checked key of a dict entry); its ancestors' are on `stack`. One loop, no
     # call per item: this walk runs on every value the guard's prefilter could not clear.
     stack: list[_Frame] = []
     container: Any = value
-    is_dict = isinstance(container, dict)
+    is_dict = isinstance(container, (dict, _AsDict))
     entries: Any = list(container.items()) if is_dict else container
     pos = 0
     out: list[Any] | None = None
@@ -100,29 +125,35 @@ def walk_strings(value: Any, text: Callable[[str], str], limit: int = MAX_NESTIN
             while pos < len(entries):
                 if is_dict:
                     old_key, item = entries[pos]
-                    key = text(old_key) if isinstance(old_key, str) else old_key
+                    key = text(old_key) if isinstance(old_key, str) else _leaf(old_key, other)
                 else:
                     item = entries[pos]
                 if isinstance(item, str):
                     new = text(item)
-                elif isinstance(item, _CONTAINERS):
+                elif isinstance(item, _CONTAINERS) or (
+                    type(item) not in _SCALARS and item is not None and isinstance(item, Mapping)
+                ):
                     if len(stack) + 1 >= limit:
                         raise TooDeep
                     stack.append((container, entries, is_dict, pos, out, key))
-                    container, is_dict, pos, out = item, isinstance(item, dict), 0, None
+                    is_dict = not isinstance(item, (list, tuple))
+                    container = item if type(item) is dict or not isinstance(item, Mapping) else _AsDict(item)
+                    pos, out = 0, None
                     entries = list(container.items()) if is_dict else container
                     continue
-                else:
+                elif item is None or other is None or type(item) in _SCALARS:
                     new = item
+                else:
+                    new = other(item)
                 if out is None and (new is not item or (is_dict and key is not old_key)):
                     out = list(entries[:pos])
                 if out is not None:
                     out.append((key, new) if is_dict else new)
                 pos += 1
-            done = container if out is None else (dict(out) if is_dict else out)
+            done = _finished(container, is_dict, out)
             if not stack:
                 return done
-            child = container
+            child = container.mapping if isinstance(container, _AsDict) else container
             container, entries, is_dict, pos, out, key = stack.pop()
             if out is None and (done is not child or (is_dict and key is not entries[pos][0])):
                 out = list(entries[:pos])
@@ -132,6 +163,37 @@ def walk_strings(value: Any, text: Callable[[str], str], limit: int = MAX_NESTIN
     except Hit as hit:
         _add_steps(hit, stack, entries, is_dict, pos)
         raise
+
+
+_SCALARS = frozenset({int, float, bool})
+
+
+class _AsDict:
+    """A mapping other than a dict, walked as the dict it is read as (transformers hands templates
+    every mapping as a dict)."""
+
+    __slots__ = ("mapping",)
+
+    def __init__(self, mapping: Mapping[Any, Any]) -> None:
+        self.mapping = mapping
+
+    def items(self) -> Any:
+        return self.mapping.items()
+
+
+def _leaf(item: Any, other: Callable[[Any], Any] | None) -> Any:
+    """A value that is neither a string nor a container: itself, or ``other(item)`` when it is not
+    exactly a JSON scalar."""
+    if other is None or item is None or type(item) in _SCALARS:
+        return item
+    return other(item)
+
+
+def _finished(container: Any, is_dict: bool, out: list[Any] | None) -> Any:
+    """The walked container: itself when nothing changed, else rebuilt (a mapping as a dict)."""
+    if out is None:
+        return container.mapping if isinstance(container, _AsDict) else container
+    return dict(out) if is_dict else out
 
 
 def _add_steps(hit: Hit, stack: list[_Frame], entries: Any, is_dict: bool, pos: int) -> None:

@@ -67,9 +67,10 @@ def _tagged_text(value: Any, path: str) -> str:
 
 
 def tag_final_message(messages: Any, field: str, template: str | None = None) -> tuple[list[Any], str]:
-    """The messages with transformers' tag appended to the final message's ``field`` (in a list of
-    parts, to the last part with text), and the text it was appended to; the caller's messages are
-    not changed. ``template``: the template's text, which must name the field (transformers' check)."""
+    """The messages with transformers' tag appended to the final message's ``field`` (in a list or
+    tuple of parts, to the last part with text; any other value is left as render meets it, so render
+    raises its own error), and the text it was appended to; the caller's messages are not changed.
+    ``template``: the template's text, which must name the field (transformers' check)."""
     if not is_list(messages) or not messages:
         if is_list(messages):
             raise FormatError("continue_final_message is set but the conversation is empty!")
@@ -88,7 +89,11 @@ def tag_final_message(messages: Any, field: str, template: str | None = None) ->
     if field in REASONING_FIELDS:
         for name in fields:
             final[name] = _tagged_text(final[name], f"messages[{index}].{name}")
-    elif is_list(text):
+    elif not isinstance(text, (str, list, tuple)):
+        # transformers tags a string or a list or tuple of parts; the templates meet any other value
+        # as render meets it, untagged, so render raises its own error for it (or the cut refuses).
+        return list(messages), ""
+    elif isinstance(text, (list, tuple)):
         parts = list(text)
         for k in range(len(parts) - 1, -1, -1):
             part = parts[k]

@@ -7,12 +7,14 @@ error reporting. What a format renders is its :class:`~prompt_formats.guard.Untr
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._walk import MAX_NESTING, walk_strings
 from .._walk import Hit as _Hit
-from .._walk import walk_strings
+from .._walk import Unreadable as _Unreadable
 from ..control_tokens import UntrustedReading, is_text_part, parts_clean
 from ..messages import Message, message_dict
 from ..shape import call_body, reasoning_field
@@ -77,7 +79,28 @@ class FieldPolicy(Prefilters):
         if self.policy == "allow":
             return value
         # Iterative, to a fixed depth: a value too deep to read in full raises TooDeep (refused).
-        return walk_strings(value, self._text)
+        return walk_strings(value, self._text, MAX_NESTING, self._other)
+
+    def _other(self, value: Any) -> Any:
+        """A value inside JSON data that is none of its exact types, as the guard passes it on.
+
+        The rule: the guard checks the text the template writes. transformers hands a template a
+        subclass of ``int`` or ``float`` as the plain number (so do we, here: a subclass's ``__str__``,
+        which a template may print, could say anything); any other object is printed by some
+        templates (gpt-oss's ``join``) and refused by others' JSON, so one whose ``str`` or ``repr``
+        holds a lead character is refused, unread.
+        """
+        if isinstance(value, int) and not isinstance(value, bool):
+            return int.__int__(value)
+        if isinstance(value, float):
+            return float.__float__(value)
+        try:
+            printed = (str(value), repr(value))
+        except Exception:  # whatever the object's own code raises: it cannot be checked
+            raise _Unreadable(value) from None
+        if any(self._contains_lead(text) for text in printed):
+            raise _Unreadable(value)
+        return value
 
     def guard_content(self, content: Any, path: str, *, join_parts: bool = True) -> Any:
         """Apply the policy to a message's content: a string, or the text parts of a list of parts.
@@ -115,7 +138,12 @@ class FieldPolicy(Prefilters):
             runs.append(run)
         new_texts: dict[int, str] = {}
         for indices in runs:
-            texts = [content[j]["text"] for j in indices]
+            texts = []
+            for j in indices:
+                text = content[j]["text"]
+                if type(text) is not str:  # a subclass as its plain data: what _text reads (its docstring)
+                    text = new_texts[j] = str.__str__(text)
+                texts.append(text)
             if not any(self._contains_lead(text) for text in texts):
                 continue
             if len(indices) == 1:
@@ -143,11 +171,10 @@ class FieldPolicy(Prefilters):
             offset += len(text)
 
         def part_of(position: int) -> int:
-            # The part holding the character at ``position`` (empty parts hold none).
-            k = len(offsets) - 1
-            while offsets[k] > position or (offsets[k] == position and not texts[k]):
-                k -= 1
-            return k
+            # The part holding the character at ``position``: the last part starting at or before it
+            # (an empty part starts where the next one does, so it is never the last). A search, not
+            # a scan back from the end: many parts with a token each would make that quadratic.
+            return bisect.bisect_right(offsets, position) - 1
 
         if self.policy == "reject":
             found = self.find(joined)

@@ -107,18 +107,20 @@ class Prefilters(EscapeScheme):
         is still a run of markers) and one search of it for a lead followed by markers and a token's
         tail or its start, or one that a name's end and ``follower`` complete (``Scanner.blob_suspect``).
         A value orjson cannot encode (too deep, a lone surrogate, an integer beyond 64 bits, another
-        type) answers "unsure".
+        type, a subclass of a JSON type) answers "unsure".
         """
         pattern = self._blob_patterns.get(follower, _UNBUILT)
         if pattern is _UNBUILT:  # built once per follower (two threads may both build it: the same)
             pattern = self._blob_patterns[follower] = self._scanner.blob_suspect(follower)
         if pattern is None:
             return False
+        # Subclasses of str, int, dict and list are passed through, so they answer "unsure": orjson
+        # would write a subclass's data, a template may print its __str__.
         try:
-            data = orjson.dumps(value)
+            data = orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
         except TypeError:
             try:  # int, float, bool or None dict keys (json.dumps accepts them)
-                data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+                data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS)
             except (TypeError, ValueError, RecursionError):
                 return False
         except (ValueError, RecursionError):

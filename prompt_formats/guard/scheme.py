@@ -226,7 +226,14 @@ class EscapeScheme:
             raise hit.error(path) from None
 
     def _text(self, text: str, followed_by: str = "") -> str:
-        """The policy applied to one string; a token under ``reject`` raises :class:`_Hit`."""
+        """The policy applied to one string; a token under ``reject`` raises :class:`_Hit`.
+
+        A subclass of ``str`` comes back as the plain string of its data, checked: its ``__str__``
+        could print other text than the data the search reads, and transformers hands templates
+        the plain string too. (``allow`` reads nothing, so it changes nothing.)
+        """
+        if type(text) is not str and self.policy != "allow":
+            text = str.__str__(text)
         lead = self._lead
         if lead is not None and lead not in text:
             return text

@@ -1,7 +1,8 @@
 """The control-token guard over exactly the fields the gpt-oss template renders.
 
 Untrusted, as the guard's policy defines it: the content of system, developer, user and tool
-messages (a tool result is written as JSON, so every string in it, keys included); the first tool
+messages (a first system or developer message's content that is not a string as the template prints
+it, with Python's ``str``) (a tool result is written as JSON, so every string in it, keys included); the first tool
 call of an assistant message (its name, ``content_type`` and every string of its arguments: the
 template renders no other call); the tools (every string). An assistant's content and thinking only
 when the guard does not trust the assistant; the thinking checked is the one the template reads
@@ -17,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...errors import InvalidInputError
 from ...messages import Message
+from .render import printed
 
 if TYPE_CHECKING:
     from ...format import Tools
@@ -59,6 +62,10 @@ def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
         content = data.get("content")
         if isinstance(content, str):
             changes["content"] = guard.guard_text(content, path + ".content")
+        elif index == 0 and content and role in ("system", "developer"):
+            # The template prints any other value with Python's str(): the printed text is checked
+            # (and, escaped, written in its place).
+            changes["content"] = _guard_printed(guard, content, path + ".content")
     if role == "assistant":
         if not guard.trust_assistant:
             key = next((key for key in _REASONING_READ if data.get(key) is not None), "")
@@ -73,6 +80,17 @@ def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
     if not changes:
         return message
     return {**data, **changes}
+
+
+def _guard_printed(guard: ControlTokenGuard, content: Any, path: str) -> Any:
+    """The first message's content as the template prints it, the policy applied; ``content``
+    itself when it is clean or not JSON data (the renderer refuses that)."""
+    try:
+        text = printed(content, path)
+    except InvalidInputError:
+        return content
+    new = guard.guard_text(text, path)
+    return content if new is text else new
 
 
 def _guard_first_call(guard: ControlTokenGuard, call: Any, path: str) -> Any:
