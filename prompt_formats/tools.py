@@ -165,11 +165,14 @@ _UNKNOWN: Any = object()
 
 
 def _containers_copied(value: Any) -> Any:
-    """``value`` with its dicts and lists copied and everything else shared (nesting bounded by orjson's limit)."""
+    """``value`` with its dicts, lists and tuples copied and everything else shared (nesting bounded by
+    orjson's limit). A tuple too: it cannot change, but a list or dict inside it can."""
     if type(value) is dict:
         return {key: _containers_copied(item) for key, item in value.items()}
     if type(value) is list:
         return [_containers_copied(item) for item in value]
+    if type(value) is tuple:
+        return tuple([_containers_copied(item) for item in value])
     return value
 
 

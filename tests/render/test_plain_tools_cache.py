@@ -13,6 +13,7 @@ import marshal
 import math
 import struct
 import threading
+import uuid
 from typing import Any
 
 import numpy as np
@@ -216,6 +217,35 @@ def test_a_list_mutated_in_place_never_gets_a_stale_toolset(format_name: str) ->
     assert render_ours(fmt.render, MESSAGES, tools, True) == oracle(format_name, tools)
     tools[0] = {"function": dict(function), "type": "function"}  # a tool replaced by an equal one, keys reordered
     assert render_ours(fmt.render, MESSAGES, tools, True) == oracle(format_name, tools)
+
+
+# Containers held inside an immutable one: a tuple shares its items, so a list or dict inside it can
+# change after the cache saw it. (old value, new value) for a list and a dict held in a tuple.
+INSIDE_A_TUPLE = [(None, math.nan), (None, math.inf), (1, -math.inf), ("x", "y"),
+                  ("12345678-1234-5678-1234-567812345678", uuid.UUID("12345678-1234-5678-1234-567812345678"))]
+
+
+@pytest.mark.parametrize("format_name", sorted(FORMATS))
+@pytest.mark.parametrize(("old", "new"), INSIDE_A_TUPLE)
+def test_a_container_inside_a_tuple_mutated_in_place_never_gets_a_stale_toolset(
+    format_name: str, old: Any, new: Any,
+) -> None:
+    fmt = pf.get_format(format_name)
+    inner_list, inner_dict = [old], {"a": old}
+    tools = tools_with(([inner_list], ({"k": inner_dict},)))
+    for _ in range(4):  # first sight, prepared, recognised by its key, by its text and containers
+        assert render_ours(fmt.render, MESSAGES, tools, True) == oracle(format_name, tools)
+    for mutate in (lambda: inner_list.__setitem__(0, new), lambda: inner_dict.__setitem__("a", new)):
+        mutate()
+        try:
+            want: Any = render_ours(fmt.render, MESSAGES, copy.deepcopy(tools), True)  # a content never seen
+        except pf.FormatError as error:
+            want = (type(error), str(error))
+        try:
+            got: Any = render_ours(fmt.render, MESSAGES, tools, True)
+        except pf.FormatError as error:
+            got = (type(error), str(error))
+        assert got == want
 
 
 def test_the_same_list_is_recognised_and_a_changed_one_is_not() -> None:
