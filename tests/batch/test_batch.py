@@ -251,7 +251,8 @@ def test_parse_batch_with_a_real_parser_serial_and_parallel():
     assert [c.id for r in serial for c in r.tool_calls] == [f"call_{k}" for k in range(10)]
 
     def without_ids(replies: list[Any]) -> list[Any]:
-        return [(r.content, r.reasoning, [(c.name, c.arguments) for c in r.tool_calls], r.malformed) for r in replies]
+        return [(r.content, r.reasoning, [(c.name, c.arguments) for c in r.tool_calls], r.malformed, r.notes)
+                for r in replies]
 
     parallel = MULTI.parse_batch(completions, tools_, workers=2, id_factory=Counter())
     assert without_ids(parallel) == without_ids(serial)
