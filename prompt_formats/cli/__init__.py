@@ -58,6 +58,9 @@ EXIT_BROKEN_PIPE = 141
 # Input.
 
 
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
+
+
 class FileRange(NamedTuple):
     """A block of the input file that a worker reads itself (``os.pread``), instead of receiving it."""
 
@@ -68,6 +71,8 @@ class FileRange(NamedTuple):
 
 class BlockReader:
     """A binary input cut into blocks of whole lines, each with the 1-based number of its first line.
+
+    A UTF-8 byte-order mark at the start of the input is skipped (as ``utf-8-sig`` reads a file).
 
     Workers split the blocks into lines themselves, so the parent process does no per-record work.
     With ``ranges=True`` and a regular file, the blocks are :class:`FileRange` s: the parent reads
@@ -99,13 +104,22 @@ class BlockReader:
         read = self._stream.read
         readline = self._stream.readline
         path = os.path.abspath(self.path)
+        first = True
         while True:
             # read1 would return short reads from a pipe; read(n) waits for n bytes or the end.
             block = read(self.block_size)
             if not block:
                 return
             if not block.endswith(b"\n"):
-                block += readline()
+                block += readline()  # a BOM has no newline: the first block holds all of one, if any
+            if first and block.startswith(_BOM):
+                # As Python's utf-8-sig reads a file: a byte-order mark at its start is no part of the text
+                # (Windows editors write one). Anywhere else it stays in the line, whose error it is.
+                block = block[len(_BOM):]
+                self.bytes_read += len(_BOM)
+            first = False
+            if not block:
+                continue
             offset = self.bytes_read
             self.bytes_read += len(block)
             yield line, (FileRange(path, offset, len(block)) if self.ranges else block)

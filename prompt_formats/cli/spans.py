@@ -24,6 +24,8 @@ from .files import UsageError
 
 __all__ = ["SpansRenderer", "check_spans_format", "load_tokenizer"]
 
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
+
 
 def check_spans_format(fmt: ChatFormat) -> None:
     """Raise :class:`UsageError` unless the format declares ``render_spans``."""
@@ -41,13 +43,26 @@ def load_tokenizer(path: str) -> Any:
             "--tokenizer needs the optional 'tokenizers' package (pip install tokenizers)"
         ) from None
     try:
-        tokenizer = Tokenizer.from_file(path)
+        tokenizer = _with_bom(path, Tokenizer) or Tokenizer.from_file(path)
     except Exception as exc:  # the library raises a bare Exception for a missing or malformed file
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UsageError(f"--tokenizer {path}: cannot load it as a tokenizer.json: {reason}") from None
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer
+
+
+def _with_bom(path: str, tokenizer_class: Any) -> Any:
+    """The tokenizer of a file that begins with a UTF-8 byte-order mark, read without it (the library
+    refuses the mark, which is no part of the JSON); ``None`` for any other file, left to the library."""
+    try:
+        with open(path, "rb") as stream:
+            if stream.read(len(_BOM)) != _BOM:
+                return None
+            text = stream.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # the library's own reading says what is wrong
+    return tokenizer_class.from_str(text)
 
 
 class SpansRenderer(RecordRenderer):

@@ -68,7 +68,8 @@ def _chat_template(directory: str, argument: str) -> str | None:
     if not os.path.isfile(config):
         return None
     try:
-        with open(config, encoding="utf-8") as stream:
+        # utf-8-sig: a byte-order mark at the start of the file is no part of its JSON.
+        with open(config, encoding="utf-8-sig") as stream:
             settings: Any = json.load(stream)
         if not isinstance(settings, dict):
             raise ValueError("not a JSON object")
