@@ -19,10 +19,12 @@ from .errors import FormatError, InvalidInputError, type_name
 from .messages import message_dict
 from .shape import REASONING_FIELDS, is_list
 
-__all__ = ["CONTINUABLE_FIELDS", "NOT_WITH_GENERATION", "continued_field", "cut_at_tag", "render_continued",
-           "tag_final_message"]
+__all__ = ["CONTINUABLE_FIELDS", "NOT_WITH_GENERATION", "TAG_TEXT", "continued_field", "cut_at_tag",
+           "render_continued", "tag_final_message"]
 
 _TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+#: The tag's text, where the prompt is cut (its last occurrence): text that holds it moves the cut.
+TAG_TEXT = _TAG.strip()
 #: The fields ``continue_final_message`` may name (``True`` is ``"content"``).
 CONTINUABLE_FIELDS = ("content", *REASONING_FIELDS)
 

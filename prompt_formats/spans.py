@@ -28,6 +28,7 @@ __all__ = [
     "Range",
     "RenderedPrompt",
     "check_generated_policy",
+    "cut_prompt",
     "normalize_ranges",
     "select_generated",
 ]
@@ -146,6 +147,20 @@ def _check_ranges(ranges: object, size: int, path: str) -> None:
         if position and start <= floor:
             raise InvalidInputError(where, f"starts at {start}, inside or touching the range before it")
         floor = end
+
+
+def _clipped(ranges: tuple[Range, ...], end: int) -> tuple[Range, ...]:
+    return tuple((start, min(stop, end)) for start, stop in ranges if start < end)
+
+
+def cut_prompt(rendered: RenderedPrompt, end: int, dropped: Sequence[str]) -> RenderedPrompt:
+    """``rendered`` with its text cut at ``end``, where ``continue_final_message`` ends the prompt
+    inside the final message: every range clipped to the cut (so the continued message's runs to
+    the end of the prompt), those left empty taken out; ``dropped``: the losses of the cut prompt."""
+    return RenderedPrompt.unchecked(
+        rendered.text[:end], tuple(_clipped(ranges, end) for ranges in rendered.messages),
+        _clipped(rendered.generated, end), tuple(dropped),
+    )
 
 
 def check_generated_policy(policy: object) -> GeneratedPolicy:

@@ -2,7 +2,9 @@
 
 With ``--spans`` each output record also has ``generated``, the ``[start, end]`` character ranges
 the model generates, and ``messages``, per input message the ``[start, end]`` ranges it produced:
-the format's ``render_spans`` of the record, read exactly as a plain render reads it. With
+the format's ``render_spans`` of the record, read exactly as a plain render reads it (its options
+too: a ChatML record's ``continue_final_message`` cuts the prompt and its ranges where the prompt
+ends, docs/training-data.md). With
 ``--tokenizer PATH`` (a local ``tokenizer.json``, read by the optional ``tokenizers`` package) it
 also has ``input_ids`` and ``assistant_masks``: exactly what
 :func:`prompt_formats.integrations.transformers.encode_with_tokenizer` gives, by one

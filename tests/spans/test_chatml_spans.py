@@ -26,9 +26,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
+from tests.support import strategies
 from tests.support.oracles import fixture_text
 from tests.support.spans_oracle import TAGGED, outcome
-from tests.support.strategies import chatml_options, conversation, differential_settings, lax_tools, tools
+from tests.support.strategies import chatml_options, conversation, differential_settings, lax_tools, text, tools
 
 CASES = [
     ("chatml-multi-system", {}, "chatml_multi_system.jinja"),
@@ -93,16 +94,25 @@ def text_contents(message: Any) -> list[str]:
     return []
 
 
-def check_message_spans(rendered: pf.RenderedPrompt, messages: list[Any], tool_list: Any, template: str) -> None:
+def check_message_spans(rendered: pf.RenderedPrompt, messages: list[Any], tool_list: Any, template: str,
+                        continued: Any = None) -> None:
+    """``continued``: the field continue_final_message continues (``None``: off)."""
     assert len(rendered.messages) == len(messages)
     words = template_literals(template) | {"user", "assistant", "system"}
     if isinstance(tool_list, list):
         words |= {json.dumps(tool, ensure_ascii=False) for tool in tool_list}
     for piece in gaps(rendered):
         assert made_of(piece, words), piece
+    final = messages[-1]["role"] if continued is not None else None
     for index, message in enumerate(messages):
         own = "".join(rendered.text[a:b] for a, b in rendered.messages[index])
         fragments = text_contents(message)
+        if final == "system" and message["role"] != "system" and "multi" in template:
+            # the cut is in the merged system turn, which comes first: nothing of this message is left
+            assert rendered.messages[index] == (), index
+            continue
+        if index == len(messages) - 1 and continued not in (None, True, "content"):
+            continue  # the continued reasoning comes before the content, which the cut leaves out
         if message["role"] == "assistant" and "</think>" in "".join(fragments):
             continue  # the template splits the joined content at "</think>" and may drop what is before
         for fragment in fragments:
@@ -116,18 +126,51 @@ def check_message_spans(rendered: pf.RenderedPrompt, messages: list[Any], tool_l
         assert before[-1][1] <= after[0][0]
 
 
+@st.composite
+def maybe_continued(draw: st.DrawFn) -> tuple[list[dict[str, Any]], Any]:
+    """A conversation and ``continue_final_message``: off (half the cases), or the field it continues,
+    then mostly with one more user or assistant message holding that field as text."""
+    messages = draw(conversation())
+    field = draw(st.sampled_from([None, None, None, True, "content", "reasoning_content", "thinking", "reasoning"]))
+    if field is not None and draw(st.integers(0, 4)):
+        final = draw(strategies.message(("assistant",) if field not in (True, "content") else ("assistant", "user")))
+        name = "content" if field is True else field
+        if not isinstance(final.get(name), (str, list)):
+            final[name] = draw(text)
+        messages.append(final)
+    return messages, field
+
+
+def clipped(ranges: Any, end: int) -> tuple[tuple[int, int], ...]:
+    """``ranges`` cut at ``end`` (a prompt cut there by continue_final_message): the empty ones left out."""
+    return tuple((a, min(b, end)) for a, b in ranges if a < end and a < min(b, end))
+
+
 @pytest.mark.parametrize(("name", "config", "template"), CASES)
 def test_render_spans_equals_transformers(name: str, config: dict[str, Any], template: str) -> None:
+    """Also under continue_final_message: transformers' generation indices (of the tagged text, before
+    its cut) cut where the prompt ends; the continued message's range runs to the end of the prompt."""
     fmt = pf.get_format(name, **config)
 
     @differential_settings
-    @given(conversation(), st.one_of(tools, lax_tools), st.booleans(), chatml_options, st.sampled_from(POLICIES))
-    def check(messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any], policy: str) -> None:
+    @given(maybe_continued(), st.one_of(tools, lax_tools), st.booleans(), chatml_options, st.sampled_from(POLICIES))
+    def check(case: tuple[list[Any], Any], tool_list: Any, gen: bool, options: dict[str, Any], policy: str) -> None:
+        messages, field = case
+        if field is not None:
+            gen = gen and field == "content"  # with add_generation_prompt it is refused (below) as transformers does
+            options = {**options, "continue_final_message": field}
         expected = outcome(TAGGED[template], messages, tool_list, gen, **options)
         try:
             rendered = fmt.render_spans(messages, tool_list, gen, generated=policy, **options)
         except pf.TemplateError as exc:
             assert expected == ("error", f"TemplateError: {exc}")
+            return
+        except pf.FormatError as exc:  # transformers' ValueError (continue_final_message)
+            assert field is not None
+            if gen:  # apply_chat_template's check, which render_jinja_template leaves to it
+                assert str(exc).startswith("continue_final_message and add_generation_prompt are not compatible")
+            else:
+                assert expected == ("error", f"ValueError: {exc}")
             return
         assert expected[0] == "ok", expected
         text, indices = expected[1]
@@ -135,10 +178,13 @@ def test_render_spans_equals_transformers(name: str, config: dict[str, Any], tem
         assert rendered == pf.RenderedPrompt(rendered.text, rendered.messages, rendered.generated, rendered.dropped)
         assert rendered.text == text == fmt.render(messages, tool_list, gen, **options)
         roles = [message["role"] for message in messages]
-        assert rendered.generated == expected_generated(roles, indices, policy)
-        check_message_spans(rendered, messages, tool_list, template)
+        assert rendered.generated == clipped(expected_generated(roles, indices, policy), len(text))
+        check_message_spans(rendered, messages, tool_list, template, field)
         for k, i in enumerate(i for i, role in enumerate(roles) if role == "assistant"):
-            assert any(a <= indices[k][0] and indices[k][1] <= b for a, b in rendered.messages[i])
+            for start, end in clipped(indices[k:k + 1], len(text)):
+                assert any(a <= start and end <= b for a, b in rendered.messages[i])
+        if field is not None and rendered.messages[-1]:  # the continued message runs to the end of the prompt
+            assert rendered.messages[-1][-1][1] == len(text)
 
     check()
 

@@ -31,7 +31,13 @@ def test_render_spans_takes_decode_tool_arguments_as_render_does(name: str, deco
     assert len(generated) == 2 and "<tool_call>" in generated[0]
 
 
-def test_render_spans_refuses_continue_final_message_with_format_error() -> None:
-    fmt = get_format("chatml-multi-system")
-    with pytest.raises(FormatError, match="continue_final_message"):
-        fmt.render_spans(MESSAGES, continue_final_message=True)
+@pytest.mark.parametrize("name", ["chatml-multi-system", "chatml-safety"])
+def test_render_spans_takes_continue_final_message_as_render_does(name: str) -> None:
+    fmt = get_format(name)
+    rendered = fmt.render_spans(MESSAGES, continue_final_message=True)
+    assert rendered.text == fmt.render(MESSAGES, continue_final_message=True)
+    assert rendered.text.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\nIt is sunny.")  # left open
+    start = rendered.text.rindex("<|im_start|>assistant\n") + len("<|im_start|>assistant\n")
+    assert rendered.messages[-1] == ((start, len(rendered.text)),) == rendered.generated[-1:]
+    with pytest.raises(FormatError, match=r"^continue_final_message and add_generation_prompt are not compatible"):
+        fmt.render_spans(MESSAGES, add_generation_prompt=True, continue_final_message=True)

@@ -23,7 +23,7 @@ from .options import serving_options
 from .parse import ChatMLReplyParser
 from .render import NotedRender, chatml_noted, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
-from .spans import rendered_prompt
+from .spans import continued_prompt, rendered_prompt
 from .tokens import CONTROL_TOKENS
 from .untrusted import CHATML_READING, render_guarded
 
@@ -175,19 +175,18 @@ class ChatMLFormat(GuardedFormat):
         merged into one turn each keep their own part); an assistant message's range, and what it
         generated, is its turn from right after ``<|im_start|>assistant\n`` up to and including its
         ``<|im_end|>``. The generation prompt is not generated. With a guard, the ranges are those of
-        the guarded text. ``decode_tool_arguments`` as in :meth:`render`; ``continue_final_message``
-        raises :class:`~prompt_formats.errors.FormatError`.
+        the guarded text. ``decode_tool_arguments`` and ``continue_final_message`` as in :meth:`render`:
+        under the latter every range is cut where the prompt ends, so the continued message's runs
+        to its end (generated, where it is an assistant's), and ``dropped`` adds what the cut leaves
+        out (:func:`.spans.continued_prompt`).
         """
+        field = None
         if options:
             messages, options, field = self._serving_options(messages, options, add_generation_prompt)
-            if field is not None:
-                # A prompt cut inside its final message has no turn end to generate (transformers
-                # refuses continue_final_message with assistant masks, too).
-                raise FormatError("continue_final_message is not supported by render_spans")
         guard = self.guard
         if guard is not None:  # the tools first, then the messages (so its errors come in that order)
             tools = guard.guard_tools(tools)
-            fast = guard.fast_path(CHATML_READING) if not self.merge_system else None
+            fast = guard.fast_path(CHATML_READING) if field is None and not self.merge_system else None
             # The guard's fast path, as in render (it wins the chatml-safety rows of benchmarks/bench_spans.py):
             # its prompt and ranges, or None to step aside to the checked path.
             if fast is not None:
@@ -197,6 +196,8 @@ class ChatMLFormat(GuardedFormat):
                 if text is not None:
                     return rendered_prompt(text, noted, len(messages), policy)
             messages = guard.guard_messages(messages, CHATML_READING)
+        if field is not None:
+            return continued_prompt(messages, tools, self.merge_system, options, field, policy)
         text, noted = chatml_noted(messages, tools, add_generation_prompt, self.merge_system, options)
         return rendered_prompt(text, noted, len(messages), policy)
 

@@ -109,3 +109,70 @@ def note_assistant_drops(drops: list[str], message: Mapping[str, Any], content: 
         if field != read and kept and read is not None and other == value:
             continue  # the same text as the field read, which is in the prompt
         drops.append(f"messages[{index}].{field}")
+
+
+def _calls_hold_text(calls: Any) -> bool:
+    """Whether tool calls hold text the template writes: a call's name, its arguments' keys or values."""
+    if not isinstance(calls, (list, tuple)):
+        return holds_text(calls)
+    for call in calls:
+        body = call.get("function", call) if isinstance(call, Mapping) else None
+        if isinstance(body, Mapping) and (holds_text(body.get("name")) or holds_text(body.get("arguments"))):
+            return True
+    return False
+
+
+def _losing_fields(message: Mapping[str, Any], fields: tuple[str, ...]) -> list[str]:
+    """The ``fields`` of ``message`` that hold text (a content: outside the markup the template reacts to)."""
+    lost = []
+    for field in fields:
+        value = message.get(field)
+        if field == "content":
+            text, filler = _text_only(value)
+            holds = _text_outside_markup(text, filler)
+        else:
+            holds = _calls_hold_text(value) if field == "tool_calls" else holds_text(value)
+        if holds:
+            lost.append(field)
+    return lost
+
+
+_EVERY_FIELD = ("content", *REASONING_FIELDS, "tool_calls")
+
+
+def _after_continued(message: Mapping[str, Any], field: str) -> tuple[str, ...]:
+    """The fields of the continued final message that its turn writes after the continued ``field``:
+    an assistant's tool calls after its content, its content and tool calls after its reasoning."""
+    if message.get("role") != "assistant":
+        return ()
+    return ("tool_calls",) if field == "content" else ("content", "tool_calls")
+
+
+def _index_of(path: str) -> int:
+    """The message index a ``messages[i]...`` path names (-1 for any other path: it comes first)."""
+    return int(path[len("messages["):path.index("]")]) if path.startswith("messages[") else -1
+
+
+def note_cut_drops(dropped: list[str], messages: list[Mapping[str, Any]], cut_whole: list[bool],
+                   field: str) -> list[str]:
+    """``dropped`` (what the template leaves out of the prompt before its cut) with what
+    ``continue_final_message``'s cut leaves out too: every field holding text of a message whose
+    turn lies wholly after the cut (``cut_whole[i]``: a system message continued under
+    ``chatml-multi-system`` ends the prompt in the leading system turn), and the fields of the final
+    message written after the continued ``field``. A field lost whole replaces the paths under it."""
+    final = len(messages) - 1
+    cut: dict[int, list[str]] = {index: _losing_fields(messages[index], _EVERY_FIELD)
+                                 for index in range(final) if cut_whole[index]}
+    cut[final] = _losing_fields(messages[final], _after_continued(messages[final], field))
+    out = []
+    for path in dropped:
+        index = _index_of(path)
+        if index in cut:
+            prefix = f"messages[{index}]."
+            if any(path == prefix + name or path.startswith((prefix + name + ".", prefix + name + "["))
+                   for name in cut[index]):
+                continue
+        out.append(path)
+    out.extend(f"messages[{index}].{name}" for index, names in cut.items() for name in names)
+    out.sort(key=_index_of)  # stable: a message's own paths keep their order
+    return out

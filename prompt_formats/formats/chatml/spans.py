@@ -15,12 +15,18 @@ layout changes fails them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ...spans import GeneratedPolicy, Range, RenderedPrompt
-from .render import NotedRender
+from ...continuation import TAG_TEXT, render_continued
+from ...errors import InvalidInputError
+from ...format import Conversation, Tools
+from ...messages import message_dict
+from ...spans import GeneratedPolicy, Range, RenderedPrompt, cut_prompt
+from .drops import note_cut_drops
+from .render import NotedRender, chatml_noted
 
-__all__ = ["rendered_prompt"]
+__all__ = ["continued_prompt", "rendered_prompt"]
 
 _BLANK_LINE = len("\n\n")
 
@@ -68,3 +74,55 @@ def _split_merged(merged_range: tuple[Range, ...], merged: Sequence[tuple[int, i
     for index, size in merged:
         ranges[index] = ((at, at + size),)
         at += size + _BLANK_LINE
+
+
+def continued_prompt(messages: Conversation, tools: Tools, merge_system: bool, options: Mapping[str, Any],
+                     field: str, policy: GeneratedPolicy) -> RenderedPrompt:
+    """The :class:`RenderedPrompt` of ``render``'s prompt under ``continue_final_message`` (``field``
+    continued): the tagged conversation rendered and noted as without it, then cut where
+    transformers cuts it (:func:`~prompt_formats.continuation.render_continued`, as ``render`` cuts
+    it). Every range is cut there: the continued message's runs to the end of the prompt (generated,
+    where it is an assistant's); ``dropped`` adds what the cut leaves out. Raises
+    :class:`~prompt_formats.errors.InvalidInputError` where the prompt holds the tag's text of its
+    own (the input's): the cut then is not the continued text's end."""
+    renders: list[tuple[str, NotedRender]] = []
+
+    def noted_render(tagged: Any) -> str:
+        renders.append(chatml_noted(tagged, tools, False, merge_system, options))
+        return renders[-1][0]
+
+    prompt = render_continued(noted_render, messages, field)
+    text, noted = renders[-1]
+    if TAG_TEXT in prompt:
+        raise _holding_tag(messages, tools)
+    whole = rendered_prompt(text, noted, len(messages), policy)
+    cut = len(prompt)
+    given = [message_dict(message, index) for index, message in enumerate(messages)]
+    cut_whole = [bool(ranges) and ranges[0][0] >= cut for ranges in whole.messages]
+    return cut_prompt(whole, cut, note_cut_drops(list(whole.dropped), given, cut_whole, field))
+
+
+def _holding_tag(messages: Conversation, tools: Tools) -> InvalidInputError:
+    """The error for an input whose text holds the tag's: at the first tool or message field holding it."""
+    fields: list[tuple[str, Any]] = [(f"tools[{k}]", tool) for k, tool in enumerate(tools or ())]
+    for index, message in enumerate(messages):
+        fields.extend((f"messages[{index}].{key}", value) for key, value in message_dict(message, index).items())
+    path = next((path for path, value in fields if _holds(value, TAG_TEXT)), "messages")
+    return InvalidInputError(path, f"holds {TAG_TEXT!r}, the text where continue_final_message cuts the prompt (as "
+                             "transformers does): render_spans cannot say what such a cut leaves out")
+
+
+def _holds(value: Any, text: str) -> bool:
+    """Whether a string under ``value`` (a key or a value, at any depth) holds ``text``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if text in item:
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
