@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
 from tests.support.oracles import render_jinja
 from tests.support.processes import SAFETY_NET, children, ignores_sigint, wait_for
@@ -28,6 +29,7 @@ EXAMPLES = ROOT / "examples"
 CHATML_OPTIONS = ("enable_thinking", "preserve_thinking", "add_vision_id")
 CHATML_SERVING_OPTIONS = ("decode_tool_arguments", "continue_final_message")
 HARMONY_OPTIONS = ("current_date", "think", "reasoning_effort", "decode_tool_arguments")
+GPT_OSS_OPTIONS = ("current_date", "reasoning_effort", "model_identity", "builtin_tools")
 
 
 def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -65,7 +67,7 @@ def harmony_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harmony
     oracle.close()
 
 
-@pytest.mark.parametrize("example", ["agent_requests.jsonl", "tool_loop.jsonl"])
+@pytest.mark.parametrize("example", ["agent_requests.jsonl", "tool_loop.jsonl", "chatml-multi-system.jsonl"])
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_render_examples_match_the_jinja_template(tmp_path: Path, example: str, workers: str) -> None:
     out = tmp_path / "prompts.jsonl"
@@ -98,7 +100,7 @@ def test_keep_tool_arguments_renders_the_templates_string_branch(tmp_path: Path)
 
 
 def test_render_harmony_example_matches_the_go_template(tmp_path: Path, harmony_oracle: HarmonyOracle) -> None:
-    example = EXAMPLES / "harmony_conversation.jsonl"
+    example = EXAMPLES / "harmony.jsonl"
     proc = run("render", "--format", "harmony", str(example), "-o", str(tmp_path / "out.jsonl"))
     assert proc.returncode == 0, proc.stderr
     inputs = records(example)
@@ -118,6 +120,34 @@ def test_render_safety_format_matches_the_upstream_template(tmp_path: Path) -> N
     outputs = records(tmp_path / "o")
     for record, output in zip(records(example), outputs, strict=True):
         assert output["prompt"] == jinja_prompt("chatml_upstream.jinja", record, True)
+
+
+def test_render_safety_example_matches_the_upstream_template_but_for_its_control_tokens(tmp_path: Path) -> None:
+    # The example quotes control tokens in untrusted text: policy=allow renders them as the template
+    # does; the default policy (escape) renders each record the same but for the escapes.
+    example = EXAMPLES / "chatml-safety.jsonl"
+    allowed = run("render", "-f", "chatml-safety", "--config", "policy=allow", str(example))
+    escaped = run("render", "-f", "chatml-safety", str(example))
+    assert (allowed.returncode, escaped.returncode) == (0, 0), (allowed.stderr, escaped.stderr)
+    inputs = records(example)
+    prompts = [json.loads(line)["prompt"] for line in allowed.stdout.splitlines()]
+    assert prompts == [jinja_prompt("chatml_upstream.jinja", record, False) for record in inputs]
+    guarded = [json.loads(line)["prompt"] for line in escaped.stdout.splitlines()]
+    assert [prompt.replace("<\\", "<") for prompt in guarded] == prompts
+    assert guarded != prompts  # the example does show the guard at work
+
+
+def test_render_gpt_oss_example_matches_the_jinja_template() -> None:
+    example = EXAMPLES / "gpt-oss.jsonl"
+    proc = run("render", "-f", "gpt-oss", str(example))
+    assert proc.returncode == 0, proc.stderr
+    inputs = records(example)
+    outputs = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [o["id"] for o in outputs] == [r["id"] for r in inputs]
+    for record, output in zip(inputs, outputs, strict=True):
+        options = record_options(record, GPT_OSS_OPTIONS)
+        expected = render_gpt_oss_jinja(decode_every_call(record["messages"]), record.get("tools"), False, **options)
+        assert expected == ("ok", output["prompt"])
 
 
 def call(name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
