@@ -290,6 +290,8 @@ class FieldPolicy(Prefilters):
         if not isinstance(role, str):
             return message
         changes: dict[str, Any] = {}
+        if type(role) is not str:  # as its plain data, which the renderer then reads: its __eq__ could lie
+            role = changes["role"] = str.__str__(role)
         if role != "assistant" or not self.trust_assistant:
             _walk_field(changes, "content", data.get("content"), self._content, reading.join_parts, reading.text_part)
         if role == "assistant":

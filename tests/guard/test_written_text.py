@@ -105,6 +105,28 @@ class Parts(Sequence[Any]):
         return len(self._items)
 
 
+class LyingRole(str):
+    """A role that says it is the assistant's (trusted) to whoever compares it, whatever its data."""
+
+    def __eq__(self, other: object) -> bool:
+        return other in ("assistant", str.__str__(self))
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
+class Flipping(list[Any]):
+    """Parts that are false at every other reading."""
+
+    reads = 0
+
+    def __bool__(self) -> bool:
+        Flipping.reads += 1
+        return Flipping.reads % 2 == 0
+
+
 def _printed_str(payload: str) -> Any:
     return type("P", (PrintedStr,), {"payload": payload})("x")
 
@@ -164,6 +186,12 @@ def cases(payload: str) -> Iterator[tuple[str, list[Any], Any, bool]]:
         yield f"description {kind}", hi, _tool({"name": "f", "description": value}), False
         yield f"enum {kind}", hi, _tool(_schema({"type": "string", "enum": [value]})), False
         yield f"default {kind}", hi, _tool(_schema({"type": "string", "default": value})), False
+    for role in ("system", "user", "tool"):
+        yield f"{role} role that lies", [{"role": LyingRole(role), "content": payload}, *hi], None, False
+    for reads in (0, 1):  # the first reading false, or true
+        Flipping.reads = reads
+        yield f"flipping system content {reads}", [
+            {"role": "system", "content": Flipping([{"type": "text", "text": payload}])}, *hi], None, False
     for kind, as_mapping in MAPPINGS.items():
         yield (f"function {kind}", hi,
                _tool(as_mapping({"name": "f", "description": payload, "parameters": {"type": "object"}})), False)

@@ -53,7 +53,16 @@ from .tokens import (
     TURN_END,
     USER_TURN,
 )
-from .untrusted import JSON_KINDS, MAX_NESTING, FastGuard, guarded_content, guarded_json, guarded_message, guarded_name
+from .untrusted import (
+    JSON_KINDS,
+    MAX_NESTING,
+    FastGuard,
+    StepAside,
+    guarded_content,
+    guarded_json,
+    guarded_message,
+    guarded_name,
+)
 
 __all__ = [
     "ChatMLPieces", "NotedRender", "TurnSpans", "chatml_noted", "chatml_pieces", "prologue_pieces", "render_chatml",
@@ -360,6 +369,9 @@ def render_chatml(
     """
     # The one builder, in the template's order (the module docstring).
     msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
+    if _fast_guard is not None and not all(type(role) is str for role in roles):
+        # A role's subclass could answer == differently from its data: the guard reads it as data.
+        raise StepAside
     vision = VisionCount()  # the template's image and video counters; only list content reads them
     out = _prologue(msgs, roles, tools, vision, add_vision_id, _fast_guard)
     # The last user message that is not a wrapped tool response; none raises.

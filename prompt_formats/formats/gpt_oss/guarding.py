@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidInputError
 from ...messages import Message
-from .render import printed
+from .render import plain_value, printed
 
 if TYPE_CHECKING:
     from ...format import Tools
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["guard_conversation"]
 
 _REASONING_READ = ("thinking", "reasoning_content", "reasoning")
+_PLAIN = frozenset({list, dict, tuple, int, float, bool})
 
 
 def guard_conversation(guard: ControlTokenGuard, messages: Any, tools: Tools) -> tuple[Any, Tools]:
@@ -55,6 +56,8 @@ def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
     role = data.get("role")
     path = f"messages[{index}]"
     changes: dict[str, Any] = {}
+    if isinstance(role, str) and type(role) is not str:  # its plain data, which the renderer then reads
+        role = changes["role"] = str.__str__(role)
     if role == "tool":
         if "content" in data:
             changes["content"] = guard.guard_json(data["content"], path + ".content")
@@ -62,7 +65,7 @@ def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
         content = data.get("content")
         if isinstance(content, str):
             changes["content"] = guard.guard_text(content, path + ".content")
-        elif index == 0 and content and role in ("system", "developer"):
+        elif index == 0 and role in ("system", "developer"):
             # The template prints any other value with Python's str(): the printed text is checked
             # (and, escaped, written in its place).
             changes["content"] = _guard_printed(guard, content, path + ".content")
@@ -84,13 +87,20 @@ def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
 
 def _guard_printed(guard: ControlTokenGuard, content: Any, path: str) -> Any:
     """The first message's content as the template prints it, the policy applied; ``content``
-    itself when it is clean or not JSON data (the renderer refuses that)."""
+    itself when it is clean or not JSON data (the renderer refuses that).
+
+    A value of another type than the JSON types is read once, as its plain copy (what transformers
+    hands the template), and that copy is passed on: a subclass could answer ``bool`` differently to
+    the guard and to the renderer."""
     try:
-        text = printed(content, path)
+        plain = content if content is None or type(content) in _PLAIN else plain_value(content, path)
+        text = printed(plain, path) if plain else ""
     except InvalidInputError:
         return content
     new = guard.guard_text(text, path)
-    return content if new is text else new
+    if new is not text:
+        return new
+    return content if plain is content else plain
 
 
 def _guard_first_call(guard: ControlTokenGuard, call: Any, path: str) -> Any:

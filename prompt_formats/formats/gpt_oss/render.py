@@ -35,7 +35,8 @@ from .tokens import (
 )
 
 __all__ = [
-    "LoopState", "as_mapping", "checked_messages", "developer_instructions", "developer_message", "printed",
+    "LoopState", "as_mapping", "checked_messages", "developer_instructions", "developer_message", "plain_value",
+    "printed",
     "render_messages",
 ]
 
@@ -134,6 +135,13 @@ def printed(value: Any, path: str) -> str:
     a mapping, a string, a number, a boolean or null, nested).
     """
     return str(_plain(value, path))
+
+
+def plain_value(value: Any, path: str) -> Any:
+    """``value`` as transformers hands it to the template: mappings as dicts, subclasses of the JSON
+    scalars as the scalars (a copy); :class:`InvalidInputError` at ``path`` for a value that is not
+    JSON data."""
+    return _plain(value, path)
 
 
 def _plain(value: Any, path: str) -> Any:
