@@ -101,21 +101,19 @@ def walk_strings(
     """
     if isinstance(value, str):
         return text(value)
-    if not isinstance(value, _CONTAINERS):
-        if not isinstance(value, Mapping):
-            return _leaf(value, other)
-        value = _AsDict(value)
+    if not isinstance(value, _CONTAINERS) and not isinstance(value, Mapping):
+        return _leaf(value, other)
     return _walk_container(value, text, limit, other)
 
 
 def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: Callable[[Any], Any] | None) -> Any:
-    """:func:`walk_strings` of a container (a dict, list or tuple, or an :class:`_AsDict`)."""
+    """:func:`walk_strings` of a container: a list or a tuple, else a mapping (walked by its items)."""
     # The container being walked is in locals (its entries, the position, its new entries once
     # one changed, the checked key of a dict entry); its ancestors' are on `stack`. One loop, no
     # call per item: this walk runs on every value the guard's prefilter could not clear.
     stack: list[_Frame] = []
     container: Any = value
-    is_dict = isinstance(container, (dict, _AsDict))
+    is_dict = not isinstance(container, (list, tuple))
     entries: Any = list(container.items()) if is_dict else container
     pos = 0
     out: list[Any] | None = None
@@ -136,9 +134,7 @@ def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: C
                     if len(stack) + 1 >= limit:
                         raise TooDeep
                     stack.append((container, entries, is_dict, pos, out, key))
-                    is_dict = not isinstance(item, (list, tuple))
-                    container = item if type(item) is dict or not isinstance(item, Mapping) else _AsDict(item)
-                    pos, out = 0, None
+                    container, is_dict, pos, out = item, not isinstance(item, (list, tuple)), 0, None
                     entries = list(container.items()) if is_dict else container
                     continue
                 elif item is None or other is None or type(item) in _SCALARS:
@@ -150,10 +146,10 @@ def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: C
                 if out is not None:
                     out.append((key, new) if is_dict else new)
                 pos += 1
-            done = _finished(container, is_dict, out)
+            done = container if out is None else (dict(out) if is_dict else out)
             if not stack:
                 return done
-            child = container.mapping if isinstance(container, _AsDict) else container
+            child = container
             container, entries, is_dict, pos, out, key = stack.pop()
             if out is None and (done is not child or (is_dict and key is not entries[pos][0])):
                 out = list(entries[:pos])
@@ -168,32 +164,12 @@ def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: C
 _SCALARS = frozenset({int, float, bool})
 
 
-class _AsDict:
-    """A mapping other than a dict, walked as the dict it is read as (transformers hands templates
-    every mapping as a dict)."""
-
-    __slots__ = ("mapping",)
-
-    def __init__(self, mapping: Mapping[Any, Any]) -> None:
-        self.mapping = mapping
-
-    def items(self) -> Any:
-        return self.mapping.items()
-
-
 def _leaf(item: Any, other: Callable[[Any], Any] | None) -> Any:
     """A value that is neither a string nor a container: itself, or ``other(item)`` when it is not
     exactly a JSON scalar."""
     if other is None or item is None or type(item) in _SCALARS:
         return item
     return other(item)
-
-
-def _finished(container: Any, is_dict: bool, out: list[Any] | None) -> Any:
-    """The walked container: itself when nothing changed, else rebuilt (a mapping as a dict)."""
-    if out is None:
-        return container.mapping if isinstance(container, _AsDict) else container
-    return dict(out) if is_dict else out
 
 
 def _add_steps(hit: Hit, stack: list[_Frame], entries: Any, is_dict: bool, pos: int) -> None:
