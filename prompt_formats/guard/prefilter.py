@@ -49,7 +49,7 @@ class Prefilters(EscapeScheme):
         call_lists: list[Any] = []
         add_calls = call_lists.append
         for index, message in enumerate(messages):
-            if type(message) is dict and type(message.get("role")) is str:
+            if type(message) is dict:
                 content = message.get("content")
                 if content is None or (type(content) is str and (lead not in content or needs_escape(content) is None)):
                     if untrusted_reasoning and reasoning_field(message) is not None:
@@ -76,15 +76,16 @@ class Prefilters(EscapeScheme):
         """The common case (trusted assistant, nothing found), as lean as it can be: True if every
         message is certainly clean; False at the first doubt, and :meth:`_suspects` looks closer.
 
-        Only exact ``dict`` messages with an exact ``str`` role and exact ``str`` contents are cleared
-        here (a subclass could answer ``get``, ``==`` or ``strip`` differently from what its data says).
+        Only exact ``dict`` messages and exact ``str`` contents are cleared here (a subclass could
+        answer ``get`` or ``strip`` differently from what its data says). The role is not read: a
+        message is cleared by its untrusted fields whatever its role says.
         """
         needs_escape = self._scanner.needs_escape.search
         tool_calls = reading.tool_calls
         call_lists: list[Any] = []
         add_calls = call_lists.append
         for message in messages:
-            if type(message) is not dict or type(message.get("role")) is not str:
+            if type(message) is not dict:
                 return False
             content = message.get("content")
             if type(content) is str:
