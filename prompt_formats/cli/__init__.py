@@ -25,6 +25,7 @@ a half-written file under the final name; a device or FIFO is written directly (
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import itertools
 import os
@@ -56,9 +57,6 @@ EXIT_BROKEN_PIPE = 141
 
 # ---------------------------------------------------------------------------------------------------
 # Input.
-
-
-_BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 
 
 class FileRange(NamedTuple):
@@ -112,11 +110,11 @@ class BlockReader:
                 return
             if not block.endswith(b"\n"):
                 block += readline()  # a BOM has no newline: the first block holds all of one, if any
-            if first and block.startswith(_BOM):
+            if first and block.startswith(codecs.BOM_UTF8):
                 # As Python's utf-8-sig reads a file: a byte-order mark at its start is no part of the text
                 # (Windows editors write one). Anywhere else it stays in the line, whose error it is.
-                block = block[len(_BOM):]
-                self.bytes_read += len(_BOM)
+                block = block[len(codecs.BOM_UTF8):]
+                self.bytes_read += len(codecs.BOM_UTF8)
             first = False
             if not block:
                 continue

@@ -112,7 +112,6 @@ def stop_on_signals() -> Iterator[StopSignals]:
             signal.signal(signum, previous)
 
 
-
 def shield_resource_tracker() -> None:
     """Start multiprocessing's resource tracker (if it is not running) with SIGHUP blocked, which it
     inherits and keeps: it ignores SIGINT and SIGTERM itself, but a hangup of the process group would

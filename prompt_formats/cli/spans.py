@@ -16,6 +16,7 @@ so it stays picklable.
 
 from __future__ import annotations
 
+import codecs
 from typing import Any
 
 from ..errors import FormatError, type_name
@@ -25,8 +26,6 @@ from ..spans import RenderedPrompt
 from .files import UsageError
 
 __all__ = ["SpansRenderer", "check_spans_format", "load_tokenizer"]
-
-_BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 
 
 def check_spans_format(fmt: ChatFormat) -> None:
@@ -59,7 +58,7 @@ def _with_bom(path: str, tokenizer_class: Any) -> Any:
     refuses the mark, which is no part of the JSON); ``None`` for any other file, left to the library."""
     try:
         with open(path, "rb") as stream:
-            if stream.read(len(_BOM)) != _BOM:
+            if stream.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
                 return None
             text = stream.read().decode("utf-8")
     except (OSError, UnicodeDecodeError):

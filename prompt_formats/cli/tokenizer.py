@@ -60,8 +60,7 @@ def _chat_template(directory: str, argument: str) -> str | None:
             with open(template_file, encoding="utf-8") as stream:
                 return stream.read()
         except UnicodeDecodeError as exc:
-            reason = f"not UTF-8 text (invalid byte {exc.start + 1})"
-            raise UsageError(f"--tokenizer {argument}: cannot read chat_template.jinja: {reason}") from None
+            raise UsageError(f"--tokenizer {argument}: cannot read chat_template.jinja: {_not_utf8(exc)}") from None
         except OSError as exc:
             raise UsageError(f"--tokenizer {argument}: cannot read chat_template.jinja: {exc.strerror}") from None
     config = os.path.join(directory, "tokenizer_config.json")
@@ -78,12 +77,17 @@ def _chat_template(directory: str, argument: str) -> str | None:
     except RecursionError:
         reason = "its JSON is nested too deeply to read"
     except UnicodeDecodeError as exc:
-        reason = f"not UTF-8 text (invalid byte {exc.start + 1})"
+        reason = _not_utf8(exc)
     except OSError as exc:
         reason = exc.strerror or str(exc)
     except ValueError as exc:  # not JSON, or not an object
         reason = str(exc)
     raise UsageError(f"--tokenizer {argument}: cannot read tokenizer_config.json: {reason}")
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> str:
+    """Why a file is not read as text, naming the first byte (1-based) that is not UTF-8."""
+    return f"not UTF-8 text (invalid byte {exc.start + 1})"
 
 
 def _fetch(name: str) -> str:
