@@ -14,6 +14,8 @@ The rules here are those of the reference templates and of transformers, spelt o
 - a Python value's JSON type is JSON Schema's name for what an encoder writes: ``None`` null, a
   ``bool`` boolean, another ``int`` integer, a ``float`` number, a mapping object, a list or tuple
   array, and anything else (written as its text) string;
+- a subclass of ``str``, ``int`` or ``float`` is read as its plain value, as transformers hands it to
+  the template (:func:`plain_scalar`): its own ``__str__`` or ``__eq__`` is not the template's;
 - JSON text from a client or a model is read strictly: ``NaN`` and ``Infinity`` are not JSON;
 - a tool call's string ``arguments`` are decoded (the ``decode_tool_arguments`` render option) only
   when they hold exactly one JSON object that Python holds exactly (:func:`decoded_json_object`).
@@ -37,6 +39,7 @@ __all__ = [
     "json_type_of",
     "loads_strict",
     "part_kind",
+    "plain_scalar",
     "reasoning_field",
     "reasoning_of",
 ]
@@ -170,3 +173,16 @@ def decoded_json_object(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):  # JSONDecodeError, _NotExact, the constants, int()'s digit limit; the stack
         return None
     return value if type(value) is dict else None
+
+
+def plain_scalar(value: Any) -> Any:
+    """A subclass of ``str``, ``int`` or ``float`` as the plain value of its data (transformers'
+    reading of template data: an enum member, a numpy-like scalar, a subclass with its own ``__str__``);
+    any other value as it is."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return value

@@ -17,7 +17,7 @@ from .._walk import Hit as _Hit
 from .._walk import Unreadable as _Unreadable
 from ..control_tokens import UntrustedReading, is_text_part, parts_clean
 from ..messages import Message, message_dict
-from ..shape import call_body, reasoning_field
+from ..shape import call_body, plain_scalar, reasoning_field
 from .prefilter import Prefilters
 from .scheme import insert_after
 
@@ -90,10 +90,8 @@ class FieldPolicy(Prefilters):
         templates (gpt-oss's ``join``) and refused by others' JSON, so one whose ``str`` or ``repr``
         holds a lead character is refused, unread.
         """
-        if isinstance(value, int) and not isinstance(value, bool):
-            return int.__int__(value)
-        if isinstance(value, float):
-            return float.__float__(value)
+        if isinstance(value, (int, float)):
+            return plain_scalar(value)
         try:
             printed = (str(value), repr(value))
         except Exception:  # whatever the object's own code raises: it cannot be checked

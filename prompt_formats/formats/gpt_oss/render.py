@@ -17,6 +17,7 @@ import orjson
 from ..._json import json_chunks, json_refused, tojson
 from ...errors import FormatError, InvalidInputError, TemplateError, type_name
 from ...messages import message_dict
+from ...shape import plain_scalar
 from .tokens import (
     ANALYSIS,
     CALL,
@@ -148,12 +149,8 @@ def _plain(value: Any, path: str) -> Any:
     kind = type(value)
     if value is None or kind is str or kind is int or kind is float or kind is bool:
         return value
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, int):
-        return int.__int__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
+    if isinstance(value, (str, int, float)):
+        return plain_scalar(value)
     if isinstance(value, Mapping):
         return {_plain(key, path): _plain(item, path) for key, item in value.items()}
     if isinstance(value, list):
