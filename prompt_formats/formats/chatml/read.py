@@ -13,7 +13,7 @@ from ...messages import message_dict
 from ...shape import is_list
 from .content import system_text
 
-__all__ = ["Merged", "read_messages"]
+__all__ = ["Merged", "plain_roles", "read_messages"]
 
 # Type sets the C-speed checks of the usual input compare with (``issuperset`` of the types
 # themselves: no set is built, and it stops at the first other type).
@@ -24,6 +24,11 @@ _ROLE_KEY = itertools.repeat("role")
 
 #: ``(input index, length)`` of each system text merged into the leading system message, in order.
 Merged = Sequence[tuple[int, int]]
+
+
+def plain_roles(roles: Sequence[Any]) -> bool:
+    """Whether every role is exactly a ``str`` (a subclass could answer ``==`` otherwise than its data)."""
+    return _STR_ONLY.issuperset(map(type, roles))
 
 
 def _checked_role(message: Mapping[str, Any], index: int) -> str:
@@ -50,7 +55,7 @@ def read_messages(
             raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
         msgs = [message_dict(message, i) for i, message in enumerate(messages)]
         roles = [message.get("role") for message in msgs]
-    if not _STR_ONLY.issuperset(map(type, roles)):
+    if not plain_roles(roles):
         roles = None
     origins: Sequence[int | None]
     merged: Merged = ()

@@ -28,7 +28,7 @@ from ...spans import Range
 from ...tools import PreparedTools, rendered_tools
 from .content import VisionCount, content_text, trimmed_text
 from .drops import holds_text, note_assistant_drops
-from .read import Merged, read_messages
+from .read import Merged, plain_roles, read_messages
 from .tokens import (
     ASSISTANT_THINKING,
     ASSISTANT_TURN,
@@ -369,7 +369,7 @@ def render_chatml(
     """
     # The one builder, in the template's order (the module docstring).
     msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
-    if _fast_guard is not None and not all(type(role) is str for role in roles):
+    if _fast_guard is not None and not plain_roles(roles):
         # A role's subclass could answer == differently from its data: the guard reads it as data.
         raise StepAside
     vision = VisionCount()  # the template's image and video counters; only list content reads them
