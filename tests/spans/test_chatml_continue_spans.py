@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
@@ -30,15 +30,30 @@ MARKERS = ("<think>", "</think>", "<tool_response>", "</tool_response>")
 FIELDS = [True, "content", "reasoning_content", "thinking", "reasoning"]
 
 
-def continued(template: str, messages: list[Any], tool_list: Any, field: Any, options: dict[str, Any]) -> str | None:
-    """transformers' prompt continuing ``field`` of the final message, or ``None`` where it raises."""
+#: transformers' refusal when the continued text is not found in the rendered prompt.
+_NOT_FOUND = "continue_final_message is set but the final message does not appear in the chat"
+
+
+class CutFoundElsewhere(Exception):
+    """transformers found the continued text only thanks to another field's text: perturbing that
+    field makes it refuse, so perturbation (``tests/support/drops.py``) cannot tell what is present."""
+
+
+def continued(template: str, messages: list[Any], tool_list: Any, field: Any, options: dict[str, Any],
+              perturbed: bool = False) -> str | None:
+    """transformers' prompt continuing ``field`` of the final message, or ``None`` where it raises.
+
+    ``perturbed``: the input is a perturbation of one that rendered, so transformers' refusal to find
+    the continued text means it was found in the text perturbed: :class:`CutFoundElsewhere`."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
     try:
         rendered, _ = render_jinja_template(
             conversations=[json.loads(json.dumps(messages))], tools=tool_list, chat_template=fixture_text(template),
             continue_final_message=field, add_generation_prompt=False, **options)
-    except Exception:
+    except Exception as error:
+        if perturbed and str(error).startswith(_NOT_FOUND):
+            raise CutFoundElsewhere from None
         return None
     return str(rendered[0])
 
@@ -80,9 +95,14 @@ def check_case(name: str, messages: list[Any], tool_list: Any, field: Any, optio
     assert rendered.text == expected == fmt.render(messages, tool_list, **options)
 
     def oracle(messages: list[Any], tool_list: Any) -> str | None:
-        return continued(template, messages, tool_list, field, template_options)
+        return continued(template, messages, tool_list, field, template_options, perturbed=True)
 
-    assert_dropped_exactly(oracle, messages, tool_list, rendered.dropped, content_markers=MARKERS)
+    try:
+        assert_dropped_exactly(oracle, messages, tool_list, rendered.dropped, content_markers=MARKERS)
+    except CutFoundElsewhere:
+        # E.g. a final assistant content '<think>\n</think>\n\n<think>x', which the template rewrites,
+        # found only in an earlier message holding the same text: a case perturbation cannot decide.
+        assume(False)
     if rendered.dropped:
         with pytest.raises(pf.InvalidInputError) as info:
             fmt.render(messages, tool_list, strict=True, **options)
