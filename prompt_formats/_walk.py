@@ -22,6 +22,9 @@ __all__ = ["MAX_NESTING", "Hit", "TooDeep", "Unreadable", "nesting_exceeds", "wa
 MAX_NESTING = 256
 
 _CONTAINERS = (dict, list, tuple)
+# What walk_strings walks: those, and any other mapping (read as the dict it is written as). The
+# exact types first: isinstance tries them before the ABC.
+_WALKED = (*_CONTAINERS, Mapping)
 # An ancestor of the container walk_strings is in: its entries, the position, its new entries once
 # one changed, the checked key of a dict entry.
 _Frame = tuple[Any, Any, bool, int, list[Any] | None, Any]
@@ -101,7 +104,7 @@ def walk_strings(
     """
     if isinstance(value, str):
         return text(value)
-    if not isinstance(value, _CONTAINERS) and not isinstance(value, Mapping):
+    if not isinstance(value, _WALKED):
         return _leaf(value, other)
     return _walk_container(value, text, limit, other)
 
@@ -128,19 +131,17 @@ def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: C
                     item = entries[pos]
                 if isinstance(item, str):
                     new = text(item)
-                elif isinstance(item, _CONTAINERS) or (
-                    type(item) not in _SCALARS and item is not None and isinstance(item, Mapping)
-                ):
+                elif item is None or type(item) in _SCALARS:
+                    new = item
+                elif isinstance(item, _WALKED):
                     if len(stack) + 1 >= limit:
                         raise TooDeep
                     stack.append((container, entries, is_dict, pos, out, key))
                     container, is_dict, pos, out = item, not isinstance(item, (list, tuple)), 0, None
                     entries = list(container.items()) if is_dict else container
                     continue
-                elif item is None or other is None or type(item) in _SCALARS:
-                    new = item
                 else:
-                    new = other(item)
+                    new = item if other is None else other(item)
                 if out is None and (new is not item or (is_dict and key is not old_key)):
                     out = list(entries[:pos])
                 if out is not None:

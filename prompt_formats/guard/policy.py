@@ -23,6 +23,8 @@ from .scheme import insert_after
 
 __all__ = ["FieldPolicy", "resolved"]
 
+_STR_ONLY = frozenset({str})
+
 
 @functools.cache
 def _chatml_reading() -> UntrustedReading:
@@ -136,12 +138,11 @@ class FieldPolicy(Prefilters):
             runs.append(run)
         new_texts: dict[int, str] = {}
         for indices in runs:
-            texts = []
-            for j in indices:
-                text = content[j]["text"]
-                if type(text) is not str:  # a subclass as its plain data: what _text reads (its docstring)
-                    text = new_texts[j] = str.__str__(text)
-                texts.append(text)
+            texts = [content[j]["text"] for j in indices]
+            if not _STR_ONLY.issuperset(map(type, texts)):
+                for k, j in enumerate(indices):  # a subclass as its plain data: what _text reads (its docstring)
+                    if type(texts[k]) is not str:
+                        texts[k] = new_texts[j] = str.__str__(texts[k])
             if not any(self._contains_lead(text) for text in texts):
                 continue
             if len(indices) == 1:
