@@ -143,3 +143,32 @@ def test_harmony_names_a_text_part_that_is_not_text():
     with pytest.raises(pf.InvalidInputError) as info:
         pf.get_format("harmony").render([pf.Message(role="user", content=(pf.TextPart(5),))])  # type: ignore[arg-type]
     assert info.value.path == "messages[0].content[0].text"
+
+
+class _LyingRole(str):
+    """A role whose ``==`` answers for every role: the template is handed its plain data."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
+@pytest.mark.parametrize(("name", "template"), [("chatml-multi-system", "chatml_multi_system.jinja"),
+                                                ("chatml-safety", "chatml_upstream.jinja")])
+def test_a_role_of_a_str_subclass_is_read_as_its_plain_string(name: str, template: str) -> None:
+    # transformers hands the template the plain string of a str subclass, so its own == is never asked.
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from tests.support.oracles import fixture_text
+
+    messages = [{"role": _LyingRole("system"), "content": "S"}, {"role": _LyingRole("user"), "content": "U"},
+                {"role": _LyingRole("assistant"), "content": "A"}, {"role": _LyingRole("user"), "content": "V"}]
+    expected = render_jinja_template(conversations=[messages], chat_template=fixture_text(template),
+                                     add_generation_prompt=True)[0][0]
+    fmt = pf.get_format(name, policy="allow") if name == "chatml-safety" else pf.get_format(name)
+    assert fmt.render(messages, None, True) == expected
+    assert fmt.render_spans(messages, None, True).text == expected

@@ -10,10 +10,10 @@ from typing import Any
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format import Conversation
 from ...messages import message_dict
-from ...shape import is_list
+from ...shape import is_list, plain_scalar
 from .content import system_text
 
-__all__ = ["Merged", "plain_roles", "read_messages"]
+__all__ = ["Merged", "read_messages"]
 
 # Type sets the C-speed checks of the usual input compare with (``issuperset`` of the types
 # themselves: no set is built, and it stops at the first other type).
@@ -26,16 +26,13 @@ _ROLE_KEY = itertools.repeat("role")
 Merged = Sequence[tuple[int, int]]
 
 
-def plain_roles(roles: Sequence[Any]) -> bool:
-    """Whether every role is exactly a ``str`` (a subclass could answer ``==`` otherwise than its data)."""
-    return _STR_ONLY.issuperset(map(type, roles))
-
-
 def _checked_role(message: Mapping[str, Any], index: int) -> str:
+    """The message's role as the template reads it: a string, a subclass's as its plain data
+    (transformers hands the template the plain string: the subclass's own ``==`` is not read)."""
     role = message.get("role")
     if not isinstance(role, str):
         raise InvalidInputError(f"messages[{index}].role", f"expected a string, got {type_name(role)}")
-    return role
+    return role if type(role) is str else str.__str__(role)
 
 
 def read_messages(
@@ -55,7 +52,7 @@ def read_messages(
             raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
         msgs = [message_dict(message, i) for i, message in enumerate(messages)]
         roles = [message.get("role") for message in msgs]
-    if not plain_roles(roles):
+    if not _STR_ONLY.issuperset(map(type, roles)):
         roles = None
     origins: Sequence[int | None]
     merged: Merged = ()
@@ -83,7 +80,7 @@ def _merge_system(
     if roles is None:
         # A role that is not a string is an error where the template meets it: after the system
         # messages before it.
-        read: list[Any] = [message.get("role") for message in msgs]
+        read: list[Any] = [plain_scalar(message.get("role")) for message in msgs]  # as _checked_role reads them
         bad = next((i for i, role in enumerate(read) if not isinstance(role, str)), None)
         if bad is not None:
             _system_texts(msgs, read[:bad], add_vision_id)

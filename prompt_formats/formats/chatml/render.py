@@ -28,7 +28,7 @@ from ...spans import Range
 from ...tools import PreparedTools, rendered_tools
 from .content import VisionCount, content_text, trimmed_text
 from .drops import holds_text, note_assistant_drops
-from .read import Merged, plain_roles, read_messages
+from .read import Merged, read_messages
 from .tokens import (
     ASSISTANT_THINKING,
     ASSISTANT_TURN,
@@ -57,7 +57,6 @@ from .untrusted import (
     JSON_KINDS,
     MAX_NESTING,
     FastGuard,
-    StepAside,
     guarded_content,
     guarded_json,
     guarded_message,
@@ -369,9 +368,6 @@ def render_chatml(
     """
     # The one builder, in the template's order (the module docstring).
     msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
-    if _fast_guard is not None and not plain_roles(roles):
-        # A role's subclass could answer == differently from its data: the guard reads it as data.
-        raise StepAside
     vision = VisionCount()  # the template's image and video counters; only list content reads them
     out = _prologue(msgs, roles, tools, vision, add_vision_id, _fast_guard)
     # The last user message that is not a wrapped tool response; none raises.
