@@ -15,8 +15,8 @@ import shutil
 from setuptools import setup
 
 # The modules compiled, as paths from the repository root: the one list the build reads. What is left
-# out, and why, is in docs/contributing.md ("The compiled build"). The command's modules (cli*.py,
-# records.py, jsonl.py, request_keys.py, record_tools.py) are left out: startup, not throughput.
+# out, and why, is in docs/contributing.md ("The compiled build"). The command's packages (cli/,
+# records/) are left out: their cost is startup, not throughput.
 COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/_json.py",
     "prompt_formats/history.py",

@@ -35,7 +35,7 @@ def extension(rendered: list[Any], messages: Any) -> bool | None:
 def _same_objects(rendered: list[Any], given: list[Any]) -> bool:
     """Whether ``given`` starts with the very objects of ``rendered`` (not longer than ``given``).
 
-    One check, written for each build (bench_session.py, the harmony rows): compiled, a loop (mypyc
+    One check, written for each build, as sessions make it on every turn: compiled, a loop (mypyc
     writes ``all()`` of a generator as one) is a pointer comparison an item, where the map of
     ``operator.is_`` makes a call of it for each; in the pure build the map is the cheaper of the
     two (one C loop against a bytecode loop or a generator). The tests run both builds.

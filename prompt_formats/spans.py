@@ -108,7 +108,7 @@ class RenderedPrompt:
         every call would spend much of render_spans' budget (1.2 times render) on long sessions.
         """
         # The slots' own setters, past the frozen class's __setattr__: half the cost of
-        # object.__setattr__ (benchmarks/bench_spans.py, every everyday row).
+        # object.__setattr__, which counts on short conversations.
         prompt = _new(cls)
         _SET_TEXT(prompt, text)
         _SET_MESSAGES(prompt, messages)

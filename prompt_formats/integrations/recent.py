@@ -2,8 +2,8 @@
 
 An agent session's follow-up request starts with the text of the request before it (up to where
 the template renders an earlier turn differently). Its ids and masks up to such a shared place are
-the earlier prompt's, so only the rest is split, looked up and assembled: the win of the
-``ours, SegmentEncoder`` rows on the agent sessions of ``benchmarks/bench_masks.py``.
+the earlier prompt's, so only the rest is split, looked up and assembled: in an agent session,
+most of each prompt.
 
 Where it is exact: the tokenizer splits a text at its first-pass added tokens scanning left to
 right, leftmost-longest. A place ``cut`` where the earlier prompt's scan ended a first-pass match,

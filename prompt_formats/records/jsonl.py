@@ -112,8 +112,8 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _NINETEEN_ZEROS = b"0" * 19
 # Nineteen bytes in a row hold three consecutive multiples of 6, so a run of 19 digits shows as
 # three digits in a row among every sixth byte; where those show none, there is no run. Fast path
-# for the row of benchmarks/bench_command.py: a sixth of the bytes translated instead of all of
-# them (a hit steps aside to the full search).
+# for record files without long numbers: a sixth of the bytes translated instead of all of them
+# (a hit steps aside to the full search).
 _SAMPLE_STRIDE = 6
 _THREE_ZEROS = b"000"
 

@@ -160,7 +160,7 @@ class ChatMLFormat(GuardedFormat):
             return render_continued(
                 lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
         if guard is None:
-            # The fast path of the usual input (.lean; it names its benchmark rows): its prompt, or
+            # The fast path of the usual input (.lean): its prompt, or
             # None to step aside to the checked builder.
             prompt = lean_prompt(messages, tools, add_generation_prompt, options, self.merge_system)
             if prompt is not None:
@@ -187,7 +187,7 @@ class ChatMLFormat(GuardedFormat):
         if guard is not None:  # the tools first, then the messages (so its errors come in that order)
             tools = guard.guard_tools(tools)
             fast = guard.fast_path(CHATML_READING) if field is None and not self.merge_system else None
-            # The guard's fast path, as in render (it wins the chatml-safety rows of benchmarks/bench_spans.py):
+            # The guard's fast path, as in render:
             # its prompt and ranges, or None to step aside to the checked path.
             if fast is not None:
                 noted = NotedRender()

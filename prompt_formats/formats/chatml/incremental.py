@@ -21,8 +21,8 @@ messages, through the same renderer (so the same checks). Anything unexpected â€
 that is not a list of dicts, images numbered by ``add_vision_id``, ``continue_final_message``,
 ``decode_tool_arguments``, ``strict``, a value of an option that ``render`` refuses (read by
 :mod:`.options`, as ``render`` reads it) â€” steps aside to a full render (the session's fallback), which is the
-one checked path. This is the fast path of the ``session follow-up`` rows of
-``benchmarks/bench_session.py``.
+one checked path. Why: an agent loop renders the whole conversation again each turn; this writes
+only the new turn.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def _merge_system(
             _checked_role(msgs[bad], bad)
         roles = read
     if roles[0] == "system" and type(msgs[0].get("content")) is str and roles.count("system") == 1:
-        # Fast path for the "everyday" row of benchmarks/ab_chatml.py: one leading system message with
+        # Fast path for the usual request: one leading system message with
         # text, the usual case, is the merged message itself (its turn trims it), or nothing if blank.
         if msgs[0]["content"].strip():
             return msgs, roles, range(len(msgs)), ()

@@ -174,7 +174,7 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
     """A tool-call argument value that is not an exact ``str``, as the template writes it, or the error."""
     try:
         kind = type(value)
-        # Fast path for the "everyday" and agent rows of benchmarks/ab_chatml.py: the usual kinds
+        # Fast path for the usual argument values of tool calls: the kinds
         # spelt here as tojson spells them (exact types only), saving text_or_json's and tojson's
         # dispatch.
         if kind is dict or kind is list:

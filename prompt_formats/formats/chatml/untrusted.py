@@ -25,8 +25,7 @@ CHATML_READING = UntrustedReading(CHATML_CONTROL_TOKENS, join_parts=True, tool_c
 
 # --- The guard's fast path: its policy applied where the renderer reads each untrusted field. --------
 #
-# Wins the `chatml-safety` rows of benchmarks/run_all.py and benchmarks/bench_guard.py: the renderer
-# already holds each untrusted string, so one substring test for the tokens' lead clears it, and the
+# Why: the renderer already holds each untrusted string, so one substring test for the tokens' lead clears it, and the
 # guard's own function for that field runs only on a hit (``ControlTokenGuard.fast_path``). Anything
 # it raises (a token under ``reject``, a value too deep to check) and any error of the renderer steps
 # aside to the checked path (the guard over every message, then the renderer), which raises the same

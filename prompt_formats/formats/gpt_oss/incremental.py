@@ -16,7 +16,8 @@ depends on the message and:
 Each new message is rendered alone (or after its call), through the same writers, so with the
 same checks; anything unexpected — an error, input that is not a list of dicts, a guard,
 ``decode_tool_arguments`` — steps aside to the full render (the session's fallback), which is the
-one checked path. This is the fast path of the ``gpt-oss`` row of ``benchmarks/bench_session.py``.
+one checked path. Why: an agent loop renders the whole conversation again each turn; this writes
+only the new turn.
 """
 
 from __future__ import annotations

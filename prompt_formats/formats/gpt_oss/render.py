@@ -84,7 +84,7 @@ def json_text(value: Any, index: int, field: str, key: str = "") -> str:
     Raises InvalidInputError naming the field for a value JSON cannot encode. Fast path for an exact
     ``str`` (tool results, string arguments): orjson escapes every code point as ``json.dumps`` does
     (``tests/render/test_gpt_oss_examples.py`` checks them all) at a tenth of the cost; it refuses a lone surrogate,
-    which then takes the checked path. Wins the agent rows of ``benchmarks/bench_gpt_oss.py``.
+    which then takes the checked path. Agent requests hold many tool results, hence the fast path.
     """
     kind = type(value)
     try:
@@ -230,7 +230,7 @@ def _checked_texts(message: Mapping[str, Any], index: int, state: LoopState) -> 
             thinking = _tags_checked(thinking, index, key, THINKING_TAGS_ERROR)
         elif TAG_ANALYSIS in thinking or TAG_FINAL in thinking:
             raise TemplateError(THINKING_TAGS_ERROR)
-        # Key tests before the call: most messages hold one alias (bench_gpt_oss.py, the prepared row).
+        # Key tests before the call: most messages hold one alias.
         if key != "reasoning" and state.noting and (
             "reasoning" in message or (key == "thinking" and "reasoning_content" in message)
         ):
@@ -264,8 +264,8 @@ class LoopState:
     answer takes out again, and what the template left out (``lost``: ``(message index, field)``,
     the field ``""`` for a whole message). ``noting``: whether ``lost`` is wanted (``render_spans``
     and ``strict``); without it, ``render`` makes none of the losses of the usual agent request (a
-    dropped analysis, calls after the first, an unread alias), which cost it a tenth of its time
-    (benchmarks/count_instructions.py, gpt-oss agent rows)."""
+    dropped analysis, calls after the first, an unread alias), which cost it a tenth of its time on
+    agent requests."""
 
     __slots__ = ("analyses", "lost", "messages", "noting")
 

@@ -107,8 +107,8 @@ def _selected(assistants: list[int], last_user: int, policy: GeneratedPolicy) ->
 def _generated(ranges: list[tuple[Range, ...]], selected: list[int]) -> tuple[Range, ...]:
     """The selected messages' ranges, already in canonical form: in message order, each message's in
     text order, any two apart by at least a ``<|start|>assistant`` header. (So not ``select_generated``,
-    whose sorting and merging cost a fifth of ``render`` on the agent rows of
-    ``benchmarks/bench_gpt_oss.py``; the tests compare the two on every case.)"""
+    whose sorting and merging cost a fifth of ``render`` on agent requests; the tests compare the
+    two on every case.)"""
     if len(selected) == 1:
         return ranges[selected[0]]
     return tuple(pair for index in selected for pair in ranges[index])

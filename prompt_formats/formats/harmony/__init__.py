@@ -176,7 +176,7 @@ class HarmonyFormat(GuardedFormat):
         if add_generation_prompt is not None and add_generation_prompt is not True:
             refuse_generation_prompt(add_generation_prompt)
         # Fast path: a set test instead of check_options' scan when every option is known, which is
-        # when check_options passes (bench_harmony.py, "everyday, ≤ 6 messages").
+        # when check_options passes (it counts on short conversations).
         if not OPTION_NAMES.issuperset(options):
             self.check_options(options)
         if "decode_tool_arguments" in options:

@@ -125,7 +125,7 @@ def dropped(messages: Conversation, tools: Tools) -> tuple[str, ...]:
             if role == "developer":
                 role = "system"
             # A dict of these keys holds nothing but its content: a written role loses nothing, so
-            # most messages cost a key test (benchmarks/bench_spans.py, the harmony rows).
+            # most messages cost a key test.
             if message.keys() <= _PLAIN_KEYS:
                 if role in _WRITTEN and role != "tool":
                     previous = role

@@ -18,7 +18,7 @@ So the session keeps the pieces and, for each request that appends messages:
 - a prefill request, or anything unexpected (an error, input that is not a list of dicts, a guard),
   steps aside to the full render (the session's fallback), which is the one checked path.
 
-This is the fast path of the ``harmony`` row of ``benchmarks/bench_session.py``.
+Why: an agent loop renders the whole conversation again each turn; this writes only the new turn.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class HarmonyIncremental(ExtendingRenderer):
     def _write(self, messages: list[Any], start: int) -> None:
         """Write ``messages`` after ``out[:start]``, noting the analysis messages they leave and the last run."""
         out, system = self._out, self._system
-        # render's one loop, stepping aside to write_messages (bench_session.py, the harmony rows).
+        # render's one loop, stepping aside to write_messages.
         last_role, run = write_messages_fast(messages, out, system)
         if messages:
             self._last_role, self._run = last_role, run if run >= start else self._run

@@ -126,7 +126,7 @@ def shown(value: Any) -> str:
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-# Cached: the same date string comes on every render (bench_harmony.py, "everyday, ≤ 6 messages").
+# Cached: the same date string comes on every render.
 @functools.lru_cache(maxsize=256)
 def date_from_string(value: str) -> str:
     """``value`` if it is a real ``YYYY-MM-DD`` date; else an :class:`InvalidInputError` at ``current_date``."""

@@ -53,7 +53,7 @@ from .tolerant import closing_braces, split_at_last_channel, text_after_channel
 __all__ = ["HarmonyReplyParser", "MessageHeader", "parse_header"]
 
 # The members as module names: an Enum class's attribute lookup is several times slower than a global's,
-# and the parser tests them on every step (bench_parse.py, "Harmony, agent turn").
+# and the parser tests them on every step.
 _REASONING, _CONTENT, _JSON_CALL, _PYTHON_CALL = Kind.REASONING, Kind.CONTENT, Kind.JSON_CALL, Kind.PYTHON_CALL
 
 

@@ -8,10 +8,10 @@ back and the checked loop writes every message again, raising there whatever err
 raise (:func:`write_messages_fast`, which sessions use too). This module raises none of its own (the
 header is written by the checked path's :func:`~.render.prologue`, whose errors come first in both).
 
-Fast path for the everyday corpus (``run_all.py``, ``harmony`` everyday): the calls to the writers
-and the per-message tests of the shared reading are most of what the checked path spends over the
-floor (``benchmarks/floor_harmony.py``). ``tests/render/test_harmony_fast_path.py`` checks it against
-the checked path on generated conversations, valid and not.
+Why: on short conversations of plain dicts, the calls to the writers and the per-message tests of
+the shared reading are most of what the checked path spends beyond writing the text.
+``tests/render/test_harmony_fast_path.py`` checks it against the checked path on generated
+conversations, valid and not.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ def _offers_python(tools: Iterable[Any]) -> bool:
     found = False
     for i, tool in enumerate(tools):
         # Fast path for the usual {"type": "function", "function": {"name": ...}} dict; anything
-        # else is read by _tool_name (bench_harmony.py, "coding agent, 40 tools").
+        # else is read by _tool_name (agents offer dozens of tools on every request).
         function = tool.get("function") if type(tool) is dict else None
         name = function.get("name") if type(function) is dict else None
         if type(name) is not str:
@@ -150,7 +150,7 @@ def _content_text(content: Any, index: int) -> str:
         texts = []
         for j, part in enumerate(content):
             # Fast path for {"type": "text", "text": str}, which part_kind reads as a text part (no
-            # other key); any other part is read by _part_text (run_all.py, harmony everyday).
+            # other key); any other part is read by _part_text.
             text = part.get("text") if type(part) is dict and len(part) == 2 and part.get("type") == "text" else None
             texts.append(text if type(text) is str else _part_text(part, index, j))
         return "\n\n".join(texts)
@@ -357,7 +357,7 @@ def write_messages(
     names: dict[str, str] | None = None  # tool call id -> name, once a tool result needs it
     for index, message in enumerate(messages):
         # Fast path for the well-formed dict, reading what _fields reads (the reasoning alias of
-        # shape.reasoning_of inlined); anything else is read by _fields (bench_harmony.py, every row).
+        # shape.reasoning_of inlined); anything else is read by _fields.
         if type(message) is dict:
             role = message.get("role")
             content = message.get("content")

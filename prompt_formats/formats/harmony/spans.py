@@ -46,7 +46,7 @@ _END, _USER, _ANALYSIS, _FINAL, _PYTHON = len(END), len(USER), len(ANALYSIS), le
 _SYSTEM = len(SYSTEM_START)  # where the header's system text starts
 #: Above this many messages the system texts' lengths are read before the first is written: a system
 #: message after the first turn would move more ranges than reading the roles costs
-#: (benchmarks/bench_spans.py, the agent row; below it, the everyday rows).
+#: (long agent sessions; below it, short conversations are cheaper without the read).
 _LONG = 24
 
 Ranges = tuple[Range, ...]
