@@ -5,7 +5,8 @@ the AST, so a docstring counts and a blank line after the function does not); ev
 README.md, docs/guide.md and CHANGELOG.md mention (``from prompt_formats… import …`` and dotted
 ``prompt_formats.x.y`` names) imports. The command (``prompt_formats/cli/``) is imported by nothing
 outside it and imports the library only through its public modules (docs/contributing.md, "The
-command"); imports are read from the AST, function-level ones included.
+command"); imports are read from the AST, function-level ones included. No module names a
+benchmark script.
 """
 
 from __future__ import annotations
@@ -61,6 +62,23 @@ def test_functions_are_at_most_60_lines(path: Path) -> None:
 def test_modules_are_at_most_450_lines(path: Path) -> None:
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_MODULE_LINES, f"{_relative(path)}: {lines} lines"
+
+
+# A benchmark script's name in the library goes stale when the benchmarks change; the benchmark
+# names the fast path its row measures, the library says why the fast path exists.
+_BENCHMARK_NAME = re.compile(r"benchmarks/|\b(?:bench|ab|floor)_\w+\.py|\brun_all\b")
+
+
+def test_the_benchmark_name_check_can_fail() -> None:
+    assert _BENCHMARK_NAME.search("# wins the agent rows of bench_gpt_oss.py")
+    assert _BENCHMARK_NAME.search("(``benchmarks/run.py``)")
+    assert not _BENCHMARK_NAME.search("# the guard's fast path, as in render")
+
+
+@pytest.mark.parametrize("path", [*MODULES, ROOT / "setup.py"], ids=_relative)
+def test_no_module_names_a_benchmark_script(path: Path) -> None:
+    found = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if _BENCHMARK_NAME.search(line)]
+    assert found == [], _relative(path)
 
 
 def documented_imports(text: str) -> set[tuple[str, str | None]]:
