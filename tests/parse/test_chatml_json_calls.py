@@ -3,7 +3,7 @@
 ``<tool_call>\\n{"name": "f", "arguments": {"x": 1}}\\n</tool_call>`` is a call, its arguments the
 JSON's values, with a note naming the form (in ``reply.notes``: the form is well formed, nothing is
 malformed); the stream parser gives what ``parse`` gives for any
-split. The peers' own cases for the form: tests/support/peer_cases_json_calls.py.
+split. The peers' own cases for the form: tests/fixtures/peer_cases/json_calls.json.
 """
 
 from __future__ import annotations

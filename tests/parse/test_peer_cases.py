@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 import prompt_formats as pf
 from prompt_formats.messages import AssistantReply
 from tests.support.parser_cases import counting_ids, splits, stream
-from tests.support.peer_cases import ANY, Call, PeerCase, all_cases, case_counts
-from tests.support.peer_disagreements import DISAGREEMENTS, Ours
+from tests.support.peer_cases import ANY, Call, Ours, PeerCase, all_cases, case_counts, disagreements
 
 CASES = all_cases()
+DISAGREEMENTS = disagreements()
 FORMATS = {"chatml": ("chatml-multi-system", "chatml-safety"), "harmony": ("harmony", "gpt-oss")}
 
 

@@ -9,8 +9,8 @@ Only the cases about our formats' output grammar are taken: ChatML / Qwen3.5-3.6
 ``<tool_call>`` + ``<function=NAME>`` + ``<parameter=P>``, and the JSON form of a call older Qwen models
 write, ``<tool_call>`` + ``{"name": …, "arguments": …}``) and Harmony (gpt-oss channels). Cases about
 other model families, token-level decoding, prompt rendering or a parser's internal events with no
-recovery asserted are left out. ``SOURCE_FILES`` lists every file read; ``case_counts()`` counts
-the cases taken per source.
+recovery asserted are left out. The list below names every file read; ``case_counts()`` counts the
+cases taken per source.
 
 The sources (public repositories, as stored for this project's research):
 
@@ -26,23 +26,69 @@ The sources (public repositories, as stored for this project's research):
   ``test/registered/function_call/test_gpt_oss_detector.py``;
 - ggml-org/llama.cpp ``tests/test-chat.cpp`` (the Qwen3.5-4B, Qwen3-Coder and GPT-OSS templates);
 - openai/harmony ``tests/test_harmony.py`` (the parser and StreamableParser tests).
+
+The data is JSON, in ``tests/fixtures/peer_cases/``: one file per group of peer tests (``SOURCES``,
+read in that order), each an object ``{"description": [lines], "cases": [case, …]}``; the
+description says which tests the file holds and how they were read. A case is an object with the
+fields of :class:`PeerCase`: ``source``, ``peer``, ``family``, ``text`` always; the others only when
+they are not the field's default (``tools``: a list of OpenAI tool objects; ``thinking``: ``true``;
+``calls``: a list of ``{"name": NAME, "arguments": VALUE}``; ``content``, ``reasoning``, ``adapted``:
+strings; ``content_has``, ``chunks``, ``notes``: lists of strings). An unknown field is an error.
+
+The encoding of what JSON does not hold:
+
+- a value the peer's test does not assert (:data:`ANY`) is the object ``{"$any": true}``, wherever a
+  value of a call's arguments may be (a call's ``arguments`` itself or a value inside them); no
+  argument object of the data has the single key ``"$any"``, so nothing else reads as it;
+- the sequence fields of :class:`PeerCase` and :class:`Ours` are tuples, written as JSON lists and
+  made tuples by the loader; inside arguments and tools a JSON list is a Python list (the data holds
+  no tuples there), objects are dicts with string keys (it holds no other keys), and integers stay
+  integers and floats floats as JSON writes them (``100`` is the int 100, ``100.0`` the float);
+  there is no NaN or infinity in the data and the files hold none;
+- characters that do not show (a control, format or separator character other than the space and
+  the newline, e.g. U+00A0 or U+3000) are written as ``\\uXXXX`` escapes, the rest as themselves.
+
+``disagreements.json`` holds the cases where our reading differs from the peer's (:func:`disagreements`):
+``{"description": [lines], "shared_reasons": {NAME: reason}, "disagreements": [row, …]}``; a row is
+``{"case": a case's source, "reason": text}`` or ``{"case": …, "shared_reason": NAME}`` (exactly
+one of the two), with what we give instead: ``calls``, ``content``, ``content_has``, ``reasoning``
+encoded as in a case.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 __all__ = [
     "ANY",
+    "FIXTURES",
+    "SOURCES",
     "Call",
+    "Ours",
     "PeerCase",
     "all_cases",
     "case_counts",
-    "tool",
+    "disagreements",
+    "load",
 ]
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "peer_cases"
+SOURCES = (
+    "ollama",
+    "ollama_qwen35",
+    "vllm",
+    "vllm_more",
+    "sglang",
+    "llamacpp",
+    "llamacpp_gpt_oss",
+    "harmony",
+    "json_calls",
+)
 
 
 class _Any:
@@ -97,47 +143,88 @@ class PeerCase:
         return self.source
 
 
-def tool(name: str, properties: Mapping[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    """An OpenAI function tool with these parameter schemas (``properties=None``: no properties key)."""
-    parameters: dict[str, Any] = {"type": "object"}
-    if properties is not None:
-        parameters["properties"] = dict(properties)
-    parameters.update(extra)
-    return {"type": "function", "function": {"name": name, "parameters": parameters}}
+@dataclass(frozen=True)
+class Ours:
+    """What we recover from a peer case, and why it differs from what that peer recovers."""
+
+    reason: str
+    calls: tuple[Call, ...] | None = None
+    content: str | None = None
+    content_has: tuple[str, ...] = ()
+    reasoning: str | None = None
 
 
-def tools(*items: dict[str, Any]) -> tuple[Mapping[str, Any], ...]:
-    return tuple(items)
+def _value(data: Any) -> Any:
+    """A JSON value as read, ``{"$any": true}`` as :data:`ANY`."""
+    if isinstance(data, dict):
+        if set(data) == {"$any"}:
+            if data["$any"] is not True:
+                raise ValueError(f"the not-asserted marker is {{'$any': true}}, got {data!r}")
+            return ANY
+        return {key: _value(item) for key, item in data.items()}
+    if isinstance(data, list):
+        return [_value(item) for item in data]
+    return data
+
+
+def _strings(data: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
+        raise ValueError(f"{where}: expected a list of strings, got {data!r}")
+    return tuple(data)
+
+
+def _calls(data: Any, where: str) -> tuple[Call, ...] | None:
+    if data is None:
+        return None
+    if not isinstance(data, list):
+        raise ValueError(f"{where}: calls must be a list, got {data!r}")
+    calls = []
+    for item in data:
+        if not isinstance(item, dict) or set(item) - {"name", "arguments"} or not isinstance(item.get("name"), str):
+            raise ValueError(f"{where}: a call is {{'name': str, 'arguments': value}}, got {item!r}")
+        calls.append(Call(item["name"], _value(item["arguments"])) if "arguments" in item else Call(item["name"]))
+    return tuple(calls)
+
+
+_CASE_FIELDS = frozenset(f.name for f in fields(PeerCase))
+
+
+def _case(data: Mapping[str, Any], where: str) -> PeerCase:
+    unknown = set(data) - _CASE_FIELDS
+    if unknown:
+        raise ValueError(f"{where}: unknown fields {sorted(unknown)}")
+    values = dict(data)
+    if "tools" in values:
+        values["tools"] = tuple(_value(values["tools"]))
+    if "calls" in values:
+        values["calls"] = _calls(values["calls"], where)
+    for name in ("content_has", "chunks", "notes"):
+        if name in values:
+            values[name] = _strings(values[name], f"{where}: {name}")
+    return PeerCase(**values)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return data
+
+
+def load(name: str) -> list[PeerCase]:
+    """The cases of one fixture file (``SOURCES``), in the file's order."""
+    path = FIXTURES / f"{name}.json"
+    data = _read(path)
+    if set(data) != {"description", "cases"}:
+        raise ValueError(f"{path}: expected the keys 'description' and 'cases', got {sorted(data)}")
+    return [_case(item, f"{path.name}[{i}]") for i, item in enumerate(data["cases"])]
 
 
 def all_cases() -> list[PeerCase]:
     """Every peer case taken, in source order."""
-    from . import (
-        peer_cases_harmony,
-        peer_cases_json_calls,
-        peer_cases_llamacpp,
-        peer_cases_llamacpp_gpt_oss,
-        peer_cases_ollama,
-        peer_cases_ollama_qwen35,
-        peer_cases_sglang,
-        peer_cases_vllm,
-        peer_cases_vllm_more,
-    )
-
-    modules = (
-        peer_cases_ollama,
-        peer_cases_ollama_qwen35,
-        peer_cases_vllm,
-        peer_cases_vllm_more,
-        peer_cases_sglang,
-        peer_cases_llamacpp,
-        peer_cases_llamacpp_gpt_oss,
-        peer_cases_harmony,
-        peer_cases_json_calls,
-    )
     cases: list[PeerCase] = []
-    for module in modules:
-        cases.extend(module.CASES)
+    for name in SOURCES:
+        cases.extend(load(name))
     ids = [case.id for case in cases]
     duplicates = [i for i, n in Counter(ids).items() if n > 1]
     assert not duplicates, duplicates
@@ -148,3 +235,31 @@ def case_counts(cases: Sequence[PeerCase] | None = None) -> dict[str, int]:
     """How many cases were taken from each source file (``repo path``)."""
     counts: Counter[str] = Counter(case.source.split("::")[0] for case in cases or all_cases())
     return dict(sorted(counts.items()))
+
+
+def disagreements() -> dict[str, Ours]:
+    """The peer cases where our reading differs from the peer's (by case id): what we give instead, and why.
+
+    Each row is asserted by tests/parse/test_peer_cases.py (we give ``Ours``, and not what the peer
+    gives). The reasons are the parse rules written in docs/chatml.md and docs/harmony.md ("Where the
+    readings differ"); most rows are cases where the peers disagree with each other.
+    """
+    path = FIXTURES / "disagreements.json"
+    data = _read(path)
+    if set(data) != {"description", "shared_reasons", "disagreements"}:
+        raise ValueError(f"{path}: expected 'description', 'shared_reasons', 'disagreements', got {sorted(data)}")
+    shared: dict[str, str] = data["shared_reasons"]
+    rows: dict[str, Ours] = {}
+    for i, row in enumerate(data["disagreements"]):
+        where = f"{path.name}[{i}]"
+        unknown = set(row) - {"case", "reason", "shared_reason", "calls", "content", "content_has", "reasoning"}
+        if unknown or ("reason" in row) == ("shared_reason" in row) or row["case"] in rows:
+            raise ValueError(f"{where}: unknown fields {sorted(unknown)}, not one reason, or a case twice: {row!r}")
+        rows[row["case"]] = Ours(
+            row["reason"] if "reason" in row else shared[row["shared_reason"]],
+            calls=_calls(row.get("calls"), where),
+            content=row.get("content"),
+            content_has=_strings(row.get("content_has", []), f"{where}: content_has"),
+            reasoning=row.get("reasoning"),
+        )
+    return rows
