@@ -1,160 +1,227 @@
-"""``prompt-formats render`` in one process: records per CPU-second, start-up included, now and at a revision.
+"""``prompt-formats render``, the command: records per CPU-second, workers, and where a record's time goes.
 
-The corpus is the command row's of ``run_all.py`` (``run_all_extra.write_records``: everyday
-records of the held-out corpus, seed 0, two of them bad lines). Each round runs the working tree's
-command and, with ``--against REV``, that revision's (its ``prompt_formats`` extracted with ``git
-archive`` and put first on ``PYTHONPATH``), one after the other, so that the load of a shared
-machine falls on both alike. Every run's output and error files are checked equal to the first
-run's, byte for byte. Also reported: the start-up alone (the command on an empty file).
+Records: the held-out everyday corpus (corpus.py, seed 0) as JSONL, two of them bad lines (one invalid
+JSON, one invalid message), as the headline's command row; ``--corpus tools`` keeps the records with
+tools only. Modes:
 
-``--floor`` adds the command's floor (``floor_command.py``: the records decoded, rendered by
-``floor_chatml.floor_render`` and encoded, with nothing else), timed in the same rounds; its prompts
-file must equal the command's byte for byte. ``--floor-from DIR`` takes ``floor_command`` and
-``floor_chatml`` from DIR (compiled with mypyc, for the compiled build's floor). ``--installed``
-measures the package the interpreter imports (an installed build, e.g. the compiled one) instead of
-the working tree.
+- ``rate`` (the default): the command (``-f chatml-multi-system --workers 1``) in one process,
+  records per CPU-second of the whole process, start-up included, and the start-up alone (an empty
+  file); every run's outputs checked equal to the first's. ``--installed``: the package the
+  interpreter imports (an installed build, e.g. the compiled one) instead of the working tree.
+  The row of the records/jsonl.py fast path (a sixth of the bytes translated in the long-integer
+  check); a revision beside it: ``compare.py --command --against REV``.
+- ``batch``: ``--workers 1`` and ``--workers N`` against the loop users run today (``orjson.loads``,
+  Jinja2 as transformers configures it, ``orjson.dumps``) on the first ``--jinja-subset`` records,
+  extrapolated; wall and CPU rates; every prompt checked equal to Jinja2's on the subset.
+- ``stages``: one record's CPU time by stage inside the command (the long-integer check, decode,
+  toolset preparation, handle, encode, and a whole block as the command runs it), the fastest of
+  ``--rounds`` passes (warm: a breakdown, not a headline).
 
-Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_command.py [--against REV] [--floor [--floor-from DIR]]
-[--installed] [--records N] [--rounds R]``
+Usage::
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_command.py [rate|batch|stages] [--records N] [--rounds R]
+        [--installed] [--workers N] [--corpus everyday|tools]
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import json
 import os
 import platform
-import resource
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-import run_all_extra  # noqa: E402
+import corpus  # noqa: E402
+import engines  # noqa: E402
+from timing import child_run, markdown_table  # noqa: E402
 
 
-def extract(revision: str, into: Path) -> Path:
-    """``revision``'s ``prompt_formats`` under ``into``; returns the directory to put on ``PYTHONPATH``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", revision, "prompt_formats"],
-                             capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
+def write_records(path: Path, n: int, kind: str = "everyday", bad: bool = True) -> int:
+    """``n`` records of the held-out everyday corpus (seed 0) as JSONL, two of them bad lines unless
+    ``bad`` is false; ``kind="tools"``: only the records with tools. Returns the file's size."""
+    jobs = [job for job in corpus.everyday_jobs(n if kind == "everyday" else 2 * n, 0, "chatml")
+            if kind == "everyday" or job.tools][:n]
+    with path.open("w", encoding="utf-8") as out:
+        for i, (messages, tools, options) in enumerate(jobs):
+            if bad and i in (n // 3, 2 * n // 3):
+                out.write('{"messages": [{"role": "user", "content": 1}]}\n' if i == n // 3 else "{not json\n")
+                continue
+            record: dict[str, Any] = {"id": f"r{i}", "messages": messages, **options}
+            if tools is not None:
+                record["tools"] = tools
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return path.stat().st_size
 
 
-#: The side that runs the floor (``floor_command.py``) instead of the command.
-FLOOR = "floor"
+def command(records: Path, output: Path, errors: Path, workers: int = 1) -> list[str]:
+    """The command of the headline's row."""
+    return [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", str(workers),
+            "-q", "-o", str(output), "--errors", str(errors), str(records)]
 
 
-def run_once(path: Path | None, records: Path, output: Path, errors: Path,
-             floor_from: Path | None = None) -> tuple[float, float]:
-    """CPU seconds (user + system) and wall seconds of one run of the command with ``path`` first on
-    ``PYTHONPATH`` (``None``: the interpreter's installed package), or of the floor (``floor_from``:
-    the directory of its modules)."""
-    if floor_from is not None:
-        command = [sys.executable, str(floor_from / "floor_command.py"), str(records), str(output), str(errors)]
-        compiled = next(floor_from.glob("floor_command.*.so"), None)
-        if compiled is not None:  # the compiled module, not the script beside it
-            command = [sys.executable, "-c", "import sys, floor_command; sys.exit(floor_command.main(sys.argv))",
-                       str(records), str(output), str(errors)]
-        paths = [str(floor_from), str(HERE)] + ([str(path)] if path is not None else [])
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-    else:
-        command = [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "1",
-                   "-q", "-o", str(output), "--errors", str(errors), str(records)]
-        env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-        if path is not None:
-            env["PYTHONPATH"] = str(path)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    # Run from the records' directory: ``-m`` puts the working directory first on the path, which
-    # must not be a checkout whose prompt_formats would be imported instead of ``path``'s.
-    done = subprocess.run(command, env=env, capture_output=True, check=False, cwd=records.parent)
-    wall = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"bench_command: the run with PYTHONPATH={path} exited {done.returncode}:\n"
-                         + done.stderr.decode(errors="replace")[-2000:])
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
-
-
-def check_imported(path: Path | None, cwd: Path) -> None:
-    """Stop unless a run with ``path`` imports ``path``'s prompt_formats (``None``: an installed one)."""
+def environment(path: Path | None) -> dict[str, str]:
+    """The environment of a run with ``path`` first on ``PYTHONPATH`` (``None``: the installed package)."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     if path is not None:
         env["PYTHONPATH"] = str(path)
-    where = subprocess.run([sys.executable, "-c", "import prompt_formats; print(prompt_formats.__file__)"],
-                           env=env, cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-    found = Path(where).resolve()
-    # An installed build must not be the source tree's package; a given path's package must be under it.
-    wrong = found.parent == ROOT / "prompt_formats" if path is None else not found.is_relative_to(path.resolve())
-    if wrong:
-        raise SystemExit(f"bench_command: PYTHONPATH={path or ''} imports {where}; not reporting")
+    return env
 
 
-def main() -> int:
+def rate(args: argparse.Namespace, tmp: Path) -> None:
+    path = None if args.installed else ROOT
+    records, empty = tmp / "records.jsonl", tmp / "empty.jsonl"
+    write_records(records, args.records, args.corpus)
+    empty.write_bytes(b"")
+    cpu, wall, start_up = [], [], []
+    first: bytes | None = None
+    for r in range(args.rounds):
+        output, errors = tmp / f"out-{r}.jsonl", tmp / f"err-{r}.jsonl"
+        # Run from the records' directory: ``-m`` puts the working directory first on the path.
+        seconds, elapsed, _ = child_run(command(records, output, errors), environment(path), str(tmp))
+        cpu.append(seconds)
+        wall.append(elapsed)
+        got = output.read_bytes() + errors.read_bytes()
+        first = first or got
+        if got != first:
+            raise SystemExit("bench_command: a run's output differs from the first run's; not reporting")
+        start_up.append(child_run(command(empty, tmp / "o.jsonl", tmp / "e.jsonl"), environment(path), str(tmp))[0])
+    median = statistics.median(cpu)
+    print(f"{args.records:,} {args.corpus} records, chatml-multi-system, --workers 1, {args.rounds} rounds; "
+          f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
+          f"at the end; prompt_formats {'installed' if args.installed else 'of the working tree'}\n")
+    print(markdown_table(["CPU ms (median)", "wall ms (median)", "start-up CPU ms", "records per CPU-second"],
+                         [[f"{median * 1000:.0f}", f"{statistics.median(wall) * 1000:.0f}",
+                           f"{statistics.median(start_up) * 1000:.0f}", f"**{args.records / median:,.0f}**"]]))
+
+
+def batch(args: argparse.Namespace, tmp: Path) -> None:
+    import orjson
+
+    src = tmp / "records.jsonl"
+    size = write_records(src, args.records, args.corpus, bad=False)
+    env = environment(None if args.installed else ROOT)
+    rows = []
+    for workers in dict.fromkeys((1, args.workers)):
+        # --keep-tool-arguments: JSON-string arguments as written, as the Jinja2 loop renders them.
+        run = [*command(src, tmp / f"prompts-{workers}.jsonl", tmp / "errors.jsonl", workers), "--keep-tool-arguments"]
+        seconds, elapsed, _ = child_run(run, env, str(tmp))
+        rows.append((f"prompt-formats render --workers {workers}", elapsed, seconds, workers))
+    render = engines.jinja2_renderer(engines.TEMPLATES["chatml-multi-system"])
+    prompts = []
+    cpu, start = time.process_time(), time.perf_counter()
+    with src.open("rb") as lines:
+        for number, line in enumerate(lines):
+            if number == args.jinja_subset:
+                break
+            record = orjson.loads(line)
+            options = {k: v for k, v in record.items() if k not in ("id", "messages", "tools")}
+            prompt = render(record["messages"], record.get("tools"), False, **options)
+            orjson.dumps({"id": record["id"], "prompt": prompt})
+            prompts.append(prompt)
+    scale = args.records / len(prompts)
+    rows.append((f"Jinja2 loop (first {len(prompts):,}, extrapolated)", (time.perf_counter() - start) * scale,
+                 (time.process_time() - cpu) * scale, 0))
+    for _, _, _, workers in rows[:-1]:  # the same bytes, or the comparison means nothing
+        with (tmp / f"prompts-{workers}.jsonl").open("rb") as out:
+            for expected, line in zip(prompts, out, strict=False):
+                if orjson.loads(line)["prompt"] != expected:
+                    raise SystemExit(f"bench_command: --workers {workers}: a prompt differs from Jinja2's")
+    jinja_wall, jinja_cpu = rows[-1][1], rows[-1][2]
+    print(f"{args.records:,} {args.corpus} records, {size / args.records / 1e3:.1f} kB each; {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.2f} at the end; Python {platform.python_version()}\n")
+    print(markdown_table(
+        ["run", "records/s (wall)", "per CPU-second", "time for the file", "vs Jinja2 (wall)", "vs Jinja2 (CPU)"],
+        [[name, f"{args.records / wall:,.0f}", f"{args.records / cpu:,.0f}", f"{wall:,.1f} s",
+          f"{jinja_wall / wall:.1f}×", f"{jinja_cpu / cpu:.1f}×"] for name, wall, cpu, _ in rows]))
+
+
+STAGES = ("digit check", "decode", "toolset preparation", "handle", "encode", "whole block")
+
+
+def stages(args: argparse.Namespace, tmp: Path) -> None:
+    sys.path.insert(0, str(ROOT))
+    import orjson
+
+    import prompt_formats as pf
+    from prompt_formats.cli import BLOCK_SIZE
+    from prompt_formats.records import RecordRenderer, has_long_digit_run
+
+    src = tmp / "records.jsonl"
+    size = write_records(src, args.records, args.corpus, bad=False)
+    data = src.read_bytes()
+    blocks, start = [], 0
+    while start < len(data):  # blocks of about BLOCK_SIZE bytes, each ending with a whole line
+        end = data.find(b"\n", start + BLOCK_SIZE)
+        end = len(data) if end < 0 else end + 1
+        blocks.append(data[start:end])
+        start = end
+    fmt = pf.get_format("chatml-multi-system")
+
+    def one_pass(new_job: Callable[[], RecordRenderer]) -> dict[str, int]:
+        # A record goes through its stages one right after the other, as in the command; stages timed
+        # with the monotonic clock (a thread-CPU-time reading is a system call), the whole block with CPU time.
+        spent = dict.fromkeys(STAGES, 0)
+        clock = time.perf_counter_ns
+        job, whole_job = new_job(), new_job()
+        prepare = job._tools.get  # the command's own toolset cache: what handling a record does first
+        for block in blocks:
+            t0 = clock()
+            has_long_digit_run(block)
+            spent["digit check"] += clock() - t0
+            for number, line in enumerate(block.splitlines(), 1):
+                t0 = clock()
+                record = orjson.loads(line)
+                t1 = clock()
+                if record.get("tools"):
+                    prepare(record["tools"])
+                t2 = clock()
+                output = job.handle(record, number)
+                t3 = clock()
+                orjson.dumps(output, option=orjson.OPT_APPEND_NEWLINE)
+                t4 = clock()
+                spent["decode"] += t1 - t0
+                spent["toolset preparation"] += t2 - t1
+                spent["handle"] += t3 - t2
+                spent["encode"] += t4 - t3
+            t0 = time.thread_time_ns()
+            whole_job.process_block(1, block)
+            spent["whole block"] += time.thread_time_ns() - t0
+        return spent
+
+    best = dict.fromkeys(STAGES, float("inf"))
+    for _ in range(args.rounds):
+        for stage, ns in one_pass(lambda: RecordRenderer(fmt, True)).items():
+            best[stage] = min(best[stage], ns / args.records / 1000)
+    print(f"{args.records:,} {args.corpus} records, {size / args.records / 1e3:.1f} kB each; fastest of "
+          f"{args.rounds} passes; Python {platform.python_version()}, orjson {orjson.__version__}\n")
+    print(markdown_table(["stage", "µs per record"], [[stage, f"{best[stage]:.1f}"] for stage in STAGES]))
+    json_floor = best["decode"] + best["encode"]
+    print(f"\n- JSON alone (decode + encode): {json_floor:.1f} µs per record, so at most {1e6 / json_floor:,.0f} "
+          "records per CPU-second with a renderer that cost nothing")
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--against", help="a git revision to measure beside the working tree")
-    parser.add_argument("--floor", action="store_true", help="the floor (floor_command.py) beside the command")
-    parser.add_argument("--floor-from", type=Path, help="the floor's modules, e.g. compiled with mypyc")
-    parser.add_argument("--installed", action="store_true", help="the installed package, not the working tree")
+    parser.add_argument("mode", nargs="?", choices=("rate", "batch", "stages"), default="rate")
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pf-bench-command-") as tmp_name:
-        tmp = Path(tmp_name)
-        now: Path | None = None if args.installed else ROOT
-        sides: dict[str, Path | None] = {"now": now}
-        if args.against:
-            sides[args.against] = extract(args.against, tmp / "revision")
-        floor_from = args.floor_from.resolve() if args.floor_from else HERE
-        if args.floor or args.floor_from:
-            sides[FLOOR] = now
-        records, empty = tmp / "records.jsonl", tmp / "empty.jsonl"
-        run_all_extra.write_records(records, args.records)
-        empty.write_bytes(b"")
-        for path in sides.values():
-            check_imported(path, tmp)
-        cpu: dict[str, list[float]] = {side: [] for side in sides}
-        wall: dict[str, list[float]] = {side: [] for side in sides}
-        start_up: dict[str, list[float]] = {side: [] for side in sides}
-        reference: tuple[bytes, bytes] | None = None
-        for _ in range(args.rounds):
-            for side, path in sides.items():
-                output, errors = tmp / f"out-{len(cpu[side])}.jsonl", tmp / f"err-{len(cpu[side])}.jsonl"
-                floor = floor_from if side == FLOOR else None
-                seconds, elapsed = run_once(path, records, output, errors, floor)
-                cpu[side].append(seconds)
-                wall[side].append(elapsed)
-                got = (output.read_bytes(), errors.read_bytes())
-                if side == FLOOR:  # its error lines are its own; their number must be the command's
-                    got = (got[0], b"\n" * got[1].count(b"\n"))
-                    if reference is not None and got != (reference[0], b"\n" * reference[1].count(b"\n")):
-                        raise SystemExit("bench_command: the floor's prompts differ from the command's; not reporting")
-                else:
-                    reference = reference or got
-                    if got != reference:  # (the prompts are the same whichever code wrote them)
-                        raise SystemExit(f"bench_command: {side}'s output differs from the first run's; not reporting")
-                start_up[side].append(run_once(path, empty, tmp / "o.jsonl", tmp / "e.jsonl", floor)[0])
-        lines = reference[0].count(b"\n") if reference else 0
-        print(f"{args.records:,} everyday records ({lines:,} prompts written), chatml-multi-system, --workers 1, "
-              f"{args.rounds} rounds; Python {platform.python_version()}, {platform.machine()}, "
-              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
-              f"prompt_formats {'installed' if args.installed else 'of the working tree'}"
-              + (f", the floor from {floor_from}" if FLOOR in sides else "") + "\n")
-        print("| revision | CPU ms (median) | wall ms (median) | start-up CPU ms | records per CPU-second |")
-        print("| --- | ---: | ---: | ---: | ---: |")
-        for side in sides:
-            median = statistics.median(cpu[side])
-            print(f"| {side} | {median * 1000:.0f} | {statistics.median(wall[side]) * 1000:.0f} | "
-                  f"{statistics.median(start_up[side]) * 1000:.0f} | **{args.records / median:,.0f}** |")
+    parser.add_argument("--corpus", choices=("everyday", "tools"), default="everyday")
+    parser.add_argument("--installed", action="store_true", help="the installed package, not the working tree")
+    parser.add_argument("--workers", type=int, default=2, help="batch: workers of the parallel run")
+    parser.add_argument("--jinja-subset", type=int, default=2_000, help="batch: records rendered by Jinja2")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="pf-bench-command-") as tmp:
+        {"rate": rate, "batch": batch, "stages": stages}[args.mode](args, Path(tmp))
     return 0
 
 

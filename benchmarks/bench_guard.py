@@ -17,10 +17,11 @@ Corpora (``benchmarks/corpus.py``, valid for the upstream template: one leading 
   (``reject`` would only raise, so it is not timed there).
 
 Before timing, the guarded prompts of the clean corpora are checked to be byte-identical to the plain
-ones. Timing: CPU time of the thread (the machine is shared), rounds interleaved, each contender's
+ones. Timing: ``timing.interleaved``: CPU time of the thread, rounds interleaved, each contender's
 run ~60 ms (the corpus rendered again and again, so caches are **warm**), median over rounds kept.
 A warm, relative measure of the guard's cost; the straight-pass headline rows of the guard are
-``run_all.py --only guard`` (``docs/performance.md``).
+``headline.py --only guard`` (``docs/performance.md``). The guard's fast path
+(formats/chatml/untrusted.py) wins these rows: ``compare.py --without chatml-guard --format chatml-safety``.
 
 Usage::
 
@@ -31,14 +32,9 @@ from __future__ import annotations
 
 import argparse
 import copy
-import gc
-import math
 import platform
 import random
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import Request, agent_request, realistic_requests  # noqa: E402
-from timing import markdown_table  # noqa: E402
+from timing import interleaved, markdown_table  # noqa: E402
 
 import prompt_formats as pf  # noqa: E402
 from prompt_formats.formats.chatml import ChatMLFormat  # noqa: E402
@@ -107,32 +103,6 @@ def _runner(fmt: pf.ChatFormat, cases: list[tuple[list[dict[str, Any]], Any]]) -
     return run
 
 
-def cpu_timed(contenders: list[tuple[str, Callable[[], None]]], items: int, rounds: int,
-              min_run_ms: float = 60.0) -> dict[str, float]:
-    """Median over ``rounds`` of each contender's CPU time per item (µs), rounds interleaved.
-
-    CPU time of this thread (``time.thread_time_ns``), not wall time: the machine is shared, and
-    time spent descheduled while others run is not the guard's. Each run repeats the workload to
-    last about ``min_run_ms``; the order of contenders rotates from round to round.
-    """
-    repeats = {}
-    for name, work in contenders:
-        start = time.thread_time_ns()
-        work()
-        elapsed = max(time.thread_time_ns() - start, 1)
-        repeats[name] = max(1, math.ceil(min_run_ms * 1e6 / elapsed))
-    samples: dict[str, list[float]] = {name: [] for name, _ in contenders}
-    for r in range(rounds):
-        shift = r % len(contenders)
-        for name, work in [*contenders[shift:], *contenders[:shift]]:
-            gc.collect()
-            start = time.thread_time_ns()
-            for _ in range(repeats[name]):
-                work()
-            samples[name].append((time.thread_time_ns() - start) / repeats[name] / items / 1000)
-    return {name: statistics.median(values) for name, values in samples.items()}
-
-
 def run(n_requests: int, rounds: int) -> str:
     everyday = realistic_requests(n_requests, single_system=True)
     agent = [agent_request(257, 40, reminders="inline")]
@@ -162,7 +132,7 @@ def run(n_requests: int, rounds: int) -> str:
         contenders = [("plain", _runner(PLAIN, cases)), ("escape", _runner(ESCAPE, cases))]
         if clean:
             contenders.append(("reject", _runner(REJECT, cases)))
-        timings = cpu_timed(contenders, len(cases), rounds)
+        timings = {t.name: t.median for t in interleaved(contenders, len(cases), rounds, min_run_ms=60.0)}
         base = timings["plain"]
 
         def cell(key: str, base: float = base, timings: dict[str, float] = timings) -> str:

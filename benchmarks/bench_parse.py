@@ -12,10 +12,12 @@ tool call; about 64 KB and 1 MB), and a short agent-style one (reasoning, preamb
   for every token.
 
 Every measure is the fastest of ``--repeats`` runs (parsers keep no cache, but the repeats warm
-the CPU's; the straight-pass headline rows are ``run_all.py --only parse``). Before timing, both
+the CPU's; the straight-pass headline rows are ``headline.py --only parse``). Before timing, both
 Harmony parsers are checked to read the same reasoning, content and tool call from the Harmony
 replies (the run stops otherwise).
 openai-harmony is the ``oss-harmony`` package (a fork that ships its tokenizer, so it loads offline).
+The row "Harmony, agent turn" is the one of formats/harmony/parse.py's fast path (the ``Kind`` members
+read as module names on every step).
 
 Usage::
 

@@ -34,7 +34,17 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
-__all__ = ["FIXTURES", "Renderer", "has_minijinja", "jinja2_renderer", "minijinja_renderer", "versions"]
+__all__ = [
+    "FIXTURES", "TEMPLATES", "GoHarmony", "Renderer", "has_minijinja", "jinja2_renderer", "minijinja_renderer",
+    "versions",
+]
+
+#: The reference template of each format that Jinja renders (``harmony``'s reference is Go's).
+TEMPLATES = {
+    "chatml-multi-system": "chatml_multi_system.jinja",
+    "chatml-safety": "chatml_upstream.jinja",
+    "gpt-oss": "gpt_oss.jinja",
+}
 
 Renderer = Callable[..., str]
 
@@ -136,10 +146,13 @@ class GoHarmony:
     RENDERS = 5
 
     def __init__(self, build_dir: Path) -> None:
-        where = str(ROOT / "tests" / "support")
-        if where not in sys.path:
-            sys.path.insert(0, where)
-        from harmony_oracle import HarmonyOracle, build_oracle, to_case
+        # The tests' package (tests.support), found from the tree's root; the package under test is
+        # the one already imported (the tree's, or an installed build's).
+        sys.path.insert(0, str(ROOT))
+        try:
+            from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+        finally:
+            sys.path.remove(str(ROOT))
 
         self.oracle = HarmonyOracle(build_oracle(build_dir))
         self.to_case = to_case
@@ -156,9 +169,7 @@ class GoHarmony:
         return outputs, sum(float(result["ns_per_render"]) for result in timed) / len(timed) / 1000
 
     def run_wire(self, wires: Sequence[Any]) -> tuple[list[str | None], float]:
-        """:meth:`run` on ``heldout.Wire`` jobs (decoded first: Go times itself)."""
-        import json
-
+        """:meth:`run` on ``corpus.Wire`` jobs (decoded first: Go times itself)."""
         jobs = []
         for text, prepared, options in wires:
             decoded = json.loads(text)

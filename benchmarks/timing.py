@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import gc
 import math
+import resource
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["Contender", "Timing", "in_blocks", "interleaved", "markdown_table", "straight", "warm_blocks"]
+__all__ = ["Contender", "Timing", "child_run", "interleaved", "markdown_table", "straight", "warm_blocks"]
 
 T = TypeVar("T")
 
@@ -162,7 +164,17 @@ def straight(
     return [Timing(name, samples[name]) for name, _, _ in contenders]
 
 
-in_blocks = warm_blocks  # the former name, kept for scripts on other branches
+def child_run(command: Sequence[str], env: dict[str, str], cwd: str | None = None) -> tuple[float, float, int]:
+    """Run ``command`` to its end: its CPU seconds (user + system, the process and its children),
+    wall seconds and exit code. For whole processes (the command's rows), start-up included."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(list(command), env=env, cwd=cwd, capture_output=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):  # 1: the command's "some records were bad"
+        raise SystemExit(f"{command[0]} exited {done.returncode}:\n" + done.stderr.decode(errors="replace")[-2000:])
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall, done.returncode
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

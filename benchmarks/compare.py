@@ -1,0 +1,429 @@
+"""Before and after: the working tree against a git revision, or against itself with a fast path stepped aside.
+
+``--against REV``: ``REV``'s ``prompt_formats`` is extracted with ``git archive`` and imported under
+another package name (every module it imports is its own), beside the working tree's, in one process.
+``--without NAME``: the working tree with the fast path ``NAME`` of :data:`FAST_PATHS` stepped aside
+(the benchmark replaces the function the library calls for it with one that steps aside, during that
+side's passes only: the pure build, no library switch). Both sides render the same row, straight
+passes as in headline.py (a fresh held-out corpus per round, each request decoded before its render,
+the median over rounds of CPU time per request), taking turns; every output of the tree is compared
+with the other side's each round (the run stops on a difference). The row: ``--format`` on
+``--corpus`` (``everyday``, ``agent`` sessions, ``agent-257`` plain tools, ``agent-257-prepared``),
+``--calls render`` and/or ``render_spans``.
+
+``--instructions``: instructions per request counted by valgrind's callgrind instead of time (the
+same for the same code and input whatever else the machine does): each side in its own process
+(``PYTHONHASHSEED=0``), the corpus of round 0 rendered once (caches filled) then ``--passes`` times;
+counted with one pass and with ``--passes``, the difference divided by the extra passes and requests.
+
+``--command``: ``prompt-formats render`` (the headline's command row) of the tree and of ``REV``,
+alternating, records per CPU-second, outputs checked byte-equal (they differ across a change of a
+default, and the run stops).
+
+``--fast-paths``: the catalogue below: each fast path of the library, the benchmark row it wins and
+how its win is measured (the rule: a fast path is deleted when it wins less than 3% on its row).
+
+Usage::
+
+    .venv/bin/python benchmarks/compare.py --against REV [--format chatml-multi-system] [--corpus everyday]
+        [--calls render,render_spans] [--rounds 9]
+    .venv/bin/python benchmarks/compare.py --without chatml-lean [--format chatml-safety] [--rounds 9]
+    .venv/bin/python benchmarks/compare.py --against REV --instructions [--passes 3] [--format harmony]
+    .venv/bin/python benchmarks/compare.py --against REV --command [--records 20000] [--rounds 5]
+    .venv/bin/python benchmarks/compare.py --fast-paths
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+import corpus  # noqa: E402
+from corpus import FLAVOURS, Job  # noqa: E402
+from timing import child_run, markdown_table, straight  # noqa: E402
+
+
+class FastPath(NamedTuple):
+    """A fast path of the library: where it is, the benchmark row it wins, how its win is measured."""
+
+    name: str
+    where: str
+    row: str
+    measure: str
+
+
+# The fast path -> benchmark row mapping (the library's comments do not name benchmarks). ``--without``
+# steps aside those of :data:`STEP_ASIDE`; the others are measured against the revision before them.
+FAST_PATHS = [
+    FastPath("chatml-lean", "formats/chatml/lean.py (lean_prompt)",
+             "headline.py, chatml-multi-system and chatml-safety everyday rows (taken by every agent request too)",
+             "compare.py --without chatml-lean [--format chatml-safety]"),
+    FastPath("chatml-guard", "formats/chatml/untrusted.py (render_guarded: the guard's fast path)",
+             "headline.py, chatml-safety rows and guard rows; bench_guard.py; bench_render.py spans, chatml-safety",
+             "compare.py --without chatml-guard --format chatml-safety [--calls render_spans]"),
+    FastPath("chatml-one-system", "formats/chatml/read.py (one leading system message with text)",
+             "headline.py, chatml everyday rows (the checked path and render_spans)",
+             "compare.py --against b4853b1^ --calls render_spans"),
+    FastPath("chatml-argument-kinds", "formats/chatml/render.py (_argument_text: exact types spelt as tojson)",
+             "headline.py, chatml everyday and agent rows (the checked path)",
+             "compare.py --against 691d8b2^ --corpus agent-257-prepared --calls render_spans"),
+    FastPath("chatml-session", "formats/chatml/incremental.py (the session's window)",
+             "bench_render.py session, chatml rows", "the row itself: session against prepared render"),
+    FastPath("harmony-plain", "formats/harmony/plain.py (render_plain, write_messages_fast)",
+             "headline.py, harmony everyday (and every harmony row)",
+             "compare.py --without harmony-plain --format harmony"),
+    FastPath("harmony-session", "formats/harmony/incremental.py (and write_messages_fast in it)",
+             "bench_render.py session, harmony row", "the row itself: session against prepared render"),
+    FastPath("harmony-tool-name", "formats/harmony/render.py (_offers_python: the usual tool dict)",
+             "bench_render.py render, harmony agent-257 rows (40 tools)",
+             "compare.py --against e513420^ --format harmony --corpus agent-257"),
+    FastPath("harmony-text-part", "formats/harmony/render.py (a {type: text, text: str} part)",
+             "headline.py, harmony everyday", "compare.py --against d7a065d^ --format harmony"),
+    FastPath("harmony-fields", "formats/harmony/render.py (the well-formed dict before _fields)",
+             "bench_render.py render, every harmony row", "compare.py --against 3297ab6^ --format harmony"),
+    FastPath("harmony-options", "formats/harmony/__init__.py (a set test before check_options)",
+             "bench_render.py render, harmony everyday <= 6 messages",
+             "compare.py --against 409810d^ --format harmony"),
+    FastPath("harmony-date-cache", "formats/harmony/options.py (date_from_string cached)",
+             "bench_render.py render, harmony everyday <= 6 messages",
+             "compare.py --against fbd89dd^ --format harmony"),
+    FastPath("harmony-plain-keys", "formats/harmony/drops.py (one keys() test for a plain message)",
+             "bench_render.py spans, harmony rows",
+             "compare.py --against eb0dd8b^ --format harmony --calls render_spans --instructions"),
+    FastPath("harmony-spans-long", "formats/harmony/spans.py (_LONG: system texts read first)",
+             "bench_render.py spans, harmony agent row (below it, the everyday rows)",
+             "compare.py --against 92ff475^ --format harmony --calls render_spans --corpus agent-257-prepared"),
+    FastPath("harmony-parse-kinds", "formats/harmony/parse.py (the Kind members as module names)",
+             "bench_parse.py, Harmony agent turn", "bench_parse.py on 3297ab6^ and after it"),
+    FastPath("spans-setters", "spans.py (RenderedPrompt built through the slots' setters)",
+             "bench_render.py spans, every everyday row",
+             "compare.py --against 92ff475^ --calls render_spans"),
+    FastPath("history-same-objects", "history.py (_same_objects, written per build)",
+             "bench_render.py session, harmony rows, each build",
+             "bench_render.py session on cbc490c^ and after it, each build"),
+    FastPath("gpt-oss-str-json", "formats/gpt_oss/render.py (an exact str's JSON through orjson)",
+             "bench_render.py render, gpt-oss agent rows",
+             "compare.py --against 3dd8f72^ --format gpt-oss --corpus agent-257-prepared"),
+    FastPath("gpt-oss-alias-keys", "formats/gpt_oss/render.py (key tests before the alias call)",
+             "headline.py, gpt-oss agent-257 prepared",
+             "compare.py --against 435f998^ --format gpt-oss --corpus agent-257-prepared --instructions"),
+    FastPath("gpt-oss-noting", "formats/gpt_oss/render.py (LoopState.noting: no losses noted by render)",
+             "headline.py, gpt-oss agent rows",
+             "compare.py --against 435f998^ --format gpt-oss --corpus agent-257-prepared --instructions"),
+    FastPath("gpt-oss-generated", "formats/gpt_oss/spans.py (_generated: ranges already canonical)",
+             "bench_render.py spans, gpt-oss agent row",
+             "compare.py --against 29b8963^ --format gpt-oss --calls render_spans --corpus agent-257-prepared"),
+    FastPath("gpt-oss-session", "formats/gpt_oss/incremental.py", "bench_render.py session, gpt-oss row",
+             "the row itself: session against prepared render"),
+    FastPath("gpt-oss-namespace", "formats/gpt_oss/typescript_fast.py (functions_namespace_fast)",
+             "headline.py, gpt-oss agent-257 plain tools (the namespace built on every request)",
+             "compare.py --without gpt-oss-namespace --format gpt-oss --corpus agent-257"),
+    FastPath("command-digit-sample", "records/jsonl.py (a sixth of the bytes translated)",
+             "headline.py, command row; bench_command.py rate and stages (digit check)",
+             "compare.py --command --against d1880a9^"),
+    FastPath("segment-recent", "integrations/recent.py (a follow-up's shared part taken from a recent prompt)",
+             "bench_render.py masks, SegmentEncoder rows on the agent sessions",
+             "bench_render.py masks on 1f379ab^ and after it"),
+]
+
+
+def _step_aside(name: str) -> tuple[Any, str, Any]:
+    """``(module, attribute, replacement)``: what ``--without name`` puts in place during its side's passes."""
+    if name == "chatml-lean":
+        module = importlib.import_module("prompt_formats.formats.chatml")
+        return module, "lean_prompt", lambda *args, **kwargs: None
+    if name == "chatml-guard":
+        module = importlib.import_module("prompt_formats.formats.chatml")
+        return module, "render_guarded", lambda *args, **kwargs: None
+    if name == "harmony-plain":
+        module = importlib.import_module("prompt_formats.formats.harmony")
+        return module, "render_plain", module.render_harmony
+    if name == "gpt-oss-namespace":
+        module = importlib.import_module("prompt_formats.formats.gpt_oss.prompt")
+        checked = importlib.import_module("prompt_formats.formats.gpt_oss.typescript").functions_namespace
+        return module, "functions_namespace_fast", checked
+    raise SystemExit(f"compare: --without {name}: not one of {', '.join(STEP_ASIDE)}")
+
+
+STEP_ASIDE = ("chatml-lean", "chatml-guard", "harmony-plain", "gpt-oss-namespace")
+
+
+@contextlib.contextmanager
+def stepped_aside(name: str) -> Iterator[None]:
+    module, attribute, replacement = _step_aside(name)
+    kept = getattr(module, attribute)
+    setattr(module, attribute, replacement)
+    try:
+        yield
+    finally:
+        setattr(module, attribute, kept)
+
+
+# --- A revision's package -------------------------------------------------------------------------------------
+
+def extract(revision: str, into: Path) -> Path:
+    """``revision``'s ``prompt_formats`` under ``into``; returns ``into`` (for ``PYTHONPATH``)."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", revision, "prompt_formats"],
+                             capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def load_revision(revision: str, tmp: Path) -> Any:
+    """``revision``'s ``prompt_formats``, imported as ``prompt_formats_at_REV`` (its modules its own)."""
+    name = "prompt_formats_at_" + "".join(c if c.isalnum() else "_" for c in revision)
+    if name not in sys.modules:
+        extract(revision, tmp)
+        (tmp / "prompt_formats").rename(tmp / name)
+        sys.path.insert(0, str(tmp))
+        try:
+            importlib.import_module(name)
+        finally:
+            sys.path.remove(str(tmp))
+    return sys.modules[name]
+
+
+def package_format(package: Any, name: str) -> Any:
+    """The format ``name`` of ``package``, through its registry, imported from that package (a revision's
+    registry names the modules absolutely, which would be the tree's)."""
+    registry = importlib.import_module(f"{package.__name__}.registry")
+    module_name, _, class_name = registry._FORMATS[name].partition(":")
+    module = importlib.import_module(package.__name__ + module_name.removeprefix("prompt_formats"))
+    return getattr(module, class_name)()
+
+
+# --- The row, each side with its own prepared toolsets ----------------------------------------------------------
+
+CORPORA = ("everyday", "agent", "agent-257", "agent-257-prepared")
+
+
+def jobs_for(fmt_name: str, corpus_name: str, r: int) -> list[Job]:
+    """Round ``r``'s plain jobs of a row (the prepared row's toolsets are prepared per side)."""
+    flavour = FLAVOURS[fmt_name]
+    if corpus_name == "everyday":
+        return corpus.everyday_jobs(300, r, flavour)
+    if corpus_name == "agent":
+        return corpus.agent_jobs(2, 2 * r, flavour)
+    return corpus.agent_257(fmt_name, False)(r)
+
+
+class Side(NamedTuple):
+    name: str
+    package: Any
+    fmt: Any
+    context: Callable[[], contextlib.AbstractContextManager[None]]
+
+
+def side_work(side: Side, call: str, prepared: bool) -> Callable[[Sequence[Any]], tuple[list[Any], float]]:
+    """A self-timed straight pass of one side: each request decoded before its render (untimed); with
+    ``prepared``, each toolset prepared by the side's package and used once, untimed, before the pass."""
+    method = getattr(side.fmt, call)
+
+    def work(wires: Sequence[Any]) -> tuple[list[Any], float]:
+        with side.context():
+            decoded = [(json.loads(text), options) for text, _, options in wires]
+            jobs = []
+            for request, options in decoded:
+                tools = request["t"]
+                if prepared and tools:
+                    tools = side.package.prepare_tools(tools)
+                    side.fmt.render([{"role": "user", "content": "hello"}], tools, True, **options)
+                jobs.append((request["m"], tools, options))
+            outputs, total = [], 0
+            clock = time.thread_time_ns
+            for messages, tools, options in jobs:
+                start = clock()
+                outputs.append(method(messages, tools, True, **options))
+                total += clock() - start
+        return outputs, total / len(jobs) / 1000
+
+    return work
+
+
+def _comparable(output: Any) -> Any:
+    """A render's text, or a ``RenderedPrompt``'s text, ranges and losses (a revision's class is its own)."""
+    if isinstance(output, str):
+        return output
+    return output.text, output.messages, output.generated, getattr(output, "dropped", None)
+
+
+def time_row(args: argparse.Namespace, sides: list[Side]) -> list[list[str]]:
+    rows = []
+    prepared = args.corpus == "agent-257-prepared"
+    for call in args.calls.split(","):
+        contenders = [(side.name, side_work(side, call, prepared), True) for side in sides]
+
+        def check(outputs: dict[str, list[Any]], jobs: Sequence[Any], call: str = call) -> None:
+            mine, theirs = ([_comparable(o) for o in outputs[side.name]] for side in sides)
+            bad = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=True)) if a != b]
+            if bad:
+                raise SystemExit(f"compare: {call} of {sides[0].name} differs from {sides[1].name} on {bad[:10]}")
+
+        timings = straight(contenders, lambda r: corpus.to_wire(jobs_for(args.format, args.corpus, r)),
+                           args.rounds, check)
+        tree, other = timings
+        rows.append([f"`{args.format}` {call}", args.corpus, f"{other.median:.1f}", f"{tree.median:.1f}",
+                     f"**{tree.median / other.median:.3f}**"])
+        print(f"measured {call}", file=sys.stderr, flush=True)
+    return rows
+
+
+# --- Counted instructions ----------------------------------------------------------------------------------------
+
+def _child(revision: str, fmt_name: str, call: str, corpus_name: str, passes: int) -> None:
+    """Under callgrind: prepare round 0's corpus, render it once, then ``passes - 1`` more times."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = revision == "tree"
+        package = importlib.import_module("prompt_formats") if tree else load_revision(revision, Path(tmp))
+        fmt = package_format(package, fmt_name)
+        method = getattr(fmt, call)
+        jobs = []
+        for messages, tools, options in jobs_for(fmt_name, corpus_name, 0):
+            if corpus_name == "agent-257-prepared" and tools:
+                tools = package.prepare_tools(tools)
+            jobs.append((messages, tools, options))
+        for _ in range(passes):
+            for messages, tools, options in jobs:
+                method(messages, tools, True, **options)
+
+
+def _count(revision: str, args: argparse.Namespace, call: str, passes: int, tmp: Path) -> int:
+    out = tmp / f"callgrind.{os.getpid()}.{passes}"
+    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
+               "--child", revision, args.format, call, args.corpus, str(passes)]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    result = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    found = re.search(r"Collected : (\d+)", result.stderr)
+    if found is None:
+        raise SystemExit(f"compare: no count in callgrind's output:\n{result.stderr[-2000:]}")
+    out.unlink(missing_ok=True)
+    return int(found.group(1))
+
+
+def count_row(args: argparse.Namespace, sides: list[Side]) -> list[list[str]]:
+    rows = []
+    n = len(jobs_for(args.format, args.corpus, 0))
+    with tempfile.TemporaryDirectory() as tmp:
+        for call in args.calls.split(","):
+            first = [[_comparable(o) for o in side_work(side, call, args.corpus.endswith("prepared"))(
+                corpus.to_wire(jobs_for(args.format, args.corpus, 0)))[0]] for side in sides]
+            if first[0] != first[1]:
+                raise SystemExit(f"compare: {call} of the tree differs from {args.against}'s")
+            counts = []
+            for revision in ("tree", args.against):
+                more = _count(revision, args, call, args.passes, Path(tmp))
+                once = _count(revision, args, call, 1, Path(tmp))
+                counts.append((more - once) / (n * (args.passes - 1)))
+            rows.append([f"`{args.format}` {call}", args.corpus, f"{counts[1]:,.0f}", f"{counts[0]:,.0f}",
+                         f"**{counts[0] / counts[1]:.3f}**"])
+    return rows
+
+
+# --- The command ---------------------------------------------------------------------------------------------------
+
+def command_row(args: argparse.Namespace) -> list[list[str]]:
+    import bench_command
+
+    with tempfile.TemporaryDirectory(prefix="pf-compare-") as tmp_name:
+        tmp = Path(tmp_name)
+        paths = {"tree": ROOT, args.against: extract(args.against, tmp / "revision")}
+        records = tmp / "records.jsonl"
+        bench_command.write_records(records, args.records)
+        cpu: dict[str, list[float]] = {side: [] for side in paths}
+        first: bytes | None = None
+        for r in range(args.rounds):
+            for side, path in (list(paths.items()) if r % 2 == 0 else list(paths.items())[::-1]):
+                output, errors = tmp / "out.jsonl", tmp / "err.jsonl"
+                seconds, _, _ = child_run(bench_command.command(records, output, errors),
+                                          bench_command.environment(path), str(tmp))
+                cpu[side].append(seconds)
+                got = output.read_bytes() + errors.read_bytes()
+                first = first or got
+                if got != first:
+                    raise SystemExit(f"compare: {side}'s output differs from the other's; not reporting")
+    tree, other = (args.records / statistics.median(cpu[side]) for side in paths)
+    return [["`prompt-formats render` (records per CPU-second)", f"{args.records:,} everyday records",
+             f"{other:,.0f}", f"{tree:,.0f}", f"**{other / tree:.3f}**"]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--against", metavar="REV", help="a git revision")
+    which.add_argument("--without", metavar="NAME", choices=STEP_ASIDE, help="a fast path stepped aside")
+    which.add_argument("--fast-paths", action="store_true", help="the fast paths and their rows, and stop")
+    parser.add_argument("--format", choices=sorted(FLAVOURS), default="chatml-multi-system")
+    parser.add_argument("--corpus", choices=CORPORA, default="everyday")
+    parser.add_argument("--calls", default="render", help="render, render_spans or both (comma-separated)")
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--instructions", action="store_true", help="count instructions (callgrind) instead")
+    parser.add_argument("--passes", type=int, default=3, help="--instructions: passes counted")
+    parser.add_argument("--command", action="store_true", help="the command's row (records per CPU-second)")
+    parser.add_argument("--records", type=int, default=20_000, help="--command: records")
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        revision, fmt_name, call, corpus_name, passes = args.child
+        _child(revision, fmt_name, call, corpus_name, int(passes))
+        return 0
+    if args.fast_paths:
+        print(markdown_table(["fast path", "in prompt_formats/", "the row it wins", "its win"],
+                             [list(fp) for fp in FAST_PATHS]))
+        return 0
+    if not (args.against or args.without):
+        parser.error("--against REV or --without NAME (or --fast-paths)")
+    if args.command:
+        if not args.against:
+            parser.error("--command: with --against")
+        rows = command_row(args)
+        other = args.against
+    else:
+        import prompt_formats as pf
+
+        tree = Side("tree", pf, pf.get_format(args.format), contextlib.nullcontext)
+        if args.against:
+            tmp = tempfile.TemporaryDirectory()  # kept to the end: a revision's modules may import lazily
+            package = load_revision(args.against, Path(tmp.name))
+            other_side = Side(args.against, package, package_format(package, args.format), contextlib.nullcontext)
+            other = args.against
+        else:
+            if pf.compiled:
+                raise SystemExit("compare: --without: the pure build only (PYTHONPATH=. PROMPT_FORMATS_PURE=1)")
+            other = f"tree without {args.without}"
+            other_side = Side(other, pf, tree.fmt, lambda: stepped_aside(args.without))
+        if args.instructions:
+            if not args.against:
+                parser.error("--instructions: with --against")
+            rows = count_row(args, [tree, other_side])
+        else:
+            rows = time_row(args, [tree, other_side])
+    unit = "instructions per request" if args.instructions else (
+        "records per CPU-second" if args.command else "CPU µs per request (median)")
+    print(f"{args.rounds if not args.instructions else args.passes} "
+          f"{'rounds' if not args.instructions else 'passes'}; {unit}\n")
+    print(markdown_table(["row", "corpus", other, "tree", "tree / other, in time"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
