@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         "records per CPU-second" if args.command else "CPU µs per request (median)")
     print(f"{args.rounds if not args.instructions else args.passes} "
           f"{'rounds' if not args.instructions else 'passes'}; {unit}\n")
-    print(markdown_table(["row", "corpus", other, "tree", "tree / other, in time"], rows))
+    print(markdown_table(["row", "corpus", other, "tree", "tree / other (time, or instructions)"], rows))
     return 0
 
 
