@@ -4,9 +4,12 @@
 #     transformers, oss-harmony; a local Ray cluster for the Ray Data integration);
 #   - Go (Debian's golang-go) for the harmony oracle, when `go` is missing, and Debian's python3-venv
 #     when the Python cannot create a virtualenv.
-# Two tiers (tests/support/settings.py, docs/contributing.md "Running the tests"):
+# Three tiers (tests/support/settings.py, docs/contributing.md "Running the tests"):
 #   bash scripts/test.sh          the default tier: every test, each property test at a seed derived
 #                                 from the test (the same cases every run), sized to finish in minutes;
+#   bash scripts/test.sh --quick  in the existing .venv, no installs: ruff, mypy and the tests that need
+#                                 no reference engine and are not marked slow (pytest markers, checked
+#                                 where the engines run: tests/support/oracle_marks.py); about a minute;
 #   bash scripts/test.sh --deep   the same tests at PF_HYPOTHESIS_EXAMPLES=5000 (unless set) with
 #                                 random seeds and hypothesis's example database kept in .hypothesis/.
 #   bash scripts/test.sh --compiled   the default tier against the mypyc-compiled build, built into a
@@ -25,6 +28,7 @@ pytest_args=()
 for arg in "$@"; do
     case "$arg" in
         --deep) tier=deep ;;
+        --quick) tier=quick ;;
         --compiled) build=compiled ;;
         *) pytest_args+=("$arg") ;;
     esac
@@ -35,6 +39,23 @@ if [ "$tier" = deep ]; then
 else
     # Sets and dicts of strings iterate in one order: what the tests generate depends on nothing else.
     export PYTHONHASHSEED=0
+fi
+
+say() { echo "scripts/test.sh: $*" >&2; }
+
+if [ "$tier" = quick ]; then
+    if [ "$build" = compiled ]; then
+        say "--quick tests the source tree in .venv; the compiled build is tested by --compiled alone"
+        exit 2
+    fi
+    if [ ! -x .venv/bin/python ]; then
+        say "--quick runs in an existing .venv; make it once with: bash scripts/test.sh"
+        exit 1
+    fi
+    say "quick tier: ruff, mypy, then the tests that need no reference engine"
+    .venv/bin/ruff check prompt_formats tests benchmarks build_backend
+    .venv/bin/mypy prompt_formats
+    exec .venv/bin/python -m pytest -n auto --dist loadgroup ${pytest_args[@]+"${pytest_args[@]}"}
 fi
 
 apt_install() {  # Debian packages, as root or through sudo
@@ -49,18 +70,20 @@ python=${PYTHON:-python3}
 # one below), or left it without pip when the system Python has no venv support.
 if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
     if ! "$python" -c 'import ensurepip' >/dev/null 2>&1; then
-        echo "scripts/test.sh: installing python3-venv to create .venv" >&2
+        say "installing python3-venv to create .venv"
         apt_install python3-venv
     fi
     "$python" -m venv .venv
 fi
+say "installing the package and its test extras into .venv (pip)"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'
 
 if ! command -v go >/dev/null 2>&1; then
-    echo "scripts/test.sh: installing Go (golang-go) for the harmony oracle" >&2
+    say "installing Go (golang-go) for the harmony oracle"
     apt_install golang-go
 fi
 
+say "ruff, mypy, then pytest ($tier tier)"
 .venv/bin/ruff check prompt_formats tests benchmarks build_backend
 .venv/bin/mypy prompt_formats
 if [ "$build" = pure ]; then
@@ -78,17 +101,17 @@ fi
 # are added). pytest runs from outside the source tree's import path (-P, no pythonpath,
 # --import-mode=append), so the installed, compiled package is the one imported.
 if ! command -v "${CC:-cc}" >/dev/null 2>&1; then
-    echo "scripts/test.sh: no C compiler (${CC:-cc}): the compiled build is not tested, the pure build only" >&2
+    say "no C compiler (${CC:-cc}): the compiled build is not tested, the pure build only"
     exit 0
 fi
 readme_command=$(grep -o '`PROMPT_FORMATS_COMPILE=[^`]*`' README.md | tr -d '`' || true)
 if [ "$(printf '%s' "$readme_command" | grep -c '')" -ne 1 ]; then
-    echo "scripts/test.sh: README.md shows not one \`PROMPT_FORMATS_COMPILE=...\` command: ${readme_command:-none}" >&2
+    say "README.md shows not one \`PROMPT_FORMATS_COMPILE=...\` command: ${readme_command:-none}"
     exit 1
 fi
 rm -rf .venv-compiled
 "$python" -m venv .venv-compiled
-echo "scripts/test.sh: README.md's compiled build in a fresh .venv-compiled: $readme_command" >&2
+say "README.md's compiled build in a fresh .venv-compiled: $readme_command"
 VIRTUAL_ENV="$PWD/.venv-compiled" PATH="$PWD/.venv-compiled/bin:$PATH" bash -c "$readme_command"
 .venv-compiled/bin/python -m pip install --quiet --disable-pip-version-check 'prompt-formats[test,ray]'
 # -I: the installed package, not the source tree's (which the current directory would put first).

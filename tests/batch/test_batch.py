@@ -45,6 +45,7 @@ def our_outcome(result: Any) -> tuple[str, str] | None:
     return None  # an InvalidInputError: input outside the template's domain, no oracle outcome to compare
 
 
+@pytest.mark.jinja
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     st.lists(conversation(), min_size=6, max_size=12),
@@ -74,6 +75,7 @@ BAD_ROLE = [{"role": 3, "content": "x"}]
 NO_QUERY = [{"role": "assistant", "content": "x"}]
 
 
+@pytest.mark.jinja
 def test_collect_keeps_every_record_and_its_place():
     conversations = [GOOD, BAD_ROLE, GOOD, NO_QUERY, GOOD]
     for workers in (None, 2):
@@ -109,6 +111,7 @@ LAX_TOOLS = [
 ]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("tool_list", LAX_TOOLS)
 def test_tools_prepare_tools_refuses_are_rendered_as_render_renders_them(tool_list):
     with pytest.raises(pf.InvalidInputError):
@@ -140,6 +143,7 @@ def test_tools_render_refuses_fail_each_conversation_as_render_does():
             fmt.render_batch([GOOD], tool_list, True, workers=2)
 
 
+@pytest.mark.jinja
 def test_shared_tools_are_pickled_once_per_worker_not_per_conversation(monkeypatch: pytest.MonkeyPatch) -> None:
     tool_list = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
     toolset = pf.PreparedTools(tool_list)
@@ -158,6 +162,7 @@ def test_shared_tools_are_pickled_once_per_worker_not_per_conversation(monkeypat
     assert results == [oracle_outcome(c, tool_list, True, {})[1] for c in conversations]
 
 
+@pytest.mark.jinja
 def test_iterator_input_is_consumed_in_bounded_memory():
     consumed = 0
 
@@ -175,6 +180,7 @@ def test_iterator_input_is_consumed_in_bounded_memory():
     results.close()  # stops the workers; must not hang
 
 
+@pytest.mark.jinja
 def test_workers_zero_means_one_per_cpu():
     assert batch.cpu_count() >= 1
     assert MULTI.render_batch([GOOD, GOOD], workers=0) == [oracle_outcome(GOOD, None, False, {})[1]] * 2

@@ -17,7 +17,7 @@ from prompt_formats.integrations.ray import parse_dataset, render_dataset
 from tests.support.oracles import render_jinja
 
 # One local Ray cluster for the module: under pytest-xdist (--dist loadgroup) its tests share a worker.
-pytestmark = pytest.mark.xdist_group("ray")
+pytestmark = [pytest.mark.ray, pytest.mark.jinja, pytest.mark.xdist_group("ray")]
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather now.",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]

@@ -67,6 +67,7 @@ def harmony_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harmony
     oracle.close()
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("example", ["agent_requests.jsonl", "tool_loop.jsonl", "chatml-multi-system.jsonl"])
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_render_examples_match_the_jinja_template(tmp_path: Path, example: str, workers: str) -> None:
@@ -82,6 +83,7 @@ def test_render_examples_match_the_jinja_template(tmp_path: Path, example: str, 
         assert output["prompt"] == jinja_prompt("chatml_multi_system.jinja", record, True)
 
 
+@pytest.mark.jinja
 def test_keep_tool_arguments_renders_the_templates_string_branch(tmp_path: Path) -> None:
     example = EXAMPLES / "agent_requests.jsonl"
     out = tmp_path / "prompts.jsonl"
@@ -99,6 +101,7 @@ def test_keep_tool_arguments_renders_the_templates_string_branch(tmp_path: Path)
     assert both.returncode == 2 and b"contradict" in both.stderr
 
 
+@pytest.mark.go
 def test_render_harmony_example_matches_the_go_template(tmp_path: Path, harmony_oracle: HarmonyOracle) -> None:
     example = EXAMPLES / "harmony.jsonl"
     proc = run("render", "--format", "harmony", str(example), "-o", str(tmp_path / "out.jsonl"))
@@ -112,6 +115,7 @@ def test_render_harmony_example_matches_the_go_template(tmp_path: Path, harmony_
     assert [o["prompt"] for o in outputs] == [e["output"] for e in expected]
 
 
+@pytest.mark.jinja
 def test_render_safety_format_matches_the_upstream_template(tmp_path: Path) -> None:
     # No control token in these records: chatml-safety must equal the strict upstream template.
     example = EXAMPLES / "tool_loop.jsonl"
@@ -122,6 +126,7 @@ def test_render_safety_format_matches_the_upstream_template(tmp_path: Path) -> N
         assert output["prompt"] == jinja_prompt("chatml_upstream.jinja", record, True)
 
 
+@pytest.mark.jinja
 def test_render_safety_example_matches_the_upstream_template_but_for_its_control_tokens(tmp_path: Path) -> None:
     # The example quotes control tokens in untrusted text: policy=allow renders them as the template
     # does; the default policy (escape) renders each record the same but for the escapes.
@@ -137,6 +142,7 @@ def test_render_safety_example_matches_the_upstream_template_but_for_its_control
     assert guarded != prompts  # the example does show the guard at work
 
 
+@pytest.mark.jinja
 def test_render_gpt_oss_example_matches_the_jinja_template() -> None:
     example = EXAMPLES / "gpt-oss.jsonl"
     proc = run("render", "-f", "gpt-oss", str(example))
@@ -227,6 +233,7 @@ BAD_INPUT = [
 ]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("workers", "block_size"), [("1", "1048576"), ("1", "30"), ("2", "30")])
 def test_error_file_names_each_failed_record_and_the_rest_is_written(
     tmp_path: Path, workers: str, block_size: str
@@ -303,6 +310,7 @@ def test_exit_status_and_usage_errors(tmp_path: Path) -> None:
     assert unwritable.returncode == 2
 
 
+@pytest.mark.jinja
 def test_stdin_to_stdout_with_options_from_the_command_line() -> None:
     lines = [json.dumps({"id": "a", "messages": [USER]}),
              json.dumps({"id": "b", "messages": [USER], "enable_thinking": True})]
@@ -317,6 +325,7 @@ def test_stdin_to_stdout_with_options_from_the_command_line() -> None:
     ]
 
 
+@pytest.mark.jinja
 def test_batch_api_lines_are_read_as_their_body() -> None:
     line = {"custom_id": "req-7", "method": "POST", "url": "/v1/chat/completions",
             "body": {"model": "qwen", "messages": [USER], "max_tokens": 10}}
@@ -343,6 +352,7 @@ def test_a_killed_run_leaves_the_output_name_untouched(tmp_path: Path) -> None:
     assert out.read_text() == "previous run\n"
 
 
+@pytest.mark.jinja
 def test_an_output_file_is_replaced_only_when_the_run_completes(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps({"messages": [USER]}) + "\n")
@@ -434,6 +444,7 @@ def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("block_size", ["1048576", "5"])
 def test_blank_lines_are_skipped_and_counted(block_size: str) -> None:
     record = json.dumps({"messages": [USER]})
@@ -459,6 +470,7 @@ def test_fail_fast_to_stdout_writes_only_what_came_before_the_failure(workers: s
     assert "3 of 4 records rendered, 1 failed" in stderr
 
 
+@pytest.mark.jinja
 def test_integers_beyond_64_bits_render_exactly(tmp_path: Path) -> None:
     record = {
         "id": "big",
@@ -479,6 +491,7 @@ def test_integers_beyond_64_bits_render_exactly(tmp_path: Path) -> None:
     assert out["prompt"] == jinja_prompt("chatml_multi_system.jinja", record, False)
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_stdin_redirected_from_a_file_is_read_as_stdin(tmp_path: Path, workers: str) -> None:
     # A file named "-" in the working directory must not be mistaken for the redirected stdin.
@@ -678,9 +691,12 @@ def good_and_bad_input(tmp_path: Path) -> Path:
     return source
 
 
-EXPECTED_GOOD = [{"id": "g", "prompt": render_jinja("chatml_multi_system.jinja", [USER])[1]}]
+def expected_good() -> list[dict[str, str]]:
+    """The record good_and_bad_input's good line gives, rendered by the template."""
+    return [{"id": "g", "prompt": render_jinja("chatml_multi_system.jinja", [USER])[1]}]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("option", ["-o", "--errors"])
 def test_a_fifo_output_is_written_through_and_stays_a_fifo(tmp_path: Path, option: str) -> None:
     source = good_and_bad_input(tmp_path)
@@ -697,13 +713,14 @@ def test_a_fifo_output_is_written_through_and_stays_a_fifo(tmp_path: Path, optio
     assert proc.returncode == 1, proc.stderr
     written = [json.loads(line) for line in data.splitlines()]
     if option == "-o":
-        assert written == EXPECTED_GOOD
+        assert written == expected_good()
         assert [r["line"] for r in records(other)] == [2]
     else:
         assert [r["line"] for r in written] == [2]
-        assert records(other) == EXPECTED_GOOD
+        assert records(other) == expected_good()
 
 
+@pytest.mark.jinja
 def test_a_symlink_output_is_followed_and_the_target_keeps_its_mode(tmp_path: Path) -> None:
     source = good_and_bad_input(tmp_path)
     (tmp_path / "real").mkdir()
@@ -716,7 +733,7 @@ def test_a_symlink_output_is_followed_and_the_target_keeps_its_mode(tmp_path: Pa
                str(tmp_path / "errors.jsonl"))
     assert proc.returncode == 1, proc.stderr
     assert link.is_symlink() and os.readlink(link) == str(target)
-    assert records(target) == EXPECTED_GOOD
+    assert records(target) == expected_good()
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["out.jsonl"]  # no temporary file left
 
@@ -787,7 +804,7 @@ def test_an_unwritable_standard_error_never_exits_1_without_the_output(tmp_path:
         )
     assert result.returncode in (1, 2)
     if result.returncode == 1:
-        assert records(out) == EXPECTED_GOOD
+        assert records(out) == expected_good()
     else:
         assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
 
@@ -822,6 +839,7 @@ def test_memory_is_bounded_by_the_block_and_not_by_the_number_of_records(tmp_pat
 # Values on the command line and run-wide checks (issue 13, items 10-11).
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("word", ["False", "false", "FALSE", "fAlSe"])
 def test_a_false_word_on_the_command_line_turns_thinking_off(word: str) -> None:
     proc = run("render", "-f", "chatml-multi-system", "--add-generation-prompt", "--option", f"enable_thinking={word}",
@@ -831,6 +849,7 @@ def test_a_false_word_on_the_command_line_turns_thinking_off(word: str) -> None:
     assert json.loads(proc.stdout)["prompt"] == expected
 
 
+@pytest.mark.go
 @pytest.mark.parametrize(("word", "value"), [("True", True), ("none", None), ("NONE", None), ("high", "high")])
 def test_words_on_the_command_line_are_booleans_null_or_strings_where_the_option_takes_strings(
     harmony_oracle: HarmonyOracle, word: str, value: Any

@@ -69,6 +69,7 @@ def test_a_bom_elsewhere_is_still_the_records_error(tmp_path: Path) -> None:
                                     "(UTF-8 byte order mark (BOM) is not supported at column 1)\n")
 
 
+@pytest.mark.transformers
 def test_model_files_that_begin_with_a_bom_are_read(tmp_path: Path) -> None:
     pytest.importorskip("tokenizers")
     pytest.importorskip("transformers")

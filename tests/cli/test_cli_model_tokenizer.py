@@ -48,6 +48,7 @@ def source(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.transformers
 def test_a_model_directory_chooses_its_format_and_loads_its_tokenizer(tmp_path: Path) -> None:
     template = (FIXTURES / "chatml_multi_system.jinja").read_text("utf-8")
     directory = model_directory(tmp_path, template)
@@ -63,6 +64,7 @@ def test_a_model_directory_chooses_its_format_and_loads_its_tokenizer(tmp_path: 
     assert by_directory.stdout == by_file.stdout
 
 
+@pytest.mark.transformers
 def test_a_model_directory_whose_template_is_not_ours_is_refused(tmp_path: Path) -> None:
     directory = model_directory(tmp_path, "{{ messages[0]['content'] }}")
     proc = run("render", "--tokenizer", str(directory), str(source(tmp_path)), "-o", str(tmp_path / "out.jsonl"))
@@ -73,6 +75,7 @@ def test_a_model_directory_whose_template_is_not_ours_is_refused(tmp_path: Path)
     assert not (tmp_path / "out.jsonl").exists()
 
 
+@pytest.mark.transformers
 def test_a_model_directory_of_another_format_than_format_is_refused(tmp_path: Path) -> None:
     directory = model_directory(tmp_path, (FIXTURES / "chatml_multi_system.jinja").read_text("utf-8"))
     proc = run("render", "-f", "chatml-safety", "--tokenizer", str(directory), str(source(tmp_path)))
@@ -82,6 +85,7 @@ def test_a_model_directory_of_another_format_than_format_is_refused(tmp_path: Pa
         "not of --format chatml-safety")
 
 
+@pytest.mark.transformers
 def test_a_model_directory_without_a_template_needs_format(tmp_path: Path) -> None:
     directory = model_directory(tmp_path, None)
     proc = run("render", "--tokenizer", str(directory), str(source(tmp_path)))
@@ -109,6 +113,7 @@ def usage_error_line(proc: subprocess.CompletedProcess[bytes]) -> str:
     return stderr[:-1]
 
 
+@pytest.mark.transformers
 def test_a_tokenizer_config_nested_too_deeply_is_a_usage_error(tmp_path: Path) -> None:
     directory = model_directory(tmp_path, None)
     (directory / "tokenizer_config.json").write_text('{"chat_template": ' + "[" * 100_000 + "]" * 100_000 + "}")
@@ -117,6 +122,7 @@ def test_a_tokenizer_config_nested_too_deeply_is_a_usage_error(tmp_path: Path) -
                     "its JSON is nested too deeply to read")
 
 
+@pytest.mark.transformers
 def test_a_chat_template_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
     directory = model_directory(tmp_path, None)
     (directory / "chat_template.jinja").write_bytes(b"{{ messages }}\xff")

@@ -69,6 +69,7 @@ def test_the_command_line_refuses_a_number_for_a_boolean_as_a_record_does(tmp_pa
     assert proc.stderr.decode().strip() == expected
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("value", ["no", 0, "false", None])
 def test_template_option_values_renders_what_the_template_renders(tmp_path: Path, value: Any) -> None:
     source = write(tmp_path, {"id": 1, "messages": USER, "enable_thinking": value})

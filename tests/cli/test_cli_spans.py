@@ -63,6 +63,7 @@ def as_lists(ranges: Any) -> list[list[int]]:
     return [[start, end] for start, end in ranges]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("example", CHATML_EXAMPLES)
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_spans_equal_render_spans_and_the_tagged_template(tmp_path: Path, example: str, workers: str) -> None:
@@ -109,6 +110,7 @@ def encode_reference(spans: Any, path: Path) -> dict[str, Any]:
     return encode(spans, PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(str(path))))
 
 
+@pytest.mark.transformers
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_tokenizer_ids_and_masks_equal_encode(tmp_path: Path, chatml_tokenizer: Path, workers: str) -> None:
     out = tmp_path / "tokens.jsonl"
@@ -126,6 +128,7 @@ def test_tokenizer_ids_and_masks_equal_encode(tmp_path: Path, chatml_tokenizer: 
         assert 0 < sum(output["assistant_masks"]) < len(output["assistant_masks"])
 
 
+@pytest.mark.transformers
 def test_gpt_oss_tokenizer_output_equals_encode_and_the_tagged_template(tmp_path: Path) -> None:
     line = json.dumps(GPT_OSS_RECORD)
     path = tmp_path / "tokenizer.json"
@@ -188,6 +191,8 @@ def harmony_oracles(tmp_path_factory: pytest.TempPathFactory) -> Any:
     oracle.close()
 
 
+@pytest.mark.transformers
+@pytest.mark.go
 def test_harmony_spans_and_tokens_equal_the_go_oracle_and_encode(tmp_path: Path, harmony_oracles: Any) -> None:
     from tests.support.harmony_oracle import to_case
 
@@ -245,6 +250,7 @@ def test_an_unloadable_tokenizer_is_a_usage_error(tmp_path: Path, content: bytes
                        f"--tokenizer {path}: cannot load it")
 
 
+@pytest.mark.transformers
 def test_tokenizer_without_the_tokenizers_package_is_a_usage_error(tmp_path: Path, chatml_tokenizer: Path) -> None:
     # A package that fails to import, ahead of the installed one on the path: as if it were missing.
     blocked = tmp_path / "blocked" / "tokenizers"
@@ -257,6 +263,7 @@ def test_tokenizer_without_the_tokenizers_package_is_a_usage_error(tmp_path: Pat
     )
 
 
+@pytest.mark.transformers
 def test_the_job_pickles_its_tokenizer_path_and_loads_the_tokenizer_once(chatml_tokenizer: Path) -> None:
     import pickle
 
@@ -270,6 +277,7 @@ def test_the_job_pickles_its_tokenizer_path_and_loads_the_tokenizer_once(chatml_
     assert copy.tokenizer() is not loaded and copy.tokenizer() is copy.tokenizer()
 
 
+@pytest.mark.transformers
 def test_encode_with_tokenizer_refuses_a_tokenizer_that_truncates(chatml_tokenizer: Path) -> None:
     from tokenizers import Tokenizer
 

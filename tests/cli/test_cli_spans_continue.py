@@ -57,6 +57,7 @@ def option_of(record: dict[str, Any]) -> dict[str, Any]:
     return dict(record.get("extra_body", {}))
 
 
+@pytest.mark.transformers
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_spans_and_tokens_of_a_continued_message(tmp_path: Path, workers: str) -> None:
     lines = "".join(json.dumps(record) + "\n" for record in RECORDS).encode()

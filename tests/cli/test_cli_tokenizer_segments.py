@@ -20,6 +20,8 @@ from tests.cli.test_cli import EXAMPLES, records, run
 from tests.cli.test_cli_spans import encode_reference, expected_spans
 from tests.support.hf_tokenizers import CHATML_ADDED, CHATML_SPECIAL, build_tokenizer
 
+pytestmark = [pytest.mark.transformers]
+
 pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -104,6 +105,7 @@ def test_a_block_renders_as_its_lines_decoded_whole(shapes: list[tuple[int, int,
     assert (cached.output, cached.errors) == one_by_one(block)
 
 
+@pytest.mark.jinja
 def test_a_repeated_tool_array_is_recognised_by_its_bytes_and_renders_the_template_bytes() -> None:
     renderer = RecordRenderer(MULTI, True)
     line = line_for(0, 1, 1, 7)

@@ -49,6 +49,7 @@ def test_render_record_errors_name_the_field(record: Any, message: str) -> None:
     assert render_error(record).startswith(message)
 
 
+@pytest.mark.jinja
 def test_option_precedence_record_over_run() -> None:
     renderer = RecordRenderer(MULTI, True, {"enable_thinking": False})
     expected_off = render_jinja("chatml_multi_system.jinja", [USER], None, True, enable_thinking=False)[1]
@@ -78,6 +79,7 @@ def test_tools_cache_prepares_a_toolset_once_and_stays_bounded() -> None:
     assert cache.get([TOOL]) is not prepared  # evicted, so prepared again
 
 
+@pytest.mark.jinja
 def test_a_repeated_toolset_renders_the_template_bytes_both_times() -> None:
     renderer = RecordRenderer(MULTI, True)
     expected = render_jinja("chatml_multi_system.jinja", [USER], [TOOL], True)[1]
@@ -170,6 +172,7 @@ def test_a_bad_toolset_fails_the_same_way_the_first_time_and_after() -> None:
         assert json.loads(first[1])["message"] == json.loads(second[1])["message"]
 
 
+@pytest.mark.jinja
 def test_a_toolset_prepare_tools_refuses_renders_as_the_template_renders_it() -> None:
     # The template writes each tool as JSON, whatever its fields: the command gives what render gives.
     tools = [{"type": "function", "function": {"name": 3}}, {"type": "function", "function": {"parameters": 5}}]
@@ -207,6 +210,7 @@ def test_long_digit_runs_are_found_as_a_regular_expression_finds_them(text: byte
     assert has_long_digit_run(text) is (re.search(rb"[0-9]{19}", text) is not None)
 
 
+@pytest.mark.jinja
 def test_a_big_integer_in_a_block_renders_exactly_wherever_its_line_is() -> None:
     # The block-level digit check must send the one line with the big integer to the exact decoder.
     big_call = {"role": "assistant", "content": "", "tool_calls": [
@@ -223,6 +227,7 @@ def test_a_big_integer_in_a_block_renders_exactly_wherever_its_line_is() -> None
     assert "123456789012345678901234567890" in prompts[1]
 
 
+@pytest.mark.jinja
 def test_a_lone_surrogate_escape_is_read_and_rendered_as_the_template_would() -> None:
     # Valid JSON that orjson refuses: the line is read by the standard library, and the prompt, which
     # UTF-8 cannot hold, is written with its escape.
@@ -261,6 +266,7 @@ SERVER_FIELDS = {
 }
 
 
+@pytest.mark.jinja
 def test_standard_request_fields_that_do_not_change_the_prompt_are_ignored() -> None:
     expected = render_jinja("chatml_multi_system.jinja", [USER], None, True)[1]
     record = {"id": "r", "messages": [USER], **SERVER_FIELDS, "continue_final_message": False}
@@ -271,6 +277,7 @@ def test_standard_request_fields_that_do_not_change_the_prompt_are_ignored() -> 
     assert parsed == {"id": "p", "message": {"role": "assistant", "content": "Hello", "reasoning_content": "Hi"}}
 
 
+@pytest.mark.jinja
 def test_extra_body_options_reach_the_template() -> None:
     expected = render_jinja("chatml_multi_system.jinja", [USER], None, True, enable_thinking=False)[1]
     record = {"messages": [USER], "extra_body": {"chat_template_kwargs": {"enable_thinking": False}}}
@@ -303,6 +310,7 @@ def test_strict_keys_refuses_every_key_that_is_not_read() -> None:
     assert "Reasoning: low" in strict["prompt"]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("digits", [309, 400, 4300])
 def test_integers_of_309_digits_and_more_are_read_exactly(digits: int) -> None:
     # Beyond the largest double (309 digits), orjson refuses the number; it is valid JSON all the same.

@@ -18,6 +18,7 @@ def _blocks(lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", DOC, flags=re.S)
 
 
+@pytest.mark.jinja
 def test_before_and_after_example():
     namespace: dict[str, Any] = {}
     example = next(block for block in _blocks("python") if block.startswith("messages = ["))

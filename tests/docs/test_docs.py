@@ -130,6 +130,7 @@ def blocks_of(path: Path) -> list[Block]:
     return python_blocks(relative(path), path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.transformers
 @pytest.mark.parametrize("path", [path for path in DOCUMENTS if blocks_of(path)], ids=relative)
 def test_python_blocks_run_and_show_what_the_code_gives(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     document = relative(path)

@@ -55,6 +55,7 @@ def continued(draw: st.DrawFn) -> tuple[list[Any], list[Any], Any]:
     return history, with_final(history, content=content + draw(words)), field
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("fmt", "template"), FORMATS, ids=["multi", "safety-allow"])
 @differential_settings
 @given(case=continued(), data=st.data())

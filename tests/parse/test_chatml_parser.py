@@ -295,6 +295,7 @@ def canonical_calls(draw: st.DrawFn) -> list[dict[str, Any]]:
     return calls
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("template", ["chatml_multi_system.jinja", "chatml_upstream.jinja"])
 @pytest.mark.parametrize("thinking", [True, False])
 @differential_settings

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -46,6 +47,7 @@ histories = st.sampled_from([
 ])
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(histories, st.one_of(st.none(), body), st.one_of(body, arguments), st.sampled_from(["f", "get_weather"]))
 def test_round_trip_through_the_template(history: list[Any], thinking: str | None, answer: Any, name: str) -> None:

@@ -21,6 +21,7 @@ import prompt_formats as pf
 from prompt_formats.formats.harmony import parse_header
 from prompt_formats.messages import AssistantReply, ToolCall
 from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+from tests.support.oracles import harmony_encoding
 from tests.support.parser_cases import HARMONY_MARKERS, completions, counting_ids
 from tests.support.strategies import differential_settings
 
@@ -156,7 +157,6 @@ def test_parse_header() -> None:
 
 # --- Parity with openai-harmony's parser on the messages it renders. -----------------------------------
 
-ENCODING = oh.load_harmony_encoding(oh.HarmonyEncodingName.HARMONY_GPT_OSS)
 
 body_text = st.text(
     alphabet=st.characters(blacklist_categories=["Cs"]), max_size=12
@@ -214,15 +214,16 @@ def expected_reply(messages: list[Any]) -> AssistantReply:
     return AssistantReply("\n\n".join(content) or None, "\n\n".join(reasoning) or None, tuple(calls), tuple(notes))
 
 
+@pytest.mark.openai_harmony
 @differential_settings
 @given(messages=assistant_messages())
 def test_parity_with_openai_harmony(messages: list[Any]) -> None:
-    tokens = [token for message in messages for token in ENCODING.render(message)]
-    text = ENCODING.decode_utf8(tokens)
+    tokens = [token for message in messages for token in harmony_encoding().render(message)]
+    text = harmony_encoding().decode_utf8(tokens)
     assert text.startswith("<|start|>assistant")
     completion = text[len("<|start|>assistant"):]
-    completion_tokens = ENCODING.encode(completion, allowed_special="all")
-    theirs = ENCODING.parse_messages_from_completion_tokens(completion_tokens, oh.Role.ASSISTANT)
+    completion_tokens = harmony_encoding().encode(completion, allowed_special="all")
+    theirs = harmony_encoding().parse_messages_from_completion_tokens(completion_tokens, oh.Role.ASSISTANT)
     assert parse(completion) == expected_reply(theirs)
     # The oracle's own reading agrees with what was rendered (so the comparison is meaningful).
     assert [m.recipient for m in theirs] == [m.recipient for m in messages]
@@ -246,6 +247,7 @@ round_trip_text = st.one_of(
 )
 
 
+@pytest.mark.go
 @differential_settings
 @given(reasoning=round_trip_text, content=round_trip_text)
 def test_round_trip_through_the_template(oracle: HarmonyOracle, reasoning: str | None, content: str | None) -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from openai_harmony import HarmonyEncodingName, Role, load_harmony_encoding
+from openai_harmony import Role
 
 import prompt_formats as pf
+from tests.support.oracles import harmony_encoding
 
 NOTE = "message without a channel: read as final content"
-ENCODING = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
 
 CASES = [
     "<|start|>assistant<|message|>Answer<|end|>",
@@ -20,12 +20,13 @@ CASES = [
 
 def openai_harmony_messages(text: str) -> list[tuple[str | None, str | None, str]]:
     """(channel, recipient, text) of each message openai-harmony's own parser reads from the completion."""
-    tokens = ENCODING.encode(text, allowed_special="all")
+    tokens = harmony_encoding().encode(text, allowed_special="all")
     role = None if text.startswith("<|start|>") else Role.ASSISTANT
-    messages = ENCODING.parse_messages_from_completion_tokens(tokens, role=role, strict=False)
+    messages = harmony_encoding().parse_messages_from_completion_tokens(tokens, role=role, strict=False)
     return [(m.channel, m.recipient, "".join(c.text for c in m.content)) for m in messages]  # type: ignore[attr-defined]
 
 
+@pytest.mark.openai_harmony
 @pytest.mark.parametrize("fmt_name", ["harmony", "gpt-oss"])
 @pytest.mark.parametrize("text", CASES)
 def test_channel_less_message_is_final_content_with_a_note(fmt_name: str, text: str) -> None:

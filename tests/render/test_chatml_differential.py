@@ -9,12 +9,15 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
 from tests.support.oracles import alias_reasoning, render_jinja, render_ours
 from tests.support.strategies import chatml_options, conversation, differential_settings, lax_tools, tools
+
+pytestmark = [pytest.mark.jinja]
 
 MULTI = pf.get_format("chatml-multi-system")
 

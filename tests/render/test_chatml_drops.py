@@ -69,6 +69,7 @@ def check_case(name: str, messages: list[Any], tool_list: Any, gen: bool, option
     assert fmt.render(messages, tool_list, gen, strict=False, **options) == expected[1]
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(dropping_conversation(), tools, st.booleans(), chatml_options, st.sampled_from(sorted(FORMATS)))
 def test_dropped_is_what_the_template_leaves_out(messages, tool_list, gen, options, name):
@@ -78,6 +79,7 @@ def test_dropped_is_what_the_template_leaves_out(messages, tool_list, gen, optio
 Q = {"role": "user", "content": "Q"}
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("name", sorted(FORMATS))
 @pytest.mark.parametrize(
     ("messages", "options"),
@@ -107,6 +109,7 @@ def test_examples(name: str, messages: list[Any], options: dict[str, Any]) -> No
     check_case(name, messages, None, True, options)
 
 
+@pytest.mark.jinja
 def test_arguments_neither_object_nor_string_render_as_the_template_writes_them() -> None:
     # Refused before (InvalidInputError): the template renders them, writing no parameter.
     messages = [Q, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": [1]}]}]

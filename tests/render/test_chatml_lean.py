@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -92,6 +93,7 @@ template_options = st.fixed_dictionaries({}, optional={
 })
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(usual_conversation(), tools, st.booleans(), template_options)
 def test_the_usual_input_takes_the_path_and_renders_as_the_template(messages, tool_list, gen, options):
@@ -100,6 +102,7 @@ def test_the_usual_input_takes_the_path_and_renders_as_the_template(messages, to
     assert ("ok", got) == render_jinja(TEMPLATE, messages, tool_list, gen, **options)
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(usual_conversation(strict=True), tools, st.booleans(), template_options)
 def test_the_usual_input_takes_the_path_and_renders_as_the_upstream_template(messages, tool_list, gen, options):
@@ -125,6 +128,7 @@ def untrusted_without_lead(messages: list[dict[str, Any]]) -> list[dict[str, Any
             if m["role"] == "assistant" else without_lead(m) for m in messages]
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(usual_conversation(strict=True).map(untrusted_without_lead), tools, st.booleans(), template_options)
 def test_the_usual_input_under_the_guard_takes_the_path(messages, tool_list, gen, options):
@@ -135,6 +139,7 @@ def test_the_usual_input_under_the_guard_takes_the_path(messages, tool_list, gen
     assert REJECT.guard_messages(messages, CHATML_READING) is messages
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(conversation(extra_roles=("developer",)), tools, st.booleans(), chatml_options)
 def test_any_input_steps_aside_or_renders_as_the_template(messages, tool_list, gen, options):
@@ -143,6 +148,7 @@ def test_any_input_steps_aside_or_renders_as_the_template(messages, tool_list, g
         assert ("ok", got) == render_jinja(TEMPLATE, messages, tool_list, gen, **options)
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(conversation(extra_roles=("developer",)), tools, st.booleans(), chatml_options, st.booleans())
 def test_any_input_under_the_guard_steps_aside_or_is_what_the_guard_leaves_alone(messages, tool_list, gen,

@@ -47,6 +47,7 @@ def expected(format_name: str, tools: list[dict[str, Any]]) -> str:
     return outcome[1]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("format_name", sorted(FORMATS))
 def test_prepared_renders_like_the_plain_list(format_name: str) -> None:
     fmt = pf.get_format(format_name)
@@ -59,6 +60,7 @@ def test_prepared_renders_like_the_plain_list(format_name: str) -> None:
     assert fmt.render_batch([MESSAGES, MESSAGES], tools, True) == [want, want]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("format_name", sorted(FORMATS))
 def test_later_mutation_of_the_callers_dicts_changes_nothing(format_name: str) -> None:
     fmt = pf.get_format(format_name)
@@ -82,6 +84,7 @@ def test_the_prepared_tools_cannot_be_mutated_through_the_object() -> None:
         prepared.extra = 1  # type: ignore[attr-defined]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("format_name", sorted(FORMATS))
 def test_pickle_round_trip_renders_the_same(format_name: str) -> None:
     fmt = pf.get_format(format_name)
@@ -120,6 +123,7 @@ def render_in_threads(fmt: pf.ChatFormat, prepared: pf.PreparedTools, threads: i
     return results
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("format_name", sorted(FORMATS))
 def test_many_threads_share_one_prepared_toolset(format_name: str) -> None:
     fmt = pf.get_format(format_name)
@@ -139,6 +143,7 @@ def test_bad_tools_are_rejected_when_prepared() -> None:
         pf.prepare_tools({"name": "a mapping, not a list"})
 
 
+@pytest.mark.jinja
 def test_owning_validates_like_the_constructor_and_keeps_the_list() -> None:
     tools = [{"type": "function", "function": {"name": "ok"}}, {"type": "function", "function": {"name": 3}}]
     with pytest.raises(pf.InvalidInputError) as owning:

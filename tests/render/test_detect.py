@@ -85,6 +85,7 @@ def render_both(original: str, rewritten: str, *args: Any, **kwargs: Any) -> tup
     return one(original), one(rewritten)
 
 
+@pytest.mark.jinja
 @pytest.mark.usefixtures("every_format_registered")
 @pytest.mark.parametrize("rewrite", REWRITES)
 @pytest.mark.parametrize("fixture", JINJA)

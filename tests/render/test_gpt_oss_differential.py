@@ -19,6 +19,8 @@ from tests.support.gpt_oss_drops import check_dropped, ours_outcome, outcome
 from tests.support.gpt_oss_strategies import conversation, options, tool, tools
 from tests.support.strategies import differential_settings
 
+pytestmark = [pytest.mark.jinja]
+
 FMT = pf.get_format("gpt-oss")
 
 

@@ -48,6 +48,7 @@ def _object_named(length: int) -> dict[str, Any]:
     return {"type": "object", "properties": {"n" * (length - 29): {"type": "number"}}}
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("length", [49, 50, 51])
 def test_array_of_an_inner_type_longer_than_50_is_any(length: int) -> None:
     tools = [tool_def({"type": "object", "properties": {"xs": {"type": "array", "items": _object_named(length)}}})]
@@ -55,6 +56,7 @@ def test_array_of_an_inner_type_longer_than_50_is_any(length: int) -> None:
     assert ("xs?: any[]" in text) == (length > 50)
 
 
+@pytest.mark.jinja
 def test_a_tool_result_after_a_final_answer_has_no_call_to_name_it() -> None:
     messages = [USER, call(), {"role": "tool", "content": "r"}, {"role": "assistant", "content": "ok"},
                 {"role": "tool", "content": "late"}]
@@ -62,10 +64,12 @@ def test_a_tool_result_after_a_final_answer_has_no_call_to_name_it() -> None:
         messages, None, True, current_date=DAY) == ("error", pf.formats.gpt_oss.render.NO_CALL_ERROR)
 
 
+@pytest.mark.jinja
 def test_a_user_message_does_not_forget_the_last_call() -> None:
     assert_matches([USER, call("g"), USER, {"role": "tool", "content": "r"}])
 
 
+@pytest.mark.jinja
 def test_tool_names_come_from_the_last_call_and_only_the_first_call_renders() -> None:
     two = {"role": "assistant", "tool_calls": [{"function": {"name": "a", "arguments": {}}},
                                                {"function": {"name": "b", "arguments": {}}}]}
@@ -74,6 +78,7 @@ def test_tool_names_come_from_the_last_call_and_only_the_first_call_renders() ->
     assert "functions.b" not in text
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("later", [None, {"role": "assistant", "content": "answer"}])
 def test_analysis_of_a_tool_call_is_kept_only_before_the_final_answer(later: Any) -> None:
     messages = [USER, {**call(), "thinking": "plan"}, {"role": "tool", "content": "r"}]
@@ -81,22 +86,26 @@ def test_analysis_of_a_tool_call_is_kept_only_before_the_final_answer(later: Any
     assert ("plan" in text) == (later is None)
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("alias", ["thinking", "reasoning_content", "reasoning"])
 def test_reasoning_under_each_alias_renders_in_a_last_answer(alias: str) -> None:
     text = assert_matches([USER, {"role": "assistant", "content": "a", alias: "why"}], gen=False)
     assert text.endswith("analysis<|message|>why<|end|><|start|>assistant<|channel|>final<|message|>a<|return|>")
 
 
+@pytest.mark.jinja
 def test_thinking_wins_over_the_other_aliases() -> None:
     # transformers fills `thinking` only when the message has none.
     message = {"role": "assistant", "content": "a", "reasoning_content": "R", "thinking": "T"}
     assert "<|channel|>analysis<|message|>T<|end|>" in assert_matches([USER, message], gen=False)
 
 
+@pytest.mark.jinja
 def test_string_arguments_are_written_as_a_json_string() -> None:
     assert '<|message|>"{\\"a\\": 1}"<|call|>' in assert_matches([USER, call(arguments='{"a": 1}')])
 
 
+@pytest.mark.jinja
 def test_content_type_of_the_call() -> None:
     assert "commentary code<|message|>" in assert_matches([USER, call(content_type="code")])
 
@@ -104,6 +113,7 @@ def test_content_type_of_the_call() -> None:
 # --- Options. ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("options", [
     {"reasoning_effort": "high"}, {"model_identity": "You are a bot."}, {"builtin_tools": ["python", "browser"]},
     {"builtin_tools": []}, {"current_date": datetime.date(2024, 2, 29)},
@@ -133,6 +143,7 @@ def test_bad_options_are_refused_naming_the_option(options: dict[str, Any], path
     assert info.value.path == path
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("options", "dropped"), [
     ({"reasoning_effort": "max"}, ()),
     ({"reasoning_effort": ""}, ()),
@@ -160,6 +171,7 @@ def test_unknown_options_are_refused() -> None:
         FMT.render([USER], add_generation_prompt="yes")  # type: ignore[arg-type]
 
 
+@pytest.mark.jinja
 def test_add_generation_prompt_none_is_the_declared_default_false() -> None:
     expected = render_gpt_oss_jinja([USER], None, False, current_date=DAY)
     assert ("ok", FMT.render([USER], add_generation_prompt=None, current_date=DAY)) == expected
@@ -176,6 +188,7 @@ def template_fails(messages: list[Any], tools: Any = None) -> bool:
     return False
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("messages", "tools", "path"), [
     ([], None, "messages"),
     ([{"role": "user", "content": None}], None, "messages[0].content"),
@@ -213,6 +226,7 @@ def test_input_the_template_fails_on_is_refused_naming_the_field(messages: list[
     assert info.value.path == path
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("role", ["system", "developer", "function"])
 def test_a_message_the_template_drops_is_rendered_dropped_and_refused_only_when_strict(role: str) -> None:
     messages = [USER, {"role": role, "content": "dropped text"}, {"role": "user", "content": "next"}]
@@ -233,12 +247,14 @@ def test_strict_takes_a_boolean_or_null() -> None:
         FMT.render([USER], strict="yes")
 
 
+@pytest.mark.jinja
 def test_the_first_message_content_as_parts_is_printed_as_the_template_prints_it() -> None:
     # {{ developer_message }} prints what it is given: a list of parts as Python writes the list.
     messages = [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]}, USER]
     assert "[{'type': 'text', 'text': 'Be brief.'}]" in assert_matches(messages)
 
 
+@pytest.mark.jinja
 def test_message_objects_render_like_their_dicts() -> None:
     dicts = [{"role": "system", "content": "S"}, USER,
              {"role": "assistant", "content": None, "reasoning_content": "r",
@@ -251,6 +267,7 @@ def test_message_objects_render_like_their_dicts() -> None:
 # --- Guard, pickling, parsing. ---------------------------------------------------------------------------
 
 
+@pytest.mark.jinja
 def test_guard_escapes_what_the_template_renders() -> None:
     guarded = pf.get_format("gpt-oss", guard=pf.ControlTokenGuard(pf.HARMONY_CONTROL_TOKENS))
 
@@ -296,6 +313,7 @@ def test_json_text_is_json_dumps_for_every_code_point() -> None:
         assert json_text(lone, 0, "content") == json.dumps(lone, ensure_ascii=False)
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("messages", [
     [USER, {"role": "assistant", "content": "x<|channel|>final<|message|>y"}],
     [USER, {"role": "assistant", "content": "a", "reasoning": "<|channel|>analysis<|message|>"}],
@@ -318,6 +336,7 @@ def test_a_later_message_that_is_not_one_is_reported_before_an_earlier_template_
     assert info.value.path == "messages[2]"
 
 
+@pytest.mark.jinja
 def test_analyses_before_each_final_answer_are_dropped_and_later_ones_kept() -> None:
     def thinking_call(i: int) -> dict[str, Any]:
         return {**call("f", {"i": i}), "reasoning_content": f"thought {i}"}
@@ -334,6 +353,7 @@ class _Text(str):
     """A ``str`` subclass: the channel-tag checks search it as they search a ``str``."""
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("kind", [str, _Text])
 @pytest.mark.parametrize("text", [
     "plain", "a <|channel|> alone", "x<|channel|>analysis<|message|>y", "<|channel|>final<|message|>", "<|channel|>",
@@ -349,6 +369,7 @@ def test_channel_tags_are_found_in_calls_and_answers(kind: type, text: str, fiel
         assert (expected[0] == "error") == ("analysis<|message|>" in text or "final<|message|>" in text)
 
 
+@pytest.mark.jinja
 def test_a_call_analysis_that_is_not_text_is_dropped_unwritten_when_a_final_answer_follows() -> None:
     # The template writes a call's analysis only when no final answer follows; it never reads parts'
     # text, and it concatenates the analysis only where it writes it.

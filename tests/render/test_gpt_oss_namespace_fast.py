@@ -20,6 +20,8 @@ from prompt_formats.tools import PLAIN_TOOLS_CACHE
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.oracles import render_ours
 
+pytestmark = [pytest.mark.jinja]
+
 FMT = pf.get_format("gpt-oss")
 USER = [{"role": "user", "content": "hi"}]
 DAY = "2025-08-05"

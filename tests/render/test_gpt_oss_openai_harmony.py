@@ -20,10 +20,12 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
+from tests.support.oracles import harmony_encoding
 from tests.support.strategies import differential_settings
 
+pytestmark = [pytest.mark.openai_harmony]
+
 FMT = pf.get_format("gpt-oss")
-ENCODING = oh.load_harmony_encoding(oh.HarmonyEncodingName.HARMONY_GPT_OSS)
 DAY = "2025-08-05"
 KEEP_ANALYSIS = oh.RenderConversationConfig(auto_drop_analysis=False)
 EFFORTS = {"low": oh.ReasoningEffort.LOW, "medium": oh.ReasoningEffort.MEDIUM, "high": oh.ReasoningEffort.HIGH}
@@ -147,8 +149,8 @@ def harmony_conversation(messages: list[dict[str, Any]], tools: Any, options: di
 
 def render_harmony(messages: list[dict[str, Any]], tools: Any, options: dict[str, Any]) -> str:
     conversation = harmony_conversation(messages, tools, options)
-    tokens = ENCODING.render_conversation_for_completion(conversation, oh.Role.ASSISTANT, KEEP_ANALYSIS)
-    return ENCODING.decode_utf8(tokens)
+    tokens = harmony_encoding().render_conversation_for_completion(conversation, oh.Role.ASSISTANT, KEEP_ANALYSIS)
+    return harmony_encoding().decode_utf8(tokens)
 
 
 _CALL = re.compile(
@@ -193,6 +195,7 @@ def _one_parameter(spec: Any) -> list[dict[str, Any]]:
 OPTIONS = {"current_date": DAY, "reasoning_effort": "medium", "builtin_tools": []}
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("tools", "harmony_text"), [
     (_one_parameter({"type": "string", "default": "x"}), 'p?: string, // default: "x"\n}'),
     (_one_parameter({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}),
@@ -234,6 +237,7 @@ def _all_analysis(messages: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("turns", "template_keeps", "harmony_keeps"), [
     # openai-harmony drops analysis only when the last assistant message is final, and then only
     # before the first final one; the template drops every final answer's thinking and a tool call's
@@ -253,7 +257,8 @@ def test_analysis_is_dropped_by_different_rules(
     template = render_gpt_oss_jinja(messages, None, True, **OPTIONS)[1]
     system = oh.Message.from_role_and_content(oh.Role.SYSTEM, oh.SystemContent.new().with_conversation_start_date(DAY))
     conversation = oh.Conversation.from_messages([system, *_all_analysis(messages)])
-    harmony = ENCODING.decode_utf8(ENCODING.render_conversation_for_completion(conversation, oh.Role.ASSISTANT))
+    encoding = harmony_encoding()
+    harmony = encoding.decode_utf8(encoding.render_conversation_for_completion(conversation, oh.Role.ASSISTANT))
     kept = "<|channel|>analysis<|message|>{}<|end|>"
     assert [t for t, _ in turns if kept.format(t) in template] == template_keeps
     assert [t for t, _ in turns if kept.format(t) in harmony] == harmony_keeps

@@ -170,6 +170,7 @@ def conversation_with(value: Any) -> tuple[list[dict[str, Any]], list[dict[str, 
     return messages, tools
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("prepared", [False, True], ids=["plain", "prepared"])
 @pytest.mark.parametrize("value", TEMPLATE_VALUES, ids=repr)
 def test_edge_values_render_as_the_template_does(value: Any, prepared: bool) -> None:
@@ -185,6 +186,7 @@ def calls_of(values: st.SearchStrategy[Any]) -> st.SearchStrategy[list[list[Any]
     return st.lists(st.lists(values, min_size=1, max_size=12), min_size=1, max_size=5)
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(
     st.one_of(calls_of(flat_container), calls_of(st.one_of(flat_container, flat_container, json_values))),

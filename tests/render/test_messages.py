@@ -157,6 +157,7 @@ class _LyingRole(str):
     __hash__ = str.__hash__
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("name", "template"), [("chatml-multi-system", "chatml_multi_system.jinja"),
                                                 ("chatml-safety", "chatml_upstream.jinja")])
 def test_a_role_of_a_str_subclass_is_read_as_its_plain_string(name: str, template: str) -> None:

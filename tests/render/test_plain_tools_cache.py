@@ -94,6 +94,7 @@ PAIRS: dict[str, tuple[Any, Any]] = {
 }
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("format_name", sorted(FORMATS))
 @pytest.mark.parametrize("pair", sorted(PAIRS))
 def test_lookalike_tool_lists_render_their_own_text(format_name: str, pair: str) -> None:
@@ -108,6 +109,7 @@ def test_lookalike_tool_lists_render_their_own_text(format_name: str, pair: str)
             assert render_ours(fmt.render, MESSAGES, b, True) == want_b
 
 
+@pytest.mark.jinja
 def test_repeated_tool_lists_are_served_from_the_cache() -> None:
     fmt = pf.get_format("chatml-multi-system")
     tools = tools_with([1, "a", None])
@@ -118,6 +120,7 @@ def test_repeated_tool_lists_are_served_from_the_cache() -> None:
     assert len(PLAIN_TOOLS_CACHE) == 1
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("value", [LoudStr("x"), "\ud800", 2**70, {1: "a"}, np.float64(0.5)], ids=repr)
 def test_lists_not_made_of_exact_json_types_are_built_every_time(value: Any) -> None:
     fmt = pf.get_format("chatml-multi-system")
@@ -159,6 +162,7 @@ BUFFER_LOOKALIKES = [
 ]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("number_like", "raw"), BUFFER_LOOKALIKES, ids=["float64", "str_"])
 def test_buffer_objects_do_not_let_a_bytes_lookalike_through(number_like: Any, raw: bytes) -> None:
     fmt = pf.get_format("chatml-multi-system")
@@ -184,6 +188,7 @@ def test_a_buffer_objects_build_is_never_served_to_its_bytes_lookalike(number_li
     assert build.lists == [good, bad, bad, good]
 
 
+@pytest.mark.jinja
 def test_a_mutated_list_renders_its_new_content() -> None:
     fmt = pf.get_format("chatml-multi-system")
     tools = tools_with([1, 100])
@@ -202,6 +207,7 @@ IN_PLACE = [1, 1.0, True, 0.0, -0.0, False, None, math.nan, math.inf, "abc", Lou
             {"a": 1, "b": 2}, {"b": 2, "a": 1}, 1]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("format_name", sorted(FORMATS))
 def test_a_list_mutated_in_place_never_gets_a_stale_toolset(format_name: str) -> None:
     fmt = pf.get_format(format_name)
@@ -225,6 +231,7 @@ INSIDE_A_TUPLE = [(None, math.nan), (None, math.inf), (1, -math.inf), ("x", "y")
                   ("12345678-1234-5678-1234-567812345678", uuid.UUID("12345678-1234-5678-1234-567812345678"))]
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("format_name", sorted(FORMATS))
 @pytest.mark.parametrize(("old", "new"), INSIDE_A_TUPLE)
 def test_a_container_inside_a_tuple_mutated_in_place_never_gets_a_stale_toolset(
@@ -350,6 +357,7 @@ def test_bounds_by_bytes() -> None:
     assert len(cache) == 0
 
 
+@pytest.mark.jinja
 def test_threads_share_the_cache() -> None:
     fmt = pf.get_format("chatml-multi-system")
     toolsets = [tools_with(n) for n in range(8)] + [tools_with(float(n)) for n in range(8)]

@@ -23,6 +23,8 @@ from prompt_formats.tools import PLAIN_TOOLS_CACHE
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.oracles import Outcome, render_jinja, render_ours
 
+pytestmark = [pytest.mark.jinja]
+
 DAY = "2025-01-02"
 MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
 

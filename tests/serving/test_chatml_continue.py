@@ -60,6 +60,7 @@ def ending_in(draw: st.DrawFn) -> list[Any]:
     return messages
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("fmt", "template"), FORMATS, ids=["multi", "safety-allow"])
 @differential_settings
 @given(messages=ending_in(), tool_list=tools,
@@ -70,6 +71,7 @@ def test_continue_final_message_matches_transformers(fmt, template, messages, to
         template, messages, tool_list, field, options)
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("messages", "prompt"), [
     ([{"role": "user", "content": "q"}, {"role": "assistant", "content": "The answer is "}],
      "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nThe answer is"),

@@ -64,6 +64,7 @@ def with_string_arguments(draw: st.DrawFn) -> list[Any]:
     return messages
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("fmt", "template"), FORMATS, ids=["multi", "safety-allow"])
 @differential_settings
 @given(messages=with_string_arguments(), tool_list=tools, gen=st.booleans(), options=chatml_options)
@@ -181,6 +182,7 @@ histories = st.one_of(
 )
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("fmt", "template"), FORMATS, ids=["multi", "safety-allow"])
 @differential_settings
 @given(history=histories, reasoning=st.one_of(st.none(), words), content=st.one_of(st.just(""), words),
@@ -217,6 +219,7 @@ def _sent_back(completion: str, **options: Any) -> str:
     return text.removeprefix("<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n")
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("completion", "written_back"), [
     # Whitespace around the reasoning and the content is trimmed; the markers take the template's spelling.
     ("  plan </think>answer  <|im_end|>", "plan\n</think>\n\nanswer<|im_end|>\n"),
@@ -238,6 +241,7 @@ def test_round_trip_changes(completion: str, written_back: str) -> None:
     assert _sent_back(completion) == written_back
 
 
+@pytest.mark.jinja
 def test_round_trip_reasoning_is_dropped_after_the_next_query() -> None:
     reply = MULTI.parse("plan\n</think>\n\nanswer<|im_end|>", TOOLS)
     later = [{"role": "user", "content": "q"}, reply.to_openai(), {"role": "user", "content": "q2"}]

@@ -82,6 +82,7 @@ def with_string_arguments(draw: st.DrawFn) -> list[Any]:
     return messages
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(with_string_arguments(), tools, st.booleans(), options())
 def test_decode_tool_arguments_matches_jinja_on_the_decoded_messages(messages, tool_list, gen, opts):
@@ -180,6 +181,7 @@ def without_call_analysis(history: list[Any]) -> list[Any]:
             if m.get("tool_calls") else m for m in history]
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(histories, st.one_of(st.none(), body), st.one_of(body, call_arguments), st.sampled_from(["f", "get_weather"]),
        st.sampled_from(SPELLINGS))

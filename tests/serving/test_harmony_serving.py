@@ -22,6 +22,8 @@ from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
 from tests.support.parser_cases import counting_ids
 from tests.support.strategies import differential_settings
 
+pytestmark = [pytest.mark.go]
+
 HARMONY = pf.get_format("harmony")
 DAY = "2025-08-05"
 

@@ -133,6 +133,8 @@ def format_options(draw: st.DrawFn, name: str) -> dict[str, Any]:
     return draw(st.fixed_dictionaries({}, optional=optional))
 
 
+@pytest.mark.jinja
+@pytest.mark.go
 @pytest.mark.parametrize(("name", "config"), CASES, ids=["-".join((n, *c.values())) for n, c in CASES])
 @settings(differential_settings, max_examples=max(1, EXAMPLES // 10))
 @given(data=st.data())
@@ -231,6 +233,8 @@ def check_history(name: str, config: dict[str, str], data: st.DataObject, oracle
             assert got == expected, (name, request)
 
 
+@pytest.mark.jinja
+@pytest.mark.go
 @pytest.mark.parametrize(("name", "config"), CASES, ids=["-".join((n, *c.values())) for n, c in CASES])
 @settings(differential_settings, max_examples=max(1, EXAMPLES // 10))
 @given(data=st.data())
@@ -243,6 +247,8 @@ def test_session_renders_like_the_reference_when_earlier_turns_change(
     check_history(name, config, data, oracle, lambda guarded: st.lists(history_steps(guarded), min_size=1, max_size=10))
 
 
+@pytest.mark.jinja
+@pytest.mark.go
 @pytest.mark.parametrize(("name", "config"), CASES, ids=["-".join((n, *c.values())) for n, c in CASES])
 @settings(differential_settings, max_examples=max(1, EXAMPLES // 40))
 @given(data=st.data())
@@ -292,6 +298,7 @@ def test_declared_capability() -> None:
         assert fmt.renders_incrementally, name
 
 
+@pytest.mark.go
 def test_harmony_extensions_are_rendered_by_the_incremental_path(oracle: HarmonyOracle) -> None:
     # The session's fast path itself (not the full render it may step aside to) gives Go's prompt
     # for the extensions it is there for: a tool loop, a new query (reasoning dropped), a late system

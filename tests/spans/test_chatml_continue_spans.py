@@ -114,6 +114,7 @@ def check_case(name: str, messages: list[Any], tool_list: Any, field: Any, optio
         assert fmt.render_spans(messages, tool_list, strict=True, **options) == rendered
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(continued_cases(), tools, chatml_options, st.sampled_from(sorted(FORMATS)))
 def test_dropped_is_what_the_continued_prompt_leaves_out(case, tool_list, options, name):
@@ -125,6 +126,7 @@ Q = {"role": "user", "content": "Q"}
 CALL = {"type": "function", "function": {"name": "f", "arguments": {"x": "1"}}}
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("name", sorted(FORMATS))
 @pytest.mark.parametrize(
     ("messages", "field"),
@@ -148,6 +150,7 @@ def test_examples(name: str, messages: list[Any], field: Any) -> None:
     check_case(name, messages, None, field, {})
 
 
+@pytest.mark.jinja
 def test_a_system_message_continued_cuts_every_turn_after_the_system_turn() -> None:
     messages = [Q, {"role": "assistant", "content": "A"}, {"role": "system", "content": "Be brief. "}]
     check_case("multi", messages, None, True, {})
@@ -170,6 +173,7 @@ def test_the_continued_assistant_message_is_generated_to_the_end_of_the_prompt()
         assert rendered.assistant_mask() == bytearray(start) + b"\x01" * (len(rendered.text) - start)
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_text_holding_the_tag_is_refused(name: str) -> None:
     """transformers cuts at the last "CONTINUE_FINAL_MESSAGE_TAG" of the prompt: where the input holds that

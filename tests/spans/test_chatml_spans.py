@@ -146,6 +146,7 @@ def clipped(ranges: Any, end: int) -> tuple[tuple[int, int], ...]:
     return tuple((a, min(b, end)) for a, b in ranges if a < end and a < min(b, end))
 
 
+@pytest.mark.jinja
 @pytest.mark.parametrize(("name", "config", "template"), CASES)
 def test_render_spans_equals_transformers(name: str, config: dict[str, Any], template: str) -> None:
     """Also under continue_final_message: transformers' generation indices (of the tagged text, before

@@ -18,6 +18,8 @@ from tests.support.oracles import fixture_text
 from tests.support.spans_oracle import TAGGED
 from tests.support.token_cases import chatml_case, check_chatml_spans, check_masked_batches, transformers_result
 
+pytestmark = [pytest.mark.transformers]
+
 CASES = [
     ("chatml-multi-system", {}, "chatml_multi_system.jinja"),
     ("chatml-safety", {"policy": "allow"}, "chatml_upstream.jinja"),

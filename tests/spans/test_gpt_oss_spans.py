@@ -215,6 +215,7 @@ def check(messages: list[Any], tool_list: Any, gen: bool, opts: dict[str, Any]) 
         check_message_spans(results["all"][1], fed, blocks, gen, tool_list, kwargs)
 
 
+@pytest.mark.jinja
 @differential_settings
 @given(conversation(), tools, st.booleans(), options())
 def test_render_spans_equals_transformers(messages: list[Any], tool_list: Any, gen: bool, opts: dict[str, Any]) -> None:
@@ -279,6 +280,8 @@ def harmony_tokenizers() -> dict[str, Any]:
     return {kind: build_tokenizer(corpus, HARMONY_SPECIAL, (), kind) for kind in ("words", "merged")}
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 @pytest.mark.parametrize("kind", ["words", "merged"])
 def test_encode_render_spans_equals_apply_chat_template(harmony_tokenizers: dict[str, Any], kind: str) -> None:
     from prompt_formats.integrations.transformers import encode

@@ -23,6 +23,8 @@ from tests.support.gpt_oss_strategies import conversation, options, tools
 from tests.support.oracles import fixture_text
 from tests.support.settings import examples
 
+pytestmark = [pytest.mark.jinja]
+
 EXAMPLES = examples(0.1, floor=200)
 FMT = pf.get_format("gpt-oss")
 

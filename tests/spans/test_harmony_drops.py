@@ -1,6 +1,6 @@
 """Harmony's ``RenderedPrompt.dropped`` and ``strict=True``, proved by the Go oracle (issue 26).
 
-On conversations drawn by tests/render/test_harmony_differential.py's strategies (mid-conversation
+On conversations drawn by tests/support/harmony_strategies.py (mid-conversation
 system and developer messages, runs Ollama's collation merges, tool results of other tools than
 python, unknown roles, reasoning before the last user message and under several aliases, tool calls,
 function tools, python tools with and without their own description):
@@ -25,9 +25,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from tests.render.test_harmony_differential import conversation, options, tool_dict
 from tests.support.harmony_drops import candidates, covered, perturbed
 from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+from tests.support.harmony_strategies import conversation, options, tool_dict
 from tests.support.strategies import differential_settings
 
 FMT = pf.get_format("harmony")
@@ -102,6 +102,7 @@ WEATHER = [{"type": "function", "function": {"name": "get_weather", "description
            {"type": "function", "function": {"name": "python", "description": "run code"}}]
 
 
+@pytest.mark.go
 def test_the_lossy_conversation_reports_what_the_oracle_shows_lost(oracle):
     """A worked case (its paths typed here from the template's rules) before the generated ones."""
     dropped = FMT.render_spans(LOSSY, WEATHER, **DATE).dropped
@@ -113,6 +114,7 @@ def test_the_lossy_conversation_reports_what_the_oracle_shows_lost(oracle):
 
 
 # One generated input for both properties: drawing the conversations costs as much as the oracle.
+@pytest.mark.go
 @differential_settings
 @given(conversation(), tool_lists, options())
 @example([{"role": "user", "content": "Hi"}], None, DATE)

@@ -1,6 +1,6 @@
 """Harmony render_spans against the Go oracle and by construction (issue 16).
 
-For every generated conversation of tests/render/test_harmony_differential.py's strategies:
+For every generated conversation of tests/support/harmony_strategies.py:
 
 - ``.text`` is the Go oracle's text (Ollama's template run by Go's text/template) and ``render``'s;
 - ``.generated`` (policy ``"all"``) is the generation ranges the Go oracle records running
@@ -35,8 +35,8 @@ from hypothesis import given
 import prompt_formats as pf
 from prompt_formats.formats.harmony import spans as harmony_spans
 from prompt_formats.spans import GENERATED_POLICIES, Range, select_generated
-from tests.render.test_harmony_differential import conversation, options, tools
 from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
+from tests.support.harmony_strategies import conversation, options, tools
 from tests.support.strategies import differential_settings
 
 FMT = pf.get_format("harmony")
@@ -198,6 +198,7 @@ def check(
         assert got.messages == rendered.messages
 
 
+@pytest.mark.go
 @differential_settings
 @given(conversation(), tools, options())
 def test_render_spans_matches_go_template_and_its_layout(oracle, messages, tool_list, opts):
@@ -235,6 +236,7 @@ def test_render_spans_by_hand() -> None:
     assert [text[a:b] for a, b in last.generated] == ["<|channel|>analysis<|message|>t<|end|>"]
 
 
+@pytest.mark.go
 def test_the_tagged_go_template_records_the_generated_messages(oracle) -> None:
     """The oracle itself, on the by-hand case: the tags write nothing and record each complete
     assistant message after ``<|start|>assistant`` (the prefill's open one not)."""
@@ -265,6 +267,7 @@ def test_prefill_is_not_generated_and_earlier_finals_end_at_their_text() -> None
     ]
 
 
+@pytest.mark.go
 @pytest.mark.parametrize(("constant", "broken"), [("_JOIN", 1), ("_AUTHOR", len(START_ASSISTANT) - 1)])
 def test_a_broken_offset_fails_the_check(oracle, monkeypatch, constant, broken) -> None:
     """The checks can fail: with one length constant of spans.py off, the by-hand case is refused."""

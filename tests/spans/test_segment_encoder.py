@@ -36,6 +36,8 @@ from tests.support.token_cases import (
     transformers_result,
 )
 
+pytestmark = [pytest.mark.transformers]
+
 CHATML = [("chatml-multi-system", {}, "chatml_multi_system.jinja"),
           ("chatml-safety", {"policy": "allow"}, "chatml_upstream.jinja")]
 segment_settings = settings(max_examples=max(50, EXAMPLES // 4), deadline=None)

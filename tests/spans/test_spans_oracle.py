@@ -26,6 +26,8 @@ from tests.support.spans_oracle import (
 )
 from tests.support.strategies import EXAMPLES, chatml_options, conversation, differential_settings, lax_tools, tools
 
+pytestmark = [pytest.mark.jinja]
+
 # The placement checks repeat the text checks' renders on a quarter of the cases (many are refused by
 # the template and filtered out, which makes each case dearer).
 placement_settings = settings(

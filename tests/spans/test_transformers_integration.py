@@ -79,6 +79,8 @@ def check_encode(tokenizer: Any, template: str, messages: list[Any], tool_list: 
     assert (1 in got["assistant_masks"]) == bool(rendered.generated)
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("template", CHATML)
 def test_encode_chatml_equals_transformers(chatml_tokenizers: dict[str, Any], template: str, kind: str) -> None:
@@ -90,6 +92,8 @@ def test_encode_chatml_equals_transformers(chatml_tokenizers: dict[str, Any], te
     check()
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 @pytest.mark.parametrize("kind", KINDS)
 def test_encode_gpt_oss_equals_transformers(harmony_tokenizers: dict[str, Any], kind: str) -> None:
     @integration_settings
@@ -111,6 +115,8 @@ def test_assistant_token_mask_by_hand() -> None:
     assert assistant_token_mask([(0, 1)], ()) == [0]
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 def test_encode_refuses_what_is_not_a_rendered_prompt(chatml_tokenizers: dict[str, Any]) -> None:
     with pytest.raises(pf.InvalidInputError, match=r"^rendered: expected a RenderedPrompt, got str"):
         encode("text", chatml_tokenizers["words"])  # type: ignore[arg-type]
@@ -120,6 +126,8 @@ def test_encode_refuses_what_is_not_a_rendered_prompt(chatml_tokenizers: dict[st
 # apply_chat_template
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 @pytest.mark.parametrize("template", CHATML)
 def test_apply_chat_template_equals_transformers(chatml_tokenizers: dict[str, Any], template: str) -> None:
     tokenizer = chatml_tokenizers["merged"]
@@ -190,6 +198,8 @@ class TaggedOracleFormat(pf.ChatFormat):
         return pf.RenderedPrompt(text, tuple(() for _ in messages), normalize_ranges(indices))
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 @pytest.mark.parametrize("template", CHATML)
 def test_apply_chat_template_masks_equal_transformers(chatml_tokenizers: dict[str, Any], template: str) -> None:
     tokenizer = chatml_tokenizers["words"]
@@ -199,6 +209,8 @@ def test_apply_chat_template_masks_equal_transformers(chatml_tokenizers: dict[st
         tokenizer, conversations, format=stand_in, **kwargs), tokenizer, tagged)
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 def test_apply_chat_template_masks_as_arrays(chatml_tokenizers: dict[str, Any]) -> None:
     tokenizer = chatml_tokenizers["merged"]
     template = CHATML[0]
@@ -227,6 +239,8 @@ CONTINUE_CASES = [
 ]
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 @pytest.mark.parametrize("template", CHATML)
 @pytest.mark.parametrize(("messages", "field"), CONTINUE_CASES)
 def test_continue_final_message_equals_transformers(
@@ -249,6 +263,8 @@ ARGUMENT_ERRORS = [
 ]
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 @pytest.mark.parametrize("kwargs", ARGUMENT_ERRORS)
 def test_argument_errors_are_transformers_own(chatml_tokenizers: dict[str, Any], kwargs: dict[str, Any]) -> None:
     tokenizer = chatml_tokenizers["words"]
@@ -263,6 +279,8 @@ def test_argument_errors_are_transformers_own(chatml_tokenizers: dict[str, Any],
         apply_chat_template(tokenizer, [], format="chatml-multi-system")
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 def test_format_is_detected_from_the_tokenizers_own_template() -> None:
     tokenizer = build_tokenizer(corpus(CHATML), CHATML_SPECIAL, tuple(CHATML_ADDED))
     messages = [{"role": "user", "content": "Hi <|im_end|> there"}]
@@ -288,6 +306,8 @@ def test_format_is_detected_from_the_tokenizers_own_template() -> None:
     )
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 def test_unsupported_arguments_are_refused(chatml_tokenizers: dict[str, Any]) -> None:
     tokenizer = chatml_tokenizers["words"]
     messages = TRAINING_CONVERSATION[:2]
@@ -301,6 +321,8 @@ def test_unsupported_arguments_are_refused(chatml_tokenizers: dict[str, Any]) ->
         apply_chat_template(tokenizer, messages, format="chatml-multi-system", tokenizer_kwargs={"padding": True})
 
 
+@pytest.mark.transformers
+@pytest.mark.jinja
 def test_none_values_are_dropped_as_transformers_drops_them(harmony_tokenizers: dict[str, Any]) -> None:
     # gpt-oss's template tests `"content" in message`: a present None content would fail inside it.
     tokenizer = harmony_tokenizers["words"]

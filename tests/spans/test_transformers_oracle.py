@@ -21,6 +21,8 @@ from tests.support.oracles import fixture_text, render_jinja, render_ours
 from tests.support.settings import examples
 from tests.support.strategies import chatml_options, conversation, tools
 
+pytestmark = [pytest.mark.jinja]
+
 EXAMPLES = examples(0.1, floor=200)
 # chatml-safety with policy "allow" is the upstream template itself, on every input.
 CASES = [

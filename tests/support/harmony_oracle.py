@@ -24,6 +24,8 @@ from typing import Any
 
 from prompt_formats.messages import Message, TextPart
 
+from .oracle_marks import require
+
 ROOT = Path(__file__).resolve().parents[2]
 ORACLE_DIR = ROOT / "tests" / "support" / "oracle" / "harmony"
 TEMPLATE = ROOT / "tests" / "fixtures" / "harmony_gpt_oss.gotmpl"
@@ -132,6 +134,7 @@ def build_oracle(dest_dir: Path) -> Path:
     Uses only the standard library (no module download: ``GOPROXY=off``). Raises
     :class:`OracleUnavailable` if ``go`` is not on ``PATH`` or the build fails.
     """
+    require("go")
     go = shutil.which("go")
     if go is None:
         raise OracleUnavailable(
@@ -177,6 +180,7 @@ class HarmonyOracle:
 
     def render(self, case: dict[str, Any]) -> dict[str, Any]:
         """Render one case; return ``{"output": str}`` or ``{"error": str}``."""
+        require("go")
         proc = self._proc
         if proc is None or proc.poll() is not None:
             proc = self._proc = subprocess.Popen(self._args(), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -190,6 +194,7 @@ class HarmonyOracle:
         return result
 
     def _batch(self, cases: Iterable[dict[str, Any]], bench: int = 0) -> list[dict[str, Any]]:
+        require("go")
         cases = list(cases)
         data = b"".join(_line(case) for case in cases)
         proc = subprocess.run(self._args(bench), input=data, capture_output=True, check=False)

@@ -102,3 +102,12 @@ def render_ours(render: Callable[..., str], *args: Any, **kwargs: Any) -> Outcom
         return ("ok", render(*args, **kwargs))
     except TemplateError as exc:
         return ("error", str(exc))
+
+
+@cache
+def harmony_encoding() -> Any:
+    """openai-harmony's gpt-oss encoding, loaded once, when a test first asks for it (never at import:
+    the quick tier imports every test module and runs no engine)."""
+    import openai_harmony
+
+    return openai_harmony.load_harmony_encoding(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)

@@ -11,6 +11,9 @@ tests make).
   seeds, the example database kept in ``.hypothesis/`` (so a failure found once is tried first next
   time), and ``PF_HYPOTHESIS_EXAMPLES`` cases (5,000 unless set). A failure it finds is added to the
   test as an ``@example``, so the default tier keeps checking it.
+- **The quick tier** (``bash scripts/test.sh --quick``, ``PF_TEST_TIER=quick``): the default tier's
+  seeds and sizes, without the tests that need a reference engine or are marked ``slow``
+  (:mod:`tests.support.oracle_marks`).
 
 ``PF_HYPOTHESIS_EXAMPLES`` is the scale of both tiers: a test asks for a share of it with
 :func:`budget`, so its size follows the scale and the deep tier restores thousands.
@@ -24,10 +27,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from .tier import TIER
+
 ROOT = Path(__file__).resolve().parents[2]
 
-#: ``"deep"`` or ``"default"``.
-TIER = "deep" if os.environ.get("PF_TEST_TIER") == "deep" else "default"
 
 #: The scale: the number of cases of a main differential test (``PF_HYPOTHESIS_EXAMPLES`` sets it).
 EXAMPLES = int(os.environ.get("PF_HYPOTHESIS_EXAMPLES", "5000" if TIER == "deep" else "100"))
@@ -51,7 +54,7 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=_SUPPRESSED,
 )
-settings.load_profile(TIER)
+settings.load_profile("deep" if TIER == "deep" else "default")
 
 
 def examples(share: float = 1.0, floor: int = 1) -> int:
