@@ -1,0 +1,170 @@
+"""The reference engines' outputs, stored: what the quick tier compares the renderers with.
+
+``tests/fixtures/golden/<format>.json`` holds, for every registered format, generated cases (the
+differential tests' strategies, drawn at a fixed seed, kept where they are JSON) and what the
+format's reference engine made of each: ``["ok", text]`` or ``["error", message]`` (the template's
+own error). The texts come only from the engines: ``python -m tests.support.golden`` writes the files
+with them, and ``tests/render/test_golden.py`` checks in the default tier that every stored outcome
+is still the engine's (so a stored file cannot drift, nor hold our own output), and in every tier
+that ours equals it.
+
+Cases the engines cannot make reproducible are left out: a crash of the engine itself (gpt-oss's
+Jinja2 type errors, which ours meets with InvalidInputError), and a gpt-oss or Harmony case without
+a ``current_date`` string (the default is today's date).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "golden"
+
+#: Cases stored per format.
+SIZE = 160
+
+Outcome = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """One format's stored cases: how they are drawn and which engine renders them."""
+
+    format: str
+    options: dict[str, Any]  # get_format's options: chatml-safety's guard lets everything through
+    engine: str
+    cases: Callable[[], st.SearchStrategy[dict[str, Any]]]
+
+    @property
+    def path(self) -> Path:
+        return FIXTURES / f"{self.format}.json"
+
+
+def _chatml_cases() -> st.SearchStrategy[dict[str, Any]]:
+    from tests.support.strategies import chatml_options, conversation, tools
+
+    return st.fixed_dictionaries({
+        "messages": conversation(extra_roles=("developer",)), "tools": tools,
+        "add_generation_prompt": st.booleans(), "options": chatml_options,
+    })
+
+
+def _gpt_oss_cases() -> st.SearchStrategy[dict[str, Any]]:
+    from tests.support.gpt_oss_strategies import conversation, options, tools
+
+    return st.fixed_dictionaries({
+        "messages": conversation(), "tools": tools, "add_generation_prompt": st.booleans(), "options": options(),
+    })
+
+
+def _harmony_cases() -> st.SearchStrategy[dict[str, Any]]:
+    from tests.support.harmony_strategies import conversation, options, tools
+
+    return st.fixed_dictionaries({"messages": conversation(), "tools": tools, "options": options()})
+
+
+CORPORA = (
+    Corpus("chatml-multi-system", {}, "Jinja2: chatml_multi_system.jinja", _chatml_cases),
+    Corpus("chatml-safety", {"policy": "allow"}, "Jinja2: chatml_upstream.jinja", _chatml_cases),
+    Corpus("gpt-oss", {}, "Jinja2: gpt_oss.jinja", _gpt_oss_cases),
+    Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases),
+)
+
+
+def render_args(case: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments of ``render`` for a stored case."""
+    args: tuple[Any, ...] = (case["messages"], case["tools"])
+    if "add_generation_prompt" in case:
+        args += (case["add_generation_prompt"],)
+    return args, dict(case["options"])
+
+
+def engine_outcomes(corpus: Corpus, cases: list[dict[str, Any]], go_oracle: Any = None) -> list[Outcome | None]:
+    """The engine's outcome of each case; None where the engine itself crashes."""
+    if corpus.format == "harmony":
+        from tests.support.harmony_oracle import to_case
+
+        answers = go_oracle.render_many([to_case(c["messages"], c["tools"], c["options"]) for c in cases])
+        return [("ok", a["output"]) if "output" in a else ("error", a["error"]) for a in answers]
+    if corpus.format == "gpt-oss":
+        from tests.support.gpt_oss_drops import CRASH, outcome
+
+        found = [outcome(c["messages"], c["tools"], c["add_generation_prompt"], c["options"]) for c in cases]
+        return [None if o == CRASH else o for o in found]
+    from tests.support.oracles import render_jinja
+
+    template = "chatml_multi_system.jinja" if corpus.format == "chatml-multi-system" else "chatml_upstream.jinja"
+    return [render_jinja(template, c["messages"], c["tools"], c["add_generation_prompt"], **c["options"])
+            for c in cases]
+
+
+def _as_json(corpus: Corpus, case: dict[str, Any]) -> dict[str, Any] | None:
+    """The case as it reads back from JSON, or None where it holds what JSON cannot hold or a date
+    the engine would take from today."""
+    try:
+        loaded: dict[str, Any] = json.loads(json.dumps(case))
+    except (TypeError, ValueError):
+        return None
+    dated = corpus.format not in ("gpt-oss", "harmony") or isinstance(loaded["options"].get("current_date"), str)
+    return loaded if dated else None
+
+
+def draw_cases(corpus: Corpus, size: int = SIZE) -> list[dict[str, Any]]:
+    """``size`` distinct JSON cases of the corpus's strategy, at a fixed seed."""
+    from hypothesis import HealthCheck, given, settings
+
+    found: dict[str, dict[str, Any]] = {}
+
+    @settings(max_examples=size * 20, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(corpus.cases())
+    def collect(case: dict[str, Any]) -> None:
+        loaded = _as_json(corpus, case)
+        if loaded is not None and len(found) < size:
+            found.setdefault(json.dumps(loaded, sort_keys=True), loaded)
+
+    collect()
+    return list(found.values())
+
+
+def load(corpus: Corpus) -> list[dict[str, Any]]:
+    """The stored cases, each with its ``outcome`` as a tuple."""
+    data = json.loads(corpus.path.read_text(encoding="utf-8"))
+    assert data["format"] == corpus.format and data["engine"] == corpus.engine, corpus.path
+    return [{**case, "outcome": tuple(case["outcome"])} for case in data["cases"]]
+
+
+def write(corpus: Corpus, go_oracle: Any = None) -> int:
+    """Draw the cases, render them with the engine, store them; the number stored."""
+    cases = draw_cases(corpus)
+    stored = [{**case, "outcome": list(found)}
+              for case, found in zip(cases, engine_outcomes(corpus, cases, go_oracle), strict=True)
+              if found is not None]
+    data = {"format": corpus.format, "engine": corpus.engine, "cases": stored}
+    corpus.path.parent.mkdir(parents=True, exist_ok=True)
+    corpus.path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return len(stored)
+
+
+def _go_oracle(directory: Path) -> Iterator[Any]:
+    from tests.support.harmony_oracle import HarmonyOracle, build_oracle
+
+    oracle = HarmonyOracle(build_oracle(directory))
+    try:
+        yield oracle
+    finally:
+        oracle.close()
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        for go in _go_oracle(Path(scratch)):
+            for corpus in CORPORA:
+                print(corpus.format, write(corpus, go))
