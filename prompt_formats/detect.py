@@ -29,7 +29,7 @@ from .registry import available_formats
 __all__ = ["TemplateMatch", "detect_format", "match_template"]
 
 # SHA-256 of each reference template (UTF-8), after the Jinja rewrites for the Jinja ones. Each is
-# pinned against the fixture it comes from by tests/spans/test_detect.py.
+# pinned against the fixture it comes from by tests/render/test_detect.py.
 _JINJA_REFERENCES = {
     # tests/fixtures/chatml_multi_system.jinja: the Qwen3.6 template with the system-merging block.
     "c4c27f52a5ba363750eac9f603b8658cb9b6e3573e3aa20c5c25c32272d40a54": "chatml-multi-system",

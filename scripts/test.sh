@@ -8,8 +8,8 @@
 #   bash scripts/test.sh          the default tier: every test, each property test at a seed derived
 #                                 from the test (the same cases every run), sized to finish in minutes;
 #   bash scripts/test.sh --quick  in the existing .venv, no installs: ruff, mypy and the tests that need
-#                                 no reference engine and are not marked slow (pytest markers, checked
-#                                 where the engines run: tests/support/oracle_marks.py); about a minute;
+#                                 no reference engine (pytest markers, checked where the engines run:
+#                                 tests/support/oracle_marks.py); about a minute;
 #   bash scripts/test.sh --deep   the same tests at PF_HYPOTHESIS_EXAMPLES=5000 (unless set) with
 #                                 random seeds and hypothesis's example database kept in .hypothesis/.
 #   bash scripts/test.sh --compiled   the default tier against the mypyc-compiled build, built into a

@@ -17,7 +17,7 @@ oracle_marks.install()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test that needs an engine ``oracle``; the quick tier deselects those and the slow ones."""
+    """Mark every test that needs an engine ``oracle``; the quick tier deselects those."""
     for item in items:
         if oracle_marks.allowed([mark.name for mark in item.iter_markers()]):
             item.add_marker(pytest.mark.oracle)
@@ -25,7 +25,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     kept, dropped = [], []
     for item in items:
-        (dropped if item.get_closest_marker("oracle") or item.get_closest_marker("slow") else kept).append(item)
+        (dropped if item.get_closest_marker("oracle") else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

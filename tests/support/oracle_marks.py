@@ -10,7 +10,7 @@ A test that runs a reference engine carries that engine's marker (registered in 
 - ``ray``: a local Ray cluster.
 
 Each also gets ``oracle``. The quick tier (``PF_TEST_TIER=quick``, ``scripts/test.sh --quick``)
-deselects every ``oracle`` and ``slow`` test (``tests/conftest.py``).
+deselects every ``oracle`` test (``tests/conftest.py``).
 
 The markers are checked where the engines run, in every tier: :func:`install` wraps each engine's
 entry point (Jinja2's ``Template.render``/``generate``, a transformers tokenizer's construction and

@@ -12,8 +12,8 @@ tests make).
   time), and ``PF_HYPOTHESIS_EXAMPLES`` cases (5,000 unless set). A failure it finds is added to the
   test as an ``@example``, so the default tier keeps checking it.
 - **The quick tier** (``bash scripts/test.sh --quick``, ``PF_TEST_TIER=quick``): the default tier's
-  seeds and sizes, without the tests that need a reference engine or are marked ``slow``
-  (:mod:`tests.support.oracle_marks`).
+  seeds and sizes, without the tests that need a reference engine (:mod:`tests.support.oracle_marks`);
+  the engines' stored outputs (:mod:`tests.support.golden`) stand in for them.
 
 ``PF_HYPOTHESIS_EXAMPLES`` is the scale of both tiers: a test asks for a share of it with
 :func:`budget`, so its size follows the scale and the deep tier restores thousands.
