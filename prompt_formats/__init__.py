@@ -32,7 +32,9 @@ from .errors import FormatError, InjectionError, InvalidInputError, ParseError, 
 if TYPE_CHECKING:
     from .detect import TemplateMatch, detect_format, match_template
     from .format import ChatFormat
-    from .guard import CHATML_CONTROL_TOKENS, HARMONY_CONTROL_TOKENS, ControlTokenGuard, unescape
+    from .formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
+    from .formats.harmony.tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
+    from .guard import ControlTokenGuard, unescape
     from .messages import AssistantReply, ImagePart, Message, TextPart, ToolCall, ToolDefinition, VideoPart
     from .registry import available_formats, get_format
     from .spans import RenderedPrompt
@@ -52,11 +54,13 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-# Public name -> the module (relative to this package) that defines it.
+# Public name -> the module (relative to this package) that defines it, and its name there if other.
 _HOMES: dict[str, str] = {
     **dict.fromkeys(("TemplateMatch", "detect_format", "match_template"), ".detect"),
     "ChatFormat": ".format",
-    **dict.fromkeys(("CHATML_CONTROL_TOKENS", "HARMONY_CONTROL_TOKENS", "ControlTokenGuard", "unescape"), ".guard"),
+    "CHATML_CONTROL_TOKENS": ".formats.chatml.tokens:CONTROL_TOKENS",
+    "HARMONY_CONTROL_TOKENS": ".formats.harmony.tokens:CONTROL_TOKENS",
+    **dict.fromkeys(("ControlTokenGuard", "unescape"), ".guard"),
     **dict.fromkeys(("AssistantReply", "ImagePart", "Message", "TextPart", "ToolCall", "ToolDefinition",
                      "VideoPart"), ".messages"),
     **dict.fromkeys(("available_formats", "get_format"), ".registry"),
@@ -111,7 +115,8 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
+    module, _, attribute = home.partition(":")
+    value = getattr(importlib.import_module(module, __name__), attribute or name)
     globals()[name] = value
     return value
 

@@ -1,7 +1,8 @@
-"""The control-token sets the guard knows, and the patterns it finds them (and their escapes) with.
+"""What a format family tells the guard: its control tokens and how its template reads untrusted text.
 
-Each format family also describes how its template puts untrusted text in the prompt
-(:class:`UntrustedReading`, in the family's ``untrusted.py``): the guard reads fields that way.
+The guard (:mod:`prompt_formats.guard`) knows no format: each family spells its tokens in its
+``tokens.py`` as :class:`ControlTokens` and describes how its template puts untrusted text in the
+prompt (:class:`UntrustedReading`, in the family's ``untrusted.py``); the guard reads fields that way.
 
 A set is literal tokens plus *token families*: a tokenizer vocabulary can hold a whole range of
 special tokens (o200k_harmony reserves ``<|reserved_200000|>`` onwards), and a range is covered by
@@ -11,7 +12,7 @@ its pattern, not by a list that is only as good as the vocabulary it was copied 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import attrs
@@ -20,6 +21,7 @@ from .shape import part_kind
 
 __all__ = [
     "ESCAPE_MARKER",
+    "ControlTokens",
     "FastGuard",
     "TokenFamily",
     "UntrustedReading",
@@ -43,6 +45,26 @@ class TokenFamily:
 
     def regex(self) -> str:
         return re.escape(self.prefix[0]) + self.tail_regex()
+
+
+class ControlTokens(tuple[str, ...]):
+    """A family's control tokens: the literal ones (the tuple's items) and the ranges of its
+    vocabulary covered by pattern (``families``), which a guard over the set covers by default.
+
+    Compares, hashes and iterates as the tuple of its literal tokens. A tuple made from it by tuple
+    operations (``tokens + ("<x>",)``) is a plain tuple, without the families: give them to the
+    guard (``families=``) or make another set, ``ControlTokens(tokens + ("<x>",), tokens.families)``.
+    """
+
+    families: tuple[TokenFamily, ...]
+
+    def __new__(cls, tokens: Iterable[str], families: Iterable[TokenFamily] = ()) -> ControlTokens:
+        made = super().__new__(cls, tokens)
+        made.families = tuple(families)
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ControlTokens, (tuple(self), self.families))
 
 
 def is_text_part(part: Any) -> bool:
@@ -70,7 +92,7 @@ def parts_clean(content: Any, lead: str) -> bool:
 class UntrustedReading:
     """One format family's reading of untrusted fields.
 
-    ``tokens`` and ``families``: the family's control tokens (the default of a guard made for it).
+    ``tokens`` and ``families``: the family's control tokens (what a guard made for it covers).
     ``join_parts``: adjacent text parts of a message are concatenated with nothing between them, so
     a token split across parts counts. ``tool_calls``: tool-call names and arguments in history are
     rendered. ``name_follower``: the fixed text written right after a tool-call name or argument

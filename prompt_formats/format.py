@@ -10,16 +10,14 @@ interface alone; this module joins them to it, so that every format has ``fmt.re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from .errors import FormatError, InvalidInputError, type_name
+from .guard import ControlTokenGuard
 from .interface import Conversation, FormatInterface, IncrementalRenderer, Tools, refuse_losses, render_strictly
 from .messages import AssistantReply
 from .options import Option
 from .session import Session
-
-if TYPE_CHECKING:
-    from .guard import ControlTokenGuard
 
 __all__ = [
     "GUARD_CONFIG", "ChatFormat", "Conversation", "GuardedFormat", "IncrementalRenderer", "Tools", "checked_guard",
@@ -104,8 +102,6 @@ def checked_guard(guard: object) -> ControlTokenGuard | None:
     For the formats' constructors: a wrong value is refused when the format is made, not at the
     first render (``get_format(name, guard=True)``).
     """
-    from .guard import ControlTokenGuard
-
     if guard is not None and not isinstance(guard, ControlTokenGuard):
         raise InvalidInputError("guard", f"expected a ControlTokenGuard or null, got {type_name(guard)}")
     return guard

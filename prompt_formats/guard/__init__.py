@@ -3,7 +3,8 @@
 The guard split by job: :mod:`.scheme` (the reversible escape scheme and the patterns that find
 tokens), :mod:`.policy` (which fields of messages and tool calls are checked), :mod:`.prefilter`
 (cheap "certainly clean" tests), :mod:`.toolset` (tool definitions and the verdicts kept about
-them), :mod:`.reading` (what a format tells the guard about how it renders untrusted text). See
+them), and, from :mod:`prompt_formats.control_tokens`, what a format tells the guard: its tokens and how it
+renders untrusted text. The guard knows no format: it imports nothing from ``formats/``. See
 docs/safety.md.
 """
 
@@ -13,19 +14,14 @@ import functools
 from collections.abc import Sequence
 
 from .._walk import MAX_NESTING
-from ..control_tokens import ESCAPE_MARKER, TokenFamily, UntrustedReading
-from ..formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
-from ..formats.harmony.tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
-from ..formats.harmony.tokens import TOKEN_FAMILIES as HARMONY_TOKEN_FAMILIES
-from .core import ControlTokenGuard, Policy, as_token_tuple
+from ..control_tokens import ESCAPE_MARKER, ControlTokens, TokenFamily, UntrustedReading
+from .core import ControlTokenGuard, Policy, as_token_tuple, default_families
 
 __all__ = [
-    "CHATML_CONTROL_TOKENS",
     "ESCAPE_MARKER",
-    "HARMONY_CONTROL_TOKENS",
-    "HARMONY_TOKEN_FAMILIES",
     "MAX_NESTING",
     "ControlTokenGuard",
+    "ControlTokens",
     "Policy",
     "TokenFamily",
     "UntrustedReading",
@@ -34,16 +30,18 @@ __all__ = [
 
 
 @functools.lru_cache(maxsize=16)
-def _escaping_guard(tokens: tuple[str, ...]) -> ControlTokenGuard:
-    return ControlTokenGuard(tokens)
+def _escaping_guard(tokens: tuple[str, ...], families: tuple[TokenFamily, ...]) -> ControlTokenGuard:
+    # The families are part of the key: a ControlTokens set equals the plain tuple of its tokens.
+    return ControlTokenGuard(tokens, families=families)
 
 
-def unescape(text: str, tokens: Sequence[str] = CHATML_CONTROL_TOKENS, *, followed_by: str = "") -> str:
-    """Undo :meth:`ControlTokenGuard.escape` for ``tokens`` (default: the ChatML set).
+def unescape(text: str, tokens: Sequence[str], *, followed_by: str = "") -> str:
+    """Undo :meth:`ControlTokenGuard.escape` for ``tokens`` (``pf.CHATML_CONTROL_TOKENS``, ...).
 
     Pass ``followed_by=">"`` for the text of a ChatML tool-call name or argument name, which the
     guard escapes as it reads in the prompt, followed by ``>``. The token families are those a
-    guard over ``tokens`` has by default (Harmony's reserved range for the Harmony set); for other
-    families, use the guard's own :meth:`ControlTokenGuard.unescape`.
+    guard over ``tokens`` has by default (those the set declares: Harmony's reserved range for the
+    Harmony set); for other families, use the guard's own :meth:`ControlTokenGuard.unescape`.
     """
-    return _escaping_guard(as_token_tuple(tokens)).unescape(text, followed_by)
+    as_tuple = as_token_tuple(tokens)
+    return _escaping_guard(as_tuple, default_families(as_tuple)).unescape(text, followed_by)

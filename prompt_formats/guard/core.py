@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
 
 from ..control_tokens import FastGuard, TokenFamily, UntrustedReading
 from ..errors import FormatError
-from ..formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
-from ..formats.harmony.tokens import TOKEN_FAMILIES as HARMONY_TOKEN_FAMILIES
 from .policy import resolved
 from .scheme import Scanner, check_tokens
 from .toolset import ToolsetPolicy
@@ -32,35 +30,47 @@ _POLICIES = ("escape", "reject", "allow")
 
 
 def as_token_tuple(tokens: Any) -> tuple[str, ...]:
-    """``tokens`` as a tuple; one string (not a collection of them) is refused."""
+    """``tokens`` as a tuple (a :class:`~prompt_formats.control_tokens.ControlTokens` kept as it is,
+    with its families); none, or one string (not a collection of them), is refused."""
+    if tokens is None:
+        raise FormatError(
+            "tokens: a guard needs the control tokens of the format it guards "
+            "(pf.CHATML_CONTROL_TOKENS, pf.HARMONY_CONTROL_TOKENS, or your own)"
+        )
     if isinstance(tokens, str):
         raise FormatError("tokens: expected a collection of token strings, got one string")
-    return tuple(tokens)
+    return tokens if isinstance(tokens, tuple) else tuple(tokens)
 
+
+def _families(families: Iterable[TokenFamily]) -> tuple[TokenFamily, ...]:
+    return tuple(families)
 
 
 def default_families(tokens: tuple[str, ...]) -> tuple[TokenFamily, ...]:
-    """The families a guard over ``tokens`` covers unless told otherwise: Harmony's for a set that
-    holds Harmony's ``<|channel|>`` token (the built-in set, or one extending it), none otherwise."""
-    return HARMONY_TOKEN_FAMILIES if "<|channel|>" in tokens else ()
+    """The families a guard over ``tokens`` covers unless told otherwise: those the set declares
+    (:class:`~prompt_formats.control_tokens.ControlTokens`; Harmony's reserved range), else none."""
+    return tuple(getattr(tokens, "families", ()))
+
 
 @attrs.frozen
 class ControlTokenGuard(ToolsetPolicy):
     """Applies ``policy`` to control tokens found in untrusted text (see the module docstring).
 
-    ``tokens`` defaults to :data:`CHATML_CONTROL_TOKENS`; every token must be at least two characters
-    long, must not contain :data:`ESCAPE_MARKER`, and must not contain the first character of any
-    token after its own first position (true of the ChatML and Harmony sets). ``families``: ranges
-    of tokens covered by pattern (:class:`TokenFamily`, every ``prefix + digits + suffix``); by
-    default :data:`HARMONY_TOKEN_FAMILIES` (``<|reserved_N|>``) when ``tokens`` holds Harmony's
-    ``<|channel|>``, else none. Immutable, hashable, thread-safe and picklable.
+    ``tokens``: the control tokens of the format it guards (``pf.CHATML_CONTROL_TOKENS``,
+    ``pf.HARMONY_CONTROL_TOKENS``, or your own; there is no default: the guard knows no format);
+    every token must be at least two characters long, must not contain :data:`ESCAPE_MARKER`, and
+    must not contain the first character of any token after its own first position (true of the
+    ChatML and Harmony sets). ``families``: ranges of tokens covered by pattern
+    (:class:`TokenFamily`, every ``prefix + digits + suffix``); by default those ``tokens`` declares
+    (:class:`~prompt_formats.control_tokens.ControlTokens`: Harmony's ``<|reserved_N|>``), else none.
+    Immutable, hashable, thread-safe and picklable.
     """
 
-    tokens: tuple[str, ...] = attrs.field(default=CHATML_CONTROL_TOKENS, converter=as_token_tuple)
+    tokens: tuple[str, ...] = attrs.field(default=None, converter=as_token_tuple)
     policy: Policy = "escape"
     trust_assistant: bool = True
     families: tuple[TokenFamily, ...] = attrs.field(
-        default=attrs.Factory(lambda self: default_families(self.tokens), takes_self=True), converter=tuple,
+        default=attrs.Factory(lambda self: default_families(self.tokens), takes_self=True), converter=_families,
         kw_only=True,
     )
     _scanner: Scanner = attrs.field(init=False, repr=False, eq=False, hash=False)
@@ -91,7 +101,8 @@ class ControlTokenGuard(ToolsetPolicy):
     ) -> Any:
         """Apply the policy to the untrusted fields of every message, in order, as ``reading`` reads them.
 
-        ``reading``: the format's :class:`~prompt_formats.guard.UntrustedReading` (default ChatML's);
+        ``reading``: the format's :class:`~prompt_formats.guard.UntrustedReading` (default: every
+        field read over the guard's tokens and families, text parts joined, tool calls checked);
         ``join_parts`` and ``tool_calls``, when given, override its fields. Untrusted: the content of
         every message whose role is not ``assistant``; of an assistant message its tool calls (when
         the reading renders them; names and argument names read as followed by its
@@ -107,7 +118,7 @@ class ControlTokenGuard(ToolsetPolicy):
             isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
         ):
             return messages
-        reading = resolved(reading, join_parts, tool_calls)
+        reading = resolved(self.reading_of(reading), join_parts, tool_calls)
         lead = self._lead
         if lead is not None and self.trust_assistant and self._all_clean(messages, reading, lead):
             return messages

@@ -15,7 +15,7 @@ from typing import Any
 from .._walk import MAX_NESTING, walk_strings
 from .._walk import Hit as _Hit
 from .._walk import Unreadable as _Unreadable
-from ..control_tokens import UntrustedReading, is_text_part, parts_clean
+from ..control_tokens import TokenFamily, UntrustedReading, is_text_part, parts_clean
 from ..messages import Message, message_dict
 from ..shape import call_body, plain_scalar, reasoning_field
 from .prefilter import Prefilters
@@ -26,17 +26,14 @@ __all__ = ["FieldPolicy", "resolved"]
 _STR_ONLY = frozenset({str})
 
 
-@functools.cache
-def _chatml_reading() -> UntrustedReading:
-    # The default reading of guard_messages, as before readings existed: the ChatML family's.
-    from ..formats.chatml.untrusted import CHATML_READING
-
-    return CHATML_READING
+@functools.lru_cache(maxsize=16)
+def _default_reading(tokens: tuple[str, ...], families: tuple[TokenFamily, ...]) -> UntrustedReading:
+    # Cached: the guard's fast path is kept per reading object (one identity test a render).
+    return UntrustedReading(tokens, families)
 
 
-def resolved(reading: UntrustedReading | None, join_parts: bool | None, tool_calls: bool | None) -> UntrustedReading:
-    """``reading`` (default ChatML's) with the fields given as keywords replaced."""
-    base = _chatml_reading() if reading is None else reading
+def resolved(base: UntrustedReading, join_parts: bool | None, tool_calls: bool | None) -> UntrustedReading:
+    """``base`` with the fields given as keywords replaced."""
     if join_parts is None and tool_calls is None:
         return base
     return UntrustedReading(
@@ -61,6 +58,15 @@ def _walk_field(changes: dict[str, Any], key: str, value: Any, walk: Callable[..
 
 class FieldPolicy(Prefilters):
     """The walkers of :class:`~prompt_formats.guard.ControlTokenGuard` (a mixin: it holds no state)."""
+
+    tokens: tuple[str, ...]
+    families: tuple[TokenFamily, ...]
+
+    def reading_of(self, reading: UntrustedReading | None) -> UntrustedReading:
+        """``reading``, or where none is given the guard's own: every field read over its tokens and
+        families, text parts joined, tool calls checked, nothing written after a name (a format
+        always gives its own, which may say more: ChatML writes ``>`` after a name)."""
+        return _default_reading(self.tokens, self.families) if reading is None else reading
 
     def guard_json(self, value: Any, path: str) -> Any:
         """Apply the policy to every string (dict keys included) of a JSON-like value rendered with ``tojson``.
@@ -274,7 +280,7 @@ class FieldPolicy(Prefilters):
     ) -> Any:
         """Apply the policy to the untrusted fields of one message (see :meth:`guard_messages`)."""
         try:
-            return self._message(message, index, resolved(reading, join_parts, tool_calls))
+            return self._message(message, index, resolved(self.reading_of(reading), join_parts, tool_calls))
         except _Hit as hit:
             raise hit.error(f"messages[{index}]") from None
 

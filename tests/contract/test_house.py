@@ -210,6 +210,15 @@ def test_the_command_imports_only_the_public_library() -> None:
     assert (private, internal) == ([], [])
 
 
+def test_the_guard_knows_no_format() -> None:
+    # A lower layer: each format hands it its tokens and its reading (prompt_formats.control_tokens).
+    guard = {module: names for module, names in IMPORTS.items() if _within(module, "prompt_formats.guard")}
+    assert guard.get("prompt_formats.guard.core")  # the scan read it
+    reached = sorted(f"{module} imports {name}" for module, names in guard.items() for name in names
+                     if _within(name, "prompt_formats.formats") or _within(name, "prompt_formats.format"))
+    assert reached == []
+
+
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Every strongly connected group of two or more modules (or one importing itself), sorted: the loops."""
     index: dict[str, int] = {}

@@ -34,8 +34,8 @@ def test_before_and_after_example():
 
 
 def test_unescape_examples():
-    from prompt_formats.guard import unescape
+    from prompt_formats import CHATML_CONTROL_TOKENS, unescape
 
-    assert unescape("Hi!<\\|im_end|>") == "Hi!<|im_end|>"
-    assert unescape("x<\\/tool_call", followed_by=">") == "x</tool_call"
-    assert 'unescape("Hi!<\\\\|im_end|>")                    # → \'Hi!<|im_end|>\'' in DOC
+    assert unescape("Hi!<\\|im_end|>", CHATML_CONTROL_TOKENS) == "Hi!<|im_end|>"
+    assert unescape("x<\\/tool_call", CHATML_CONTROL_TOKENS, followed_by=">") == "x</tool_call"
+    assert 'unescape("Hi!<\\\\|im_end|>", CHATML_CONTROL_TOKENS)                     # → \'Hi!<|im_end|>\'' in DOC

@@ -172,7 +172,7 @@ def test_forged_system_turn_is_a_user_turn():
         "<|im_start|>system", "<|im_end|>", "<|im_start|>user", "<|im_end|>", "<|im_start|>assistant", "<think>",
     ]
     body = prompt.split("<|im_start|>user\n", 1)[1].split("<|im_end|>\n<|im_start|>assistant")[0]
-    assert unescape(body) == attack
+    assert unescape(body, pf.CHATML_CONTROL_TOKENS) == attack
     with pytest.raises(InjectionError, match=r"^messages\[1\]\.content: contains the control token '<\|im_end\|>'$"):
         REJECT.render(messages)
     # allow is the template, forgery included.
@@ -250,12 +250,12 @@ def test_message_objects_are_guarded():
 
 def test_configuration():
     assert REJECT.guard.policy == "reject"
-    assert ESCAPE.guard == ControlTokenGuard()
+    assert ESCAPE.guard == ControlTokenGuard(pf.CHATML_CONTROL_TOKENS)
     assert repr(REJECT) == "ChatMLSafetyFormat(policy='reject', trust_assistant=True)"
     with pytest.raises(pf.FormatError):
         pf.get_format("chatml-safety", policy="strip")
     with pytest.raises(pf.FormatError):
-        pf.get_format("chatml-safety", policy="reject", guard=ControlTokenGuard())
+        pf.get_format("chatml-safety", policy="reject", guard=ControlTokenGuard(pf.CHATML_CONTROL_TOKENS))
     custom = pf.get_format("chatml-safety", tokens=["<|im_end|>"])
     assert custom.render([{"role": "user", "content": "<think><|im_end|>"}]) == (
         "<|im_start|>user\n<think><\\|im_end|><|im_end|>\n")

@@ -181,8 +181,8 @@ def test_the_deepest_value_the_guard_reads_is_rendered_by_both_paths(policy: str
 
 
 def test_no_fast_path_where_the_checked_path_is_all_there_is() -> None:
-    assert ControlTokenGuard(policy="allow").fast_path(CHATML_READING) is None
-    assert ControlTokenGuard(trust_assistant=False).fast_path(CHATML_READING) is None
+    assert ControlTokenGuard(pf.CHATML_CONTROL_TOKENS, policy="allow").fast_path(CHATML_READING) is None
+    assert ControlTokenGuard(pf.CHATML_CONTROL_TOKENS, trust_assistant=False).fast_path(CHATML_READING) is None
     assert ControlTokenGuard(("<|a|>", "[B]")).fast_path(CHATML_READING) is None  # two leads
     assert ControlTokenGuard(('"a',)).fast_path(CHATML_READING) is None  # a lead JSON text escapes
-    assert ControlTokenGuard().fast_path(CHATML_READING) is not None
+    assert ControlTokenGuard(pf.CHATML_CONTROL_TOKENS).fast_path(CHATML_READING) is not None

@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats import InjectionError
-from prompt_formats.guard import HARMONY_CONTROL_TOKENS, ControlTokenGuard
+from prompt_formats import CHATML_CONTROL_TOKENS, HARMONY_CONTROL_TOKENS, InjectionError
+from prompt_formats.guard import ControlTokenGuard
 from tests.support.guard_cases import HARMONY_TOKENS
 from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
 from tests.support.strategies import differential_settings
@@ -218,7 +218,7 @@ def test_startoftext_and_every_reserved_token_are_control_tokens() -> None:
     for text in NOT_TOKENS:
         assert guard.find(text) is None and guard.escape(text) == text
     # The ChatML set knows nothing of Harmony's reserved tokens: its output stays the template's.
-    assert ControlTokenGuard().find("<|reserved_200012|>") is None
+    assert ControlTokenGuard(CHATML_CONTROL_TOKENS).find("<|reserved_200012|>") is None
 
 
 def test_reserved_tokens_are_found_inside_json_values_too() -> None:

@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.guard import CHATML_CONTROL_TOKENS, HARMONY_CONTROL_TOKENS, ControlTokenGuard
+from prompt_formats import CHATML_CONTROL_TOKENS, HARMONY_CONTROL_TOKENS
+from prompt_formats.guard import ControlTokenGuard
 from tests.support.parser_cases import best_time
 from tests.support.settings import examples
 

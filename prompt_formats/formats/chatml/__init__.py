@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from ...arguments import decode_every_call
 from ...continuation import continued_field, render_continued
 from ...errors import FormatError, InvalidInputError, type_name
 from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
+from ...guard import ControlTokenGuard, Policy
 from ...options import BOOLEAN, STRICT, STRICT_PARSE, Option, describe
 from ...spans import GeneratedPolicy, RenderedPrompt
 from .incremental import ChatMLIncremental, incremental_renderer
@@ -26,9 +27,6 @@ from .schema import schema_types, tool_schemas, typed_parameter_value
 from .spans import continued_prompt, rendered_prompt
 from .tokens import CONTROL_TOKENS
 from .untrusted import CHATML_READING, render_guarded
-
-if TYPE_CHECKING:
-    from ...guard import ControlTokenGuard, Policy
 
 __all__ = [
     "CONTROL_TOKENS",
@@ -238,7 +236,7 @@ class ChatMLSafetyFormat(ChatMLFormat):
     (``tests/fixtures/chatml_upstream.jinja``). Before rendering, a
     :class:`~prompt_formats.guard.ControlTokenGuard` applies its policy to every untrusted field (see
     ``docs/safety.md``). ``policy``: ``"escape"`` (default), ``"reject"`` or ``"allow"``; ``tokens``:
-    the control tokens (default :data:`~prompt_formats.guard.CHATML_CONTROL_TOKENS`);
+    the control tokens (default the family's, ``pf.CHATML_CONTROL_TOKENS``);
     ``trust_assistant``: leave assistant content and reasoning unchecked (default ``True``). Or pass
     a ready ``guard`` instead of those three.
     """
@@ -263,8 +261,6 @@ class ChatMLSafetyFormat(ChatMLFormat):
         trust_assistant: bool = True,
         guard: ControlTokenGuard | None = None,
     ) -> None:
-        from ...guard import ControlTokenGuard  # not at module level: the guard imports this package's tokens
-
         if not isinstance(trust_assistant, bool):  # a truthy string would leave assistant text unchecked
             raise InvalidInputError("trust_assistant", f"expected a boolean, got {type_name(trust_assistant)}")
         if guard is None:

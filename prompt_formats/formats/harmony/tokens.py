@@ -1,11 +1,12 @@
 """Every marker and fixed text of the Harmony family, spelt once (rendering, parsing and the guard).
 
-A leaf module: it imports nothing of the package but :class:`~prompt_formats.control_tokens.TokenFamily`.
+A leaf module: it imports nothing of the package but what a family tells the guard
+(:mod:`prompt_formats.control_tokens`).
 """
 
 from __future__ import annotations
 
-from ...control_tokens import TokenFamily
+from ...control_tokens import ControlTokens, TokenFamily
 
 __all__ = [
     "ANALYSIS",
@@ -46,10 +47,12 @@ STARTOFTEXT = "<|startoftext|>"
 
 #: The named special tokens of OpenAI's Harmony format (gpt-oss, the o200k_harmony vocabulary); its
 #: reserved range is :data:`TOKEN_FAMILIES`.
-CONTROL_TOKENS: tuple[str, ...] = (START, END, MESSAGE, CHANNEL, CONSTRAIN, CALL, RETURN, ENDOFTEXT, STARTOFTEXT)
-
 #: The o200k_harmony vocabulary's reserved special tokens, ``<|reserved_200000|>`` and on.
 TOKEN_FAMILIES: tuple[TokenFamily, ...] = (TokenFamily("<|reserved_", "|>"),)
+
+CONTROL_TOKENS = ControlTokens(
+    (START, END, MESSAGE, CHANNEL, CONSTRAIN, CALL, RETURN, ENDOFTEXT, STARTOFTEXT), TOKEN_FAMILIES
+)
 
 #: The ends of a message: ``<|end|>``, a tool call's ``<|call|>``, the final answer's ``<|return|>``.
 END_MARKERS = (END, CALL, RETURN)
