@@ -27,14 +27,14 @@ COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/formats/chatml/render.py",
     "prompt_formats/formats/chatml/schema.py",
     "prompt_formats/formats/chatml/spans.py",
-    "prompt_formats/formats/gpt_oss/incremental.py",
-    "prompt_formats/formats/gpt_oss/render.py",
-    "prompt_formats/formats/gpt_oss/spans.py",
-    "prompt_formats/formats/harmony/drops.py",
-    "prompt_formats/formats/harmony/incremental.py",
-    "prompt_formats/formats/harmony/plain.py",
-    "prompt_formats/formats/harmony/render.py",
-    "prompt_formats/formats/harmony/spans.py",
+    "prompt_formats/formats/harmony/openai/incremental.py",
+    "prompt_formats/formats/harmony/openai/render.py",
+    "prompt_formats/formats/harmony/openai/spans.py",
+    "prompt_formats/formats/harmony/ollama/drops.py",
+    "prompt_formats/formats/harmony/ollama/incremental.py",
+    "prompt_formats/formats/harmony/ollama/plain.py",
+    "prompt_formats/formats/harmony/ollama/render.py",
+    "prompt_formats/formats/harmony/ollama/spans.py",
 )
 
 

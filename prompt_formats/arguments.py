@@ -8,7 +8,7 @@ the rule every format shares) gets that object; any other value is left as given
 
 This is a pre-pass over the messages: the renderer, and the control-token guard after it, see the
 decoded objects (escaping inside JSON text would make it invalid JSON). gpt-oss, whose template
-renders only a message's first call, has its own pass (``formats/gpt_oss/arguments.py``).
+renders only a message's first call, has its own pass (``formats/harmony/openai/arguments.py``).
 """
 
 from __future__ import annotations

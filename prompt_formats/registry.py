@@ -17,8 +17,8 @@ __all__ = ["available_formats", "format_class", "get_format"]
 _FORMATS: dict[str, str] = {
     "chatml-multi-system": "prompt_formats.formats.chatml:ChatMLMultiSystemFormat",
     "chatml-safety": "prompt_formats.formats.chatml:ChatMLSafetyFormat",
-    "gpt-oss": "prompt_formats.formats.gpt_oss:GptOssFormat",
-    "harmony": "prompt_formats.formats.harmony:HarmonyFormat",
+    "gpt-oss": "prompt_formats.formats.harmony.openai:GptOssFormat",
+    "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",
 }
 _DEFAULT_INSTANCES: dict[str, ChatFormat] = {}
 _LOCK = threading.Lock()

@@ -29,7 +29,6 @@ FORMAT_NAMES = pf.available_formats()
 FAMILY_MARKERS: dict[str, list[str]] = {
     "chatml": CHATML_MARKERS,
     "harmony": HARMONY_MARKERS,
-    "gpt_oss": HARMONY_MARKERS,
 }
 
 TOOLS: list[dict[str, Any]] = [
@@ -336,7 +335,9 @@ def test_call_too_deep_in_the_stack_is_a_format_error(fmt: pf.ChatFormat) -> Non
 
 
 def docs_page(fmt: pf.ChatFormat) -> Path:
-    return ROOT / "docs" / f"{family(fmt).replace('_', '-')}.md"
+    """The format's own page (``gpt-oss.md``, ``harmony.md``), else its family's (``chatml.md``)."""
+    own = ROOT / "docs" / f"{fmt.name}.md"
+    return own if own.is_file() else ROOT / "docs" / f"{family(fmt)}.md"
 
 
 def test_docs_name_the_format(fmt: pf.ChatFormat) -> None:
@@ -362,7 +363,7 @@ def test_docs_page_names_every_option(fmt: pf.ChatFormat) -> None:
 
 #: The control tokens of each format family, for a guard configured over them.
 FAMILY_TOKENS: dict[str, tuple[str, ...]] = {
-    "chatml": pf.CHATML_CONTROL_TOKENS, "harmony": pf.HARMONY_CONTROL_TOKENS, "gpt_oss": pf.HARMONY_CONTROL_TOKENS,
+    "chatml": pf.CHATML_CONTROL_TOKENS, "harmony": pf.HARMONY_CONTROL_TOKENS,
 }
 
 

@@ -61,7 +61,7 @@ def test_a_tool_result_after_a_final_answer_has_no_call_to_name_it() -> None:
     messages = [USER, call(), {"role": "tool", "content": "r"}, {"role": "assistant", "content": "ok"},
                 {"role": "tool", "content": "late"}]
     assert render_ours(FMT.render, messages, None, True, current_date=DAY) == render_gpt_oss_jinja(
-        messages, None, True, current_date=DAY) == ("error", pf.formats.gpt_oss.render.NO_CALL_ERROR)
+        messages, None, True, current_date=DAY) == ("error", pf.formats.harmony.openai.render.NO_CALL_ERROR)
 
 
 @pytest.mark.jinja
@@ -305,7 +305,7 @@ def test_the_format_pickles_and_parses_a_harmony_completion() -> None:
 
 
 def test_json_text_is_json_dumps_for_every_code_point() -> None:
-    from prompt_formats.formats.gpt_oss.render import json_text
+    from prompt_formats.formats.harmony.openai.render import json_text
 
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
     assert json_text(every, 0, "content") == json.dumps(every, ensure_ascii=False)

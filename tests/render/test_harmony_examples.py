@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import prompt_formats as pf
-from prompt_formats.formats.harmony import HarmonyFormat, UnsupportedContentError
+from prompt_formats.formats.harmony.ollama import HarmonyFormat, UnsupportedContentError
 
 HARMONY = pf.get_format("harmony")
 DATE = {"current_date": "2025-08-05"}

@@ -18,9 +18,9 @@ import hypothesis.strategies as st
 from hypothesis import example, given, settings
 
 import prompt_formats as pf
-from prompt_formats.formats.harmony.options import REASONING_LINE
-from prompt_formats.formats.harmony.plain import render_plain, write_plain
-from prompt_formats.formats.harmony.render import prologue, render_harmony
+from prompt_formats.formats.harmony.ollama.options import REASONING_LINE
+from prompt_formats.formats.harmony.ollama.plain import render_plain, write_plain
+from prompt_formats.formats.harmony.ollama.render import prologue, render_harmony
 from tests.support.settings import examples
 
 HARMONY = pf.get_format("harmony")

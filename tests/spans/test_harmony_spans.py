@@ -33,7 +33,7 @@ import pytest
 from hypothesis import given
 
 import prompt_formats as pf
-from prompt_formats.formats.harmony import spans as harmony_spans
+from prompt_formats.formats.harmony.ollama import spans as harmony_spans
 from prompt_formats.spans import GENERATED_POLICIES, Range, select_generated
 from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
 from tests.support.harmony_strategies import conversation, options, tools

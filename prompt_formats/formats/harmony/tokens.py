@@ -45,11 +45,11 @@ RETURN = "<|return|>"
 ENDOFTEXT = "<|endoftext|>"
 STARTOFTEXT = "<|startoftext|>"
 
-#: The named special tokens of OpenAI's Harmony format (gpt-oss, the o200k_harmony vocabulary); its
-#: reserved range is :data:`TOKEN_FAMILIES`.
 #: The o200k_harmony vocabulary's reserved special tokens, ``<|reserved_200000|>`` and on.
 TOKEN_FAMILIES: tuple[TokenFamily, ...] = (TokenFamily("<|reserved_", "|>"),)
 
+#: The named special tokens of OpenAI's Harmony format (gpt-oss, the o200k_harmony vocabulary), which
+#: declare its reserved range, :data:`TOKEN_FAMILIES`.
 CONTROL_TOKENS = ControlTokens(
     (START, END, MESSAGE, CHANNEL, CONSTRAIN, CALL, RETURN, ENDOFTEXT, STARTOFTEXT), TOKEN_FAMILIES
 )

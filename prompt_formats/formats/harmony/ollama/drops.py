@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...format import Conversation, Tools
-from ...messages import Message, named_function
-from ...shape import REASONING_FIELDS
-from ...tools import PreparedTools, rendered_tools
+from ....format import Conversation, Tools
+from ....messages import Message, named_function
+from ....shape import REASONING_FIELDS
+from ....tools import PreparedTools, rendered_tools
 from .render import _call_names, _content_text, _tool_call_id
 
 __all__ = ["dropped"]

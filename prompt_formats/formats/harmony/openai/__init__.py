@@ -2,7 +2,7 @@
 
 The reference is ``tests/fixtures/gpt_oss.jinja``; options, the quirks kept and the differences from
 openai-harmony's own renderer are in ``docs/gpt-oss.md``. Replies are parsed by Harmony's parser
-(:class:`~prompt_formats.formats.harmony.HarmonyReplyParser`), whose rules are in the Harmony docs.
+(:class:`~prompt_formats.formats.harmony.parse.HarmonyReplyParser`), whose rules are in the Harmony docs.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ...arguments import decode_arguments_option
-from ...errors import InvalidInputError, type_name
-from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
-from ...options import Option, describe
-from ...spans import GeneratedPolicy, RenderedPrompt
-from ...tools import offered_names
-from ..harmony import HarmonyReplyParser
+from ....arguments import decode_arguments_option
+from ....errors import InvalidInputError, type_name
+from ....format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
+from ....options import Option, describe
+from ....spans import GeneratedPolicy, RenderedPrompt
+from ....tools import offered_names
+from ..parse import HarmonyReplyParser
 from .arguments import decode_conversation
 from .guarding import guard_conversation
 from .incremental import GptOssIncremental, incremental_renderer
@@ -38,7 +38,7 @@ BROWSER_TOOLS = ("browser.search", "browser.open", "browser.find")
 class GptOssFormat(GuardedFormat):
     """gpt-oss, byte-identical to OpenAI's chat template rendered by Jinja2 as transformers does.
 
-    Options: :data:`~prompt_formats.formats.gpt_oss.options.OPTIONS`. ``guard``: an optional
+    Options: :data:`~prompt_formats.formats.harmony.openai.options.OPTIONS`. ``guard``: an optional
     control-token guard (e.g. ``ControlTokenGuard(HARMONY_CONTROL_TOKENS)``) applied to the fields
     the template renders; off by default, so the output is exactly the template's.
     """
@@ -69,7 +69,7 @@ class GptOssFormat(GuardedFormat):
 
         ``add_generation_prompt=None`` is the default, ``False``, as in transformers.
         ``decode_tool_arguments=True``: a JSON object given as a call's string ``arguments`` is
-        decoded first (``prompt_formats.formats.gpt_oss.arguments``), as vLLM and SGLang do.
+        decoded first (``prompt_formats.formats.harmony.openai.arguments``), as vLLM and SGLang do.
 
         Raises :class:`~prompt_formats.errors.TemplateError` with the template's own message where
         the template raises, :class:`~prompt_formats.errors.InvalidInputError` naming the field for

@@ -7,7 +7,7 @@ are the gpt-oss template's own.
 
 from __future__ import annotations
 
-from ..harmony.tokens import ANALYSIS, CALL, CHANNEL, END, FINAL, GENERATION, MESSAGE, RETURN, START, USER
+from ..tokens import ANALYSIS, CALL, CHANNEL, END, FINAL, GENERATION, MESSAGE, RETURN, START, USER
 
 __all__ = [
     "ANALYSIS", "CALL", "CALL_CHANNEL", "CALL_HEAD", "CHANNEL", "CHANNEL_TAGS", "DEVELOPER", "END", "FINAL",

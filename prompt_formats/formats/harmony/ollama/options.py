@@ -5,14 +5,13 @@
 from __future__ import annotations
 
 import datetime
-import functools
-import re
 import time
 from typing import Any, Literal
 
-from ...errors import FormatError, InvalidInputError, type_name
-from ...options import STRICT, STRICT_PARSE, Option, describe
-from .tokens import REASONING
+from ....errors import FormatError, InvalidInputError, type_name
+from ....options import STRICT, STRICT_PARSE, Option, describe
+from ..dates import date_from_string
+from ..tokens import REASONING
 
 __all__ = [
     "OPTIONS",
@@ -121,23 +120,6 @@ def reasoning_line_for(think: Any, effort: Any) -> str:
 def shown(value: Any) -> str:
     """A bad option value as an error message shows it: a string quoted, anything else by its type."""
     return repr(value) if isinstance(value, str) else type_name(value)
-
-
-_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-
-# Cached: the same date string comes on every render.
-@functools.lru_cache(maxsize=256)
-def date_from_string(value: str) -> str:
-    """``value`` if it is a real ``YYYY-MM-DD`` date; else an :class:`InvalidInputError` at ``current_date``."""
-    if _DATE_RE.fullmatch(value):
-        try:
-            datetime.date.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            return value
-    raise InvalidInputError("current_date", f"expected a 'YYYY-MM-DD' date, got {value!r}")
 
 
 #: (today's local date as text, the time.time() at which it stops being today)

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...format import Conversation, Tools
+from ....format import Conversation, Tools
+from ..tokens import ANALYSIS, END, FINAL, PYTHON_RESULT, USER
 from .render import CLOSED, PROLOGUE, _call_names, finish, open_marker, prologue, take_out, write_messages
-from .tokens import ANALYSIS, END, FINAL, PYTHON_RESULT, USER
 
 __all__ = ["render_plain", "write_messages_fast", "write_plain"]
 

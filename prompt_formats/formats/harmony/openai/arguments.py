@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...arguments import decoded_each
-from ...messages import Message, ToolCall, message_dict
-from ...shape import decoded_json_object as decoded_object
+from ....arguments import decoded_each
+from ....messages import Message, ToolCall, message_dict
+from ....shape import decoded_json_object as decoded_object
 
 __all__ = ["decode_conversation", "decoded_object"]
 

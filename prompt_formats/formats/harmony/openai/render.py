@@ -14,11 +14,11 @@ from typing import Any, NoReturn
 
 import orjson
 
-from ..._json import json_chunks, json_refused, tojson
-from ...errors import FormatError, InvalidInputError, TemplateError, type_name
-from ...messages import message_dict
-from ...shape import plain_scalar
-from .tokens import (
+from ...._json import json_chunks, json_refused, tojson
+from ....errors import FormatError, InvalidInputError, TemplateError, type_name
+from ....messages import message_dict
+from ....shape import plain_scalar
+from .texts import (
     ANALYSIS,
     CALL,
     CALL_CHANNEL,

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InvalidInputError
-from ...messages import Message
+from ....errors import InvalidInputError
+from ....messages import Message
 from .render import plain_value, printed
 
 if TYPE_CHECKING:
-    from ...format import Tools
-    from ...guard import ControlTokenGuard
+    from ....format import Tools
+    from ....guard import ControlTokenGuard
 
 __all__ = ["guard_conversation"]
 

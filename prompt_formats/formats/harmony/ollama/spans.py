@@ -31,12 +31,12 @@ from itertools import islice, repeat
 from operator import indexOf
 from typing import Any
 
-from ...format import Conversation, Tools
-from ...spans import GeneratedPolicy, Range, RenderedPrompt
+from ....format import Conversation, Tools
+from ....spans import GeneratedPolicy, Range, RenderedPrompt
+from ..tokens import ANALYSIS, END, FINAL, GENERATION, PYTHON_RESULT, SYSTEM_START, USER
 from . import render
 from .drops import dropped
 from .render import CLOSED, PROLOGUE, Ends, finish, open_marker, prologue, role_of, write_messages
-from .tokens import ANALYSIS, END, FINAL, GENERATION, PYTHON_RESULT, SYSTEM_START, USER
 
 __all__ = ["SpanRecorder", "harmony_rendered_prompt"]
 

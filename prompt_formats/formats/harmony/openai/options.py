@@ -15,10 +15,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ...errors import InvalidInputError, type_name
-from ...options import STRICT, Option, describe
-from ..harmony.options import date_from_string
-from .tokens import END, SYSTEM
+from ....errors import InvalidInputError, type_name
+from ....options import STRICT, Option, describe
+from ..dates import date_from_string
+from .texts import END, SYSTEM
 
 __all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions", "system_message"]
 

@@ -1,7 +1,7 @@
 """The fast path of the ``functions`` namespace: tools made of plain JSON values, written without paths.
 
 :func:`functions_namespace_fast` returns exactly what
-:func:`~prompt_formats.formats.gpt_oss.typescript.functions_namespace` returns, or steps aside to it.
+:func:`~prompt_formats.formats.harmony.openai.typescript.functions_namespace` returns, or steps aside to it.
 It walks the same branches in the same order, but only over exact ``dict`` schemas, ``list`` value
 lists and ``str`` names (what decoded JSON is made of), carries no path (the checked path spells
 paths out for its errors) and reads each key with one ``dict.get``. Anything else, and anything
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._json import tojson
+from ...._json import tojson
 from .typescript import functions_namespace
 
 __all__ = ["functions_namespace_fast"]

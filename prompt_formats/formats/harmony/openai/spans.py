@@ -23,8 +23,8 @@ developer message's range is its text in the developer message's instructions.
 
 from __future__ import annotations
 
-from ...spans import GeneratedPolicy, Range, RenderedPrompt
-from . import tokens as t
+from ....spans import GeneratedPolicy, Range, RenderedPrompt
+from . import texts as t
 from .prompt import PromptPieces
 
 __all__ = ["rendered_prompt"]

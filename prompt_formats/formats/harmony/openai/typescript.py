@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..._json import tojson_at
-from ...errors import InvalidInputError, type_name
+from ...._json import tojson_at
+from ....errors import InvalidInputError, type_name
 
 __all__ = ["UNDEFINED", "field", "functions_namespace", "typescript_type"]
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from ...errors import InvalidInputError, type_name
-from ...format import Conversation, Tools
-from ...messages import ImagePart, Message, TextPart, VideoPart, named_function
-from ...shape import call_body, is_list, part_kind, reasoning_field
-from ...tools import PreparedTools, rendered_tools
-from .tokens import (
+from ....errors import InvalidInputError, type_name
+from ....format import Conversation, Tools
+from ....messages import ImagePart, Message, TextPart, VideoPart, named_function
+from ....shape import call_body, is_list, part_kind, reasoning_field
+from ....tools import PreparedTools, rendered_tools
+from ..tokens import (
     ANALYSIS,
     DATE,
     END,
