@@ -18,9 +18,9 @@ from setuptools import setup
 # out, and why, is in docs/contributing.md ("The compiled build"). The command's packages (cli/,
 # records/) are left out: their cost is startup, not throughput.
 COMPILED_MODULES: tuple[str, ...] = (
-    "prompt_formats/_json.py",
-    "prompt_formats/history.py",
-    "prompt_formats/tools.py",
+    "prompt_formats/_text/tojson.py",
+    "prompt_formats/format/history.py",
+    "prompt_formats/model/tools.py",
     "prompt_formats/formats/chatml/drops.py",
     "prompt_formats/formats/chatml/incremental.py",
     "prompt_formats/formats/chatml/lean.py",

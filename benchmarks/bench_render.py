@@ -59,7 +59,7 @@ from corpus import FLAVOURS, OPTIONS, Flavour, Job, Request  # noqa: E402
 from timing import Contender, Timing, interleaved, markdown_table, straight, warm_blocks  # noqa: E402
 
 import prompt_formats as pf  # noqa: E402
-from prompt_formats.tools import PLAIN_TOOLS_CACHE  # noqa: E402
+from prompt_formats.model.tools import PLAIN_TOOLS_CACHE  # noqa: E402
 
 Pair = tuple[Any, Any]  # (messages, tools)
 #: gpt-oss's Jinja template reads today's date through strftime_now: fixed, as ours is given it.
@@ -372,9 +372,9 @@ def usable(fmt: pf.ChatFormat, jobs: list[Job]) -> list[Job]:
 def contenders(fmt: pf.ChatFormat, tokenizer: Any, template: str) -> list[Contender]:
     from transformers.utils.chat_template_utils import render_jinja_template
 
+    from prompt_formats.format.spans import normalize_ranges
     from prompt_formats.integrations.segments import SegmentEncoder
     from prompt_formats.integrations.transformers import encode, encode_with_tokenizer
-    from prompt_formats.spans import normalize_ranges
 
     backend = tokenizer.backend_tokenizer
 

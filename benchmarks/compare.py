@@ -117,7 +117,7 @@ FAST_PATHS = [
     FastPath("spans-setters", "spans.py (RenderedPrompt built through the slots' setters)",
              "bench_render.py spans, every everyday row",
              "compare.py --against 92ff475^ --calls render_spans"),
-    FastPath("history-same-objects", "history.py (_same_objects, written per build)",
+    FastPath("history-same-objects", "format/history.py (_same_objects, written per build)",
              "bench_render.py session, harmony rows, each build",
              "bench_render.py session on cbc490c^ and after it, each build"),
     FastPath("gpt-oss-str-json", "formats/harmony/openai/render.py (an exact str's JSON through orjson)",

@@ -30,15 +30,16 @@ compiled: bool = _pure.is_compiled(__path__)
 from .errors import FormatError, InjectionError, InvalidInputError, ParseError, TemplateError, UnknownOptionError  # noqa: E402
 
 if TYPE_CHECKING:
-    from .detect import TemplateMatch, detect_format, match_template
-    from .format import ChatFormat
+    from .format.chat_format import ChatFormat
+    from .format.detect import TemplateMatch, detect_format, match_template
+    from .format.registry import available_formats, get_format
+    from .format.spans import RenderedPrompt
     from .formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
     from .formats.harmony.tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
     from .guard import ControlTokenGuard, unescape
-    from .messages import AssistantReply, ImagePart, Message, TextPart, ToolCall, ToolDefinition, VideoPart
-    from .registry import available_formats, get_format
-    from .spans import RenderedPrompt
-    from .streaming import (
+    from .model.messages import AssistantReply, ImagePart, Message, TextPart, ToolCall, ToolDefinition, VideoPart
+    from .model.tools import PreparedTools, prepare_tools
+    from .replies.streaming import (
         ContentDelta,
         Event,
         Malformed,
@@ -50,24 +51,23 @@ if TYPE_CHECKING:
         ToolCallStart,
         assemble,
     )
-    from .tools import PreparedTools, prepare_tools
 
 __version__ = "0.1.0"
 
 # Public name -> the module (relative to this package) that defines it, and its name there if other.
 _HOMES: dict[str, str] = {
-    **dict.fromkeys(("TemplateMatch", "detect_format", "match_template"), ".detect"),
-    "ChatFormat": ".format",
+    **dict.fromkeys(("TemplateMatch", "detect_format", "match_template"), ".format.detect"),
+    "ChatFormat": ".format.chat_format",
     "CHATML_CONTROL_TOKENS": ".formats.chatml.tokens:CONTROL_TOKENS",
     "HARMONY_CONTROL_TOKENS": ".formats.harmony.tokens:CONTROL_TOKENS",
     **dict.fromkeys(("ControlTokenGuard", "unescape"), ".guard"),
     **dict.fromkeys(("AssistantReply", "ImagePart", "Message", "TextPart", "ToolCall", "ToolDefinition",
-                     "VideoPart"), ".messages"),
-    **dict.fromkeys(("available_formats", "get_format"), ".registry"),
-    "RenderedPrompt": ".spans",
+                     "VideoPart"), ".model.messages"),
+    **dict.fromkeys(("available_formats", "get_format"), ".format.registry"),
+    "RenderedPrompt": ".format.spans",
     **dict.fromkeys(("ContentDelta", "Event", "Malformed", "Note", "ReasoningDelta", "StreamParser",
-                     "ToolCallArgumentsDelta", "ToolCallEnd", "ToolCallStart", "assemble"), ".streaming"),
-    **dict.fromkeys(("PreparedTools", "prepare_tools"), ".tools"),
+                     "ToolCallArgumentsDelta", "ToolCallEnd", "ToolCallStart", "assemble"), ".replies.streaming"),
+    **dict.fromkeys(("PreparedTools", "prepare_tools"), ".model.tools"),
 }
 
 __all__ = [

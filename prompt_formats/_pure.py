@@ -54,5 +54,6 @@ def is_compiled(package_path: Sequence[str]) -> bool:
     """Whether the package's hottest module would be loaded as a compiled extension."""
     if any(isinstance(finder, SourceFinder) for finder in sys.meta_path):
         return False
-    spec = importlib.machinery.PathFinder.find_spec(_PACKAGE + "._json", list(package_path))
+    text_path = [os.path.join(entry, "_text") for entry in package_path]
+    spec = importlib.machinery.PathFinder.find_spec(_PACKAGE + "._text.tojson", text_path)
     return spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader)

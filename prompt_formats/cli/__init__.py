@@ -37,8 +37,8 @@ from typing import IO, Any, NamedTuple
 
 import orjson
 
+from ..format.registry import available_formats, get_format
 from ..records import BlockResult, RecordParser, RecordRenderer
-from ..registry import available_formats, get_format
 from .arguments import BLOCK_SIZE, build_parser
 from .files import OutputFile, UsageError, refuse_same_file, write_stderr
 from .progress import Progress, terminal_width
@@ -247,7 +247,7 @@ def _write_results(
 
 
 def _cpu_count() -> int:
-    from ..batch import cpu_count  # with the worker processes' machinery: only for a run that uses them
+    from ..format.batch import cpu_count
 
     return cpu_count()
 
@@ -255,14 +255,14 @@ def _cpu_count() -> int:
 def ordered_map(
     job: WorkerJob, items: Iterable[tuple[int, bytes | FileRange]], *, workers: int, chunk_size: int,
 ) -> Generator[BlockResult, None, None]:
-    """:func:`prompt_formats.batch.ordered_map` of the blocks; a run in this process (``workers=1``)
+    """:func:`prompt_formats.format.batch.ordered_map` of the blocks; a run in this process (``workers=1``)
     loops here, without importing the worker processes' machinery."""
     if workers == 1:
         blocks = iter(items)
         while chunk := list(itertools.islice(blocks, chunk_size)):
             yield from job(chunk)
         return
-    from ..batch import ordered_map as batch_ordered_map
+    from ..format.batch import ordered_map as batch_ordered_map
 
     shield_resource_tracker()
     yield from batch_ordered_map(job, items, workers=workers, chunk_size=chunk_size)

@@ -3,7 +3,7 @@
 ``--config KEY=VALUE`` configures the format object, ``--option KEY=VALUE`` sets an option for every
 record (``decode_tool_arguments`` is on unless ``--keep-tool-arguments``),
 ``--add-generation-prompt`` / ``--no-add-generation-prompt`` the generation prompt. Each value is
-read by :func:`prompt_formats.options.read_value`, with the option's declared kinds, and a value the
+read by :func:`prompt_formats.format.options.read_value`, with the option's declared kinds, and a value the
 format refuses stops the run at start with one line (exit status 2), instead of failing every record
 one by one.
 """
@@ -15,14 +15,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FormatError, InvalidInputError
-from ..options import Option, read_value
+from ..format.options import Option, read_value
+from ..format.registry import format_class, get_format
 from ..records import RecordParser, RecordRenderer
 from ..records.option_values import check_kinds
-from ..registry import format_class, get_format
 from .files import UsageError
 
 if TYPE_CHECKING:
-    from ..format import ChatFormat
+    from ..format.chat_format import ChatFormat
     from .spans import SpansRenderer
 
 __all__ = ["key_text", "make_format", "make_job", "settle_format"]

@@ -20,9 +20,9 @@ import codecs
 from typing import Any
 
 from ..errors import FormatError, type_name
-from ..format import ChatFormat
+from ..format.chat_format import ChatFormat
+from ..format.spans import RenderedPrompt
 from ..records import RecordRenderer
-from ..spans import RenderedPrompt
 from .files import UsageError
 
 __all__ = ["SpansRenderer", "check_spans_format", "load_tokenizer"]

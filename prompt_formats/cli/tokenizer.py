@@ -136,7 +136,7 @@ def format_name(given: str | None, model: ModelTokenizer, argument: str) -> str:
         if given is None:
             raise UsageError(f"--tokenizer {argument}: no chat_template to choose the format by: give --format")
         return given
-    from ..detect import match_template  # template recognition: only for a model's tokenizer
+    from ..format.detect import match_template
 
     match = match_template(model.chat_template)
     if match.format is None:

@@ -1,3 +1,3 @@
-"""One package per format family: ``chatml`` (``chatml-multi-system``, ``chatml-safety``), ``harmony``
-(Ollama's gpt-oss template) and ``gpt_oss`` (OpenAI's); ``reply_values`` reads the values a parsed
-reply carries, for every family."""
+"""One package per format family: ``chatml`` (``chatml-multi-system``, ``chatml-safety``) and ``harmony``
+(``harmony``, Ollama's gpt-oss template, in ``harmony.ollama``; ``gpt-oss``, OpenAI's, in
+``harmony.openai``)."""

@@ -3,7 +3,7 @@
 The guard split by job: :mod:`.scheme` (the reversible escape scheme and the patterns that find
 tokens), :mod:`.policy` (which fields of messages and tool calls are checked), :mod:`.prefilter`
 (cheap "certainly clean" tests), :mod:`.toolset` (tool definitions and the verdicts kept about
-them), and, from :mod:`prompt_formats.control_tokens`, what a format tells the guard: its tokens and how it
+them), and, from :mod:`prompt_formats.guard.vocabulary`, what a format tells the guard: its tokens and how it
 renders untrusted text. The guard knows no format: it imports nothing from ``formats/``. See
 docs/safety.md.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from .._walk import MAX_NESTING
-from ..control_tokens import ESCAPE_MARKER, ControlTokens, TokenFamily, UntrustedReading
+from .._text.walk import MAX_NESTING
 from .core import ControlTokenGuard, Policy, as_token_tuple, default_families
+from .vocabulary import ESCAPE_MARKER, ControlTokens, TokenFamily, UntrustedReading
 
 __all__ = [
     "ESCAPE_MARKER",

@@ -16,11 +16,11 @@ from typing import Any, Literal
 
 import attrs
 
-from ..control_tokens import FastGuard, TokenFamily, UntrustedReading
 from ..errors import FormatError
 from .policy import resolved
 from .scheme import Scanner, check_tokens
 from .toolset import ToolsetPolicy
+from .vocabulary import FastGuard, TokenFamily, UntrustedReading
 
 __all__ = ["ControlTokenGuard", "FastGuard", "Policy"]
 
@@ -30,7 +30,7 @@ _POLICIES = ("escape", "reject", "allow")
 
 
 def as_token_tuple(tokens: Any) -> tuple[str, ...]:
-    """``tokens`` as a tuple (a :class:`~prompt_formats.control_tokens.ControlTokens` kept as it is,
+    """``tokens`` as a tuple (a :class:`~prompt_formats.guard.vocabulary.ControlTokens` kept as it is,
     with its families); none, or one string (not a collection of them), is refused."""
     if tokens is None:
         raise FormatError(
@@ -48,7 +48,7 @@ def _families(families: Iterable[TokenFamily]) -> tuple[TokenFamily, ...]:
 
 def default_families(tokens: tuple[str, ...]) -> tuple[TokenFamily, ...]:
     """The families a guard over ``tokens`` covers unless told otherwise: those the set declares
-    (:class:`~prompt_formats.control_tokens.ControlTokens`; Harmony's reserved range), else none."""
+    (:class:`~prompt_formats.guard.vocabulary.ControlTokens`; Harmony's reserved range), else none."""
     return tuple(getattr(tokens, "families", ()))
 
 
@@ -62,7 +62,7 @@ class ControlTokenGuard(ToolsetPolicy):
     must not contain the first character of any token after its own first position (true of the
     ChatML and Harmony sets). ``families``: ranges of tokens covered by pattern
     (:class:`TokenFamily`, every ``prefix + digits + suffix``); by default those ``tokens`` declares
-    (:class:`~prompt_formats.control_tokens.ControlTokens`: Harmony's ``<|reserved_N|>``), else none.
+    (:class:`~prompt_formats.guard.vocabulary.ControlTokens`: Harmony's ``<|reserved_N|>``), else none.
     Immutable, hashable, thread-safe and picklable.
     """
 

@@ -12,14 +12,14 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._walk import MAX_NESTING, walk_strings
-from .._walk import Hit as _Hit
-from .._walk import Unreadable as _Unreadable
-from ..control_tokens import TokenFamily, UntrustedReading, is_text_part, parts_clean
-from ..messages import Message, message_dict
-from ..shape import call_body, plain_scalar, reasoning_field
+from .._text.walk import MAX_NESTING, walk_strings
+from .._text.walk import Hit as _Hit
+from .._text.walk import Unreadable as _Unreadable
+from ..model.messages import Message, message_dict
+from ..model.reading import call_body, plain_scalar, reasoning_field
 from .prefilter import Prefilters
 from .scheme import insert_after
+from .vocabulary import TokenFamily, UntrustedReading, is_text_part, parts_clean
 
 __all__ = ["FieldPolicy", "resolved"]
 

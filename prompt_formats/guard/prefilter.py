@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 
-from ..control_tokens import UntrustedReading
-from ..shape import reasoning_field
+from ..model.reading import reasoning_field
 from .scheme import EscapeScheme
+from .vocabulary import UntrustedReading
 
 __all__ = ["Prefilters"]
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import attrs
 
-from .._walk import Hit
-from ..control_tokens import ESCAPE_MARKER, TokenFamily
+from .._text.walk import Hit
 from ..errors import FormatError
+from .vocabulary import ESCAPE_MARKER, TokenFamily
 
 __all__ = ["EscapeScheme", "Scanner", "check_tokens", "insert_after", "insert_marker"]
 

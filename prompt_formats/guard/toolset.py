@@ -1,8 +1,8 @@
 """The guard over tool definitions, and what it keeps about toolsets it has checked.
 
 Tool definitions are rendered as JSON: every string, keys included, is untrusted. A
-:class:`~prompt_formats.tools.PreparedTools` is checked once (the verdict is cached on it); a large
-plain list becomes one through :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE`, the cache the
+:class:`~prompt_formats.model.tools.PreparedTools` is checked once (the verdict is cached on it); a large
+plain list becomes one through :data:`~prompt_formats.model.tools.PLAIN_TOOLS_CACHE`, the cache the
 formats render plain lists through, so it is checked once per content too.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import FormatError
-from ..tools import PLAIN_TOOLS_CACHE, PreparedTools
+from ..model.tools import PLAIN_TOOLS_CACHE, PreparedTools
 from .policy import FieldPolicy
 
 __all__ = ["ToolsetPolicy"]
@@ -27,10 +27,10 @@ class ToolsetPolicy(FieldPolicy):
     def guard_tools(self, tools: Any) -> Any:
         """Apply the policy to every string of the tool definitions (rendered as JSON), keys included.
 
-        A :class:`~prompt_formats.tools.PreparedTools` is checked once: the verdict (itself, a new
+        A :class:`~prompt_formats.model.tools.PreparedTools` is checked once: the verdict (itself, a new
         ``PreparedTools`` of the escaped tools, or the error) is cached on it; it is returned itself
         when unchanged. A large plain list is replaced by the ``PreparedTools`` of its content from
-        :data:`~prompt_formats.tools.PLAIN_TOOLS_CACHE` (which renders the same bytes) and checked
+        :data:`~prompt_formats.model.tools.PLAIN_TOOLS_CACHE` (which renders the same bytes) and checked
         as one; a small one, or one not cacheable, is checked on every call (one orjson encoding,
         one search) and returned itself when unchanged, else as a new list.
         """

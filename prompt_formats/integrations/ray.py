@@ -14,8 +14,8 @@ every struct in a column the union of all their keys, filling the missing ones w
 call's arguments would gain ``null`` parameters from other rows' calls, and the prompt would change.
 JSON text keeps each record exactly as it was written.
 
-Prompts are the same bytes as :meth:`~prompt_formats.format.ChatFormat.render` (and so
-:meth:`~prompt_formats.format.ChatFormat.render_batch`) gives for the same messages, tools and options.
+Prompts are the same bytes as :meth:`~prompt_formats.format.chat_format.ChatFormat.render` (and so
+:meth:`~prompt_formats.format.chat_format.ChatFormat.render_batch`) gives for the same messages, tools and options.
 Requires ``ray[data]`` (the ``ray`` extra: ``pip install 'prompt-formats[ray]'``).
 """
 
@@ -28,10 +28,10 @@ from typing import Any
 
 import orjson
 
-from .._json import compact_json
+from .._text.tojson import compact_json
 from ..errors import InvalidInputError
+from ..format.registry import get_format
 from ..records import RecordParser, RecordRenderer, decode_record
-from ..registry import get_format
 
 # Ray and pyarrow are optional: their types are named in the docstrings, and are ``Any`` to mypy so
 # that the package type-checks without them.

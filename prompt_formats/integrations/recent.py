@@ -20,7 +20,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from ..spans import Range
+from ..format.spans import Range
 
 __all__ = ["Encoded", "RecentPrompts", "common_prefix_length", "ranges_agree_until"]
 

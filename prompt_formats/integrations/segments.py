@@ -22,7 +22,7 @@ from typing import Any
 import regex
 
 from ..errors import InvalidInputError, type_name
-from ..spans import Range, RenderedPrompt
+from ..format.spans import Range, RenderedPrompt
 from .recent import Encoded, RecentPrompts
 from .transformers import _check_text, assistant_token_mask, encode, encode_with_tokenizer
 

@@ -1,6 +1,6 @@
 """Token ids and assistant masks for a Hugging Face tokenizer, as ``apply_chat_template`` gives them.
 
-- :func:`encode` turns a :class:`~prompt_formats.spans.RenderedPrompt` into ``input_ids``,
+- :func:`encode` turns a :class:`~prompt_formats.format.spans.RenderedPrompt` into ``input_ids``,
   ``attention_mask`` and ``assistant_masks``: what ``tokenizer.apply_chat_template(messages,
   chat_template=<a template with {% generation %} tags around the generated text>, tokenize=True,
   return_dict=True, return_assistant_tokens_mask=True)`` returns for the same conversation, without
@@ -26,16 +26,16 @@ from typing import Any
 
 import regex
 
-from ..continuation import NOT_WITH_GENERATION, cut_at_tag, tag_final_message
 from ..errors import FormatError, InvalidInputError, type_name
-from ..format import ChatFormat
-from ..registry import get_format
-from ..spans import Range, RenderedPrompt
+from ..format.chat_format import ChatFormat
+from ..format.continuation import NOT_WITH_GENERATION, cut_at_tag, tag_final_message
+from ..format.registry import get_format
+from ..format.spans import Range, RenderedPrompt
 
 __all__ = ["apply_chat_template", "assistant_token_mask", "encode", "encode_with_tokenizer"]
 
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
-# transformers' messages, word for word (continue_final_message's: prompt_formats.continuation).
+# transformers' messages, word for word (continue_final_message's: prompt_formats.format.continuation).
 _MASK_NEEDS_DICT = "`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`"
 _EMPTY = "Cannot apply chat template to an empty conversation. Provide at least one message."
 _CONTINUE_AND_MASK = "continue_final_message is not compatible with return_assistant_tokens_mask."
@@ -45,7 +45,7 @@ def assistant_token_mask(offsets: Sequence[tuple[int, int]], generated: Sequence
     """1 for each token whose character offsets overlap a generated range, else 0.
 
     transformers' own loop over sorted, non-empty ranges (``generated`` of a
-    :class:`~prompt_formats.spans.RenderedPrompt` is such): one pass, both in order.
+    :class:`~prompt_formats.format.spans.RenderedPrompt` is such): one pass, both in order.
     """
     mask = [0] * len(offsets)
     span = 0
@@ -148,7 +148,7 @@ def _resolve_format(tokenizer: Any, fmt: str | ChatFormat | None, chat_template:
         return fmt
     if fmt is not None:
         return get_format(fmt)
-    from ..detect import match_template
+    from ..format.detect import match_template
 
     template = _template_text(tokenizer, chat_template, tools)
     match = match_template(template)
@@ -254,7 +254,7 @@ def apply_chat_template(
 
     ``format`` (a name or a format object) says which format renders; without it, the format whose
     reference template the tokenizer would use (``chat_template`` or the tokenizer's own) is
-    :func:`~prompt_formats.detect.detect_format`'s answer, configured to render exactly as the
+    :func:`~prompt_formats.format.detect.detect_format`'s answer, configured to render exactly as the
     template does (``chatml-safety`` with ``policy="allow"``: pass ``format=`` to keep its guard),
     and a template no format reproduces raises :class:`~prompt_formats.errors.FormatError` with the
     reason. ``documents`` are ignored, as by

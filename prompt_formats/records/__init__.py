@@ -52,8 +52,8 @@ from .request_keys import IGNORED_REQUEST_KEYS, REFUSED_REQUEST_KEYS, merge_extr
 from .toolsets import KnownToolset, RawToolsets
 
 if TYPE_CHECKING:
-    from ..format import ChatFormat
-    from ..messages import AssistantReply
+    from ..format.chat_format import ChatFormat
+    from ..model.messages import AssistantReply
 
 __all__ = [
     "IGNORED_REQUEST_KEYS",
@@ -180,7 +180,7 @@ class _RecordJob:
 
     def __call__(self, chunk: list[tuple[int, bytes]]) -> list[BlockResult]:
         """:meth:`process_block` for each ``(first line number, block)`` of ``chunk``: a job for
-        :func:`~prompt_formats.batch.ordered_map`."""
+        :func:`~prompt_formats.format.batch.ordered_map`."""
         return [self.process_block(first_line, block) for first_line, block in chunk]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from ..errors import InvalidInputError
-from ..shape import JSONType, json_type_of
+from ..model.reading import JSONType, json_type_of
 from .request_keys import refusal
 
 __all__ = [

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InjectionError, InvalidInputError
-from ..options import Option
-from ..shape import json_type_of
+from ..format.options import Option
+from ..model.reading import json_type_of
 from .jsonl import json_type
 
 __all__ = ["check_kinds", "merge_kwargs", "within"]

@@ -2,7 +2,7 @@
 decoded nor prepared again.
 
 Records of one corpus repeat a few toolsets, byte for byte. The first record with a toolset's
-content is decoded whole and its toolset prepared (:class:`~prompt_formats.tools.ToolsetCache`, by
+content is decoded whole and its toolset prepared (:class:`~prompt_formats.model.tools.ToolsetCache`, by
 content); from the second on, the array's exact bytes in the line are remembered. A later line
 whose first ``"tools"`` key holds those very bytes is decoded with a placeholder string in their
 place, and the placeholder is replaced by the prepared toolset.
@@ -36,7 +36,7 @@ import orjson
 from .jsonl import has_long_digit_run
 
 if TYPE_CHECKING:
-    from ..tools import PreparedTools, ToolsetCache
+    from ..model.tools import PreparedTools, ToolsetCache
 
 __all__ = ["KnownToolset", "RawToolsets"]
 
@@ -80,7 +80,7 @@ class RawToolsets:
 
     def __init__(self, size: int) -> None:
         # Imported with the first job, not with the command: a run refused at its start never needs it.
-        from ..tools import ToolsetCache
+        from ..model.tools import ToolsetCache
 
         self._size = size
         self.by_content: ToolsetCache = ToolsetCache(size)

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats import batch
-from prompt_formats.format import ChatFormat
-from prompt_formats.messages import AssistantReply
+from prompt_formats.format import batch
+from prompt_formats.format.chat_format import ChatFormat
+from prompt_formats.model.messages import AssistantReply
 from tests.support.oracles import render_jinja
 from tests.support.strategies import conversation, tools
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import prompt_formats as pf
-from prompt_formats import batch
+from prompt_formats.format import batch
 
 MULTI = pf.get_format("chatml-multi-system")
 GOOD = [{"role": "user", "content": "Hi"}]

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from prompt_formats import get_format
-from prompt_formats.spans import normalize_ranges
+from prompt_formats.format.spans import normalize_ranges
 from tests.cli.test_cli import CHATML_OPTIONS, EXAMPLES, record_options, records, run
 from tests.support.gpt_oss_oracle import without_nones
 from tests.support.hf_tokenizers import CHATML_ADDED, CHATML_SPECIAL, HARMONY_SPECIAL, build_tokenizer

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from prompt_formats import get_format
-from prompt_formats.spans import normalize_ranges
+from prompt_formats.format.spans import normalize_ranges
 from tests.cli.test_cli import run
 from tests.support.hf_tokenizers import CHATML_ADDED, CHATML_SPECIAL, build_tokenizer
 from tests.support.spans_oracle import render_with_generation

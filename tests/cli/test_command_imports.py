@@ -12,7 +12,8 @@ import prompt_formats as pf
 
 # Modules a render in one process has no use for: the worker processes' machinery, template
 # detection, the tokenizer integration.
-NOT_FOR_A_RENDER = ("multiprocessing", "concurrent.futures", "prompt_formats.batch", "prompt_formats.detect",
+NOT_FOR_A_RENDER = ("multiprocessing", "concurrent.futures", "prompt_formats.format.batch",
+                    "prompt_formats.format.detect",
                     "prompt_formats.integrations.transformers", "prompt_formats.cli.spans")
 
 
@@ -42,8 +43,8 @@ def test_a_render_in_one_process_imports_no_worker_machinery(tmp_path: Path) -> 
 def test_an_unknown_format_is_refused_without_importing_any_format(tmp_path: Path) -> None:
     status, modules = modules_after(["render", "-f", "no-such-format", "-q", "/dev/null"], tmp_path)
     assert status == 2
-    assert sorted(name for name in modules if name.startswith("prompt_formats.format")) == []
-    assert "prompt_formats.messages" not in modules
+    assert sorted(name for name in modules if name.startswith("prompt_formats.format.chat_format")) == []
+    assert "prompt_formats.model.messages" not in modules
 
 
 def test_every_public_name_resolves() -> None:

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
+from prompt_formats.model.tools import ToolsetCache as _ToolsCache
 from prompt_formats.records import RecordParser, RecordRenderer, call_ids, decode_record, has_long_digit_run
-from prompt_formats.tools import ToolsetCache as _ToolsCache
 from tests.support.oracles import render_jinja
 from tests.support.strategies import differential_settings
 

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import prompt_formats as pf
-from prompt_formats.streaming import StreamParser
+from prompt_formats.replies.streaming import StreamParser
 
 PARSING = [name for name in pf.available_formats() if pf.get_format(name).parses]
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
@@ -89,7 +89,7 @@ def _extension_beside(module: str) -> bool:
 
 
 def test_the_flag_tells_the_build_from_the_files() -> None:
-    assert pf.compiled is _extension_beside("prompt_formats._json")
+    assert pf.compiled is _extension_beside("prompt_formats._text.tojson")
 
 
 def test_pure_loads_only_sources() -> None:

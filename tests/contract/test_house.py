@@ -111,14 +111,15 @@ def resolve(module: str, name: str | None) -> object:
 
 
 def test_the_document_scan_finds_both_forms() -> None:
-    text = "```python\nfrom prompt_formats.tools import (\n    prepare_tools,\n    PreparedTools as P,\n)\n```\n" \
-           "see `prompt_formats.batch.iter_render` and prompt_formats/format.py"
+    text = "```python\nfrom prompt_formats.model.tools import (\n    prepare_tools,\n" \
+           "    PreparedTools as P,\n)\n```\n" \
+           "see `prompt_formats.format.batch.iter_render` and prompt_formats/format/chat_format.py"
     assert documented_imports(text) == {
-        ("prompt_formats.tools", "prepare_tools"), ("prompt_formats.tools", "PreparedTools"),
-        ("prompt_formats.tools", None), ("prompt_formats.batch.iter_render", None),
+        ("prompt_formats.model.tools", "prepare_tools"), ("prompt_formats.model.tools", "PreparedTools"),
+        ("prompt_formats.model.tools", None), ("prompt_formats.format.batch.iter_render", None),
     }
     with pytest.raises(AttributeError):
-        resolve("prompt_formats.batch.no_such_name", None)
+        resolve("prompt_formats.format.batch.no_such_name", None)
 
 
 DOCUMENTED = sorted(
@@ -185,11 +186,11 @@ def _within(name: str, package: str) -> bool:
 
 def test_the_import_reader_sees_every_form() -> None:
     source = ("import prompt_formats.errors\nfrom . import tools\nfrom .records import decode_record\n"
-              "def f():\n    from ..spans import RenderedPrompt\n    import json\n")
+              "def f():\n    from ..format.spans import RenderedPrompt\n    import json\n")
     assert imported_modules(source, "prompt_formats.cli.spans", False) == {
-        "prompt_formats.errors", "prompt_formats.cli", "prompt_formats.cli.records", "prompt_formats.spans",
+        "prompt_formats.errors", "prompt_formats.cli", "prompt_formats.cli.records", "prompt_formats.format.spans",
     }
-    assert imported_modules("from . import tools", "prompt_formats", True) == {"prompt_formats.tools"}
+    assert imported_modules("from .model import tools", "prompt_formats", True) == {"prompt_formats.model.tools"}
     assert imported_modules("from .jsonl import x", "prompt_formats.records", True) == {"prompt_formats.records.jsonl"}
 
 
@@ -211,12 +212,32 @@ def test_the_command_imports_only_the_public_library() -> None:
 
 
 def test_the_guard_knows_no_format() -> None:
-    # A lower layer: each format hands it its tokens and its reading (prompt_formats.control_tokens).
+    # A lower layer: each format hands it its tokens and its reading (prompt_formats.guard.vocabulary).
     guard = {module: names for module, names in IMPORTS.items() if _within(module, "prompt_formats.guard")}
     assert guard.get("prompt_formats.guard.core")  # the scan read it
     reached = sorted(f"{module} imports {name}" for module, names in guard.items() for name in names
-                     if _within(name, "prompt_formats.formats") or _within(name, "prompt_formats.format"))
+                     if _within(name, "prompt_formats.formats") or _within(name, "prompt_formats.format.chat_format"))
     assert reached == []
+
+
+#: The package's layers, in order: a module imports only from its own layer or those before it
+#: (docs/contributing.md, "The layout"). ``errors`` and the package's own ``__init__`` and ``_pure``
+#: stand apart: every layer may raise the errors; the public face imports any layer lazily.
+LAYERS = ("errors", "_text", "model", "replies", "serving", "guard", "format", "formats", "records",
+          "integrations", "cli", "__main__")
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_import_goes_up_the_layers() -> None:
+    assert {_layer(module) for module in IMPORTS} - {"__init__", "_pure"} == set(LAYERS)
+    back = sorted(f"{module} imports {name}" for module, names in IMPORTS.items() if _layer(module) in LAYERS
+                  for name in names if _layer(name) in LAYERS
+                  and LAYERS.index(_layer(name)) > LAYERS.index(_layer(module)))
+    assert back == []
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -273,6 +294,8 @@ def test_the_cycle_finder_finds_loops() -> None:
 
 def test_no_module_of_the_package_imports_itself_back() -> None:
     # Every import counts, at module level, in a function or under TYPE_CHECKING: a loop is a loop.
-    assert "prompt_formats.batch" in IMPORTS["prompt_formats.format"]  # the scan sees function-level imports
+    # the scan sees function-level imports
+    assert "prompt_formats.format.batch" in IMPORTS["prompt_formats.format.chat_format"]
     assert import_cycles(IMPORTS) == []
-    assert not IMPORTS["prompt_formats.interface"] & {"prompt_formats.batch", "prompt_formats.session"}
+    assert not IMPORTS["prompt_formats.format.interface"] & {
+        "prompt_formats.format.batch", "prompt_formats.format.session"}

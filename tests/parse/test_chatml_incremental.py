@@ -9,8 +9,8 @@ import json
 import pytest
 
 import prompt_formats as pf
-from prompt_formats.openai import accumulate, stream_deltas
-from prompt_formats.streaming import ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
+from prompt_formats.replies.streaming import ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
+from prompt_formats.serving.openai import accumulate, stream_deltas
 from tests.support.parser_cases import counting_ids, stream
 
 FMT = pf.get_format("chatml-multi-system")

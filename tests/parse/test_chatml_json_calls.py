@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.streaming import ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
+from prompt_formats.replies.streaming import ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart
 from tests.support.parser_cases import CHATML_MARKERS, completions, counting_ids, splits, stream
 from tests.support.strategies import differential_settings
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.formats.chatml import schema_types, typed_parameter_value
-from prompt_formats.messages import AssistantReply, ToolCall
+from prompt_formats.model.messages import AssistantReply, ToolCall
 from tests.support.oracles import render_jinja
 from tests.support.parser_cases import CHATML_MARKERS, completions, counting_ids
 from tests.support.strategies import differential_settings

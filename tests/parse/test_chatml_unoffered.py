@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.messages import ToolCall
-from prompt_formats.streaming import Note, ToolCallStart
+from prompt_formats.model.messages import ToolCall
+from prompt_formats.replies.streaming import Note, ToolCallStart
 from tests.support.parser_cases import counting_ids, splits, stream
 from tests.support.strategies import differential_settings
 

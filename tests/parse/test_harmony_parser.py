@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.formats.harmony import parse_header
-from prompt_formats.messages import AssistantReply, ToolCall
+from prompt_formats.model.messages import AssistantReply, ToolCall
 from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
 from tests.support.oracles import harmony_encoding
 from tests.support.parser_cases import HARMONY_MARKERS, completions, counting_ids

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import prompt_formats as pf
-from prompt_formats.streaming import Malformed, Note, ReplyBuilder, assemble
+from prompt_formats.replies.streaming import Malformed, Note, ReplyBuilder, assemble
 from tests.support.parser_cases import counting_ids, stream
 
 WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {

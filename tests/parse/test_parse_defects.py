@@ -18,9 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats._json_unbounded import unbounded_compact_json
+from prompt_formats._text.unbounded import unbounded_compact_json
 from prompt_formats.formats.chatml import schema_types
-from prompt_formats.messages import AssistantReply, ToolCall
+from prompt_formats.model.messages import AssistantReply, ToolCall
 from tests.support.parser_cases import counting_ids, splits, stream
 from tests.support.strategies import differential_settings
 

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.messages import AssistantReply
+from prompt_formats.model.messages import AssistantReply
 from tests.support.parser_cases import counting_ids, splits, stream
 from tests.support.peer_cases import ANY, Call, Ours, PeerCase, all_cases, case_counts, disagreements
 

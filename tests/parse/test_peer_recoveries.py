@@ -10,7 +10,7 @@ import pytest
 
 import prompt_formats as pf
 from prompt_formats.formats.harmony.tolerant import closing_braces
-from prompt_formats.streaming import ToolCallArgumentsDelta
+from prompt_formats.replies.streaming import ToolCallArgumentsDelta
 from tests.support.parser_cases import counting_ids, stream
 
 CHATML = pf.get_format("chatml-multi-system")

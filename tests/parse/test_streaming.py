@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.streaming import (
+from prompt_formats.replies.streaming import (
     ContentDelta,
     Malformed,
     Note,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from transformers.utils.chat_template_utils import render_jinja_template
 
 import prompt_formats as pf
-import prompt_formats.detect
+import prompt_formats.format.detect
 from tests.support.oracles import fixture_text
 from tests.support.spans_oracle import fixed_today
 from tests.support.strategies import EXAMPLES, chatml_options, conversation, differential_settings, tools
@@ -33,7 +33,7 @@ ALL_FORMATS = sorted({*pf.available_formats(), *REFERENCES.values()})
 @pytest.fixture
 def every_format_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry as it is once gpt-oss is registered, whatever this branch registers."""
-    monkeypatch.setattr(prompt_formats.detect, "available_formats", lambda: ALL_FORMATS)
+    monkeypatch.setattr(prompt_formats.format.detect, "available_formats", lambda: ALL_FORMATS)
 
 
 @pytest.mark.usefixtures("every_format_registered")
@@ -46,7 +46,7 @@ def test_each_reference_template_is_recognised(fixture: str, name: str) -> None:
 
 
 def test_a_reference_template_of_a_format_not_registered_is_not_recognised(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(prompt_formats.detect, "available_formats", lambda: ["chatml-safety"])
+    monkeypatch.setattr(prompt_formats.format.detect, "available_formats", lambda: ["chatml-safety"])
     match = pf.match_template(fixture_text("gpt_oss.jinja"))
     assert match == pf.TemplateMatch(
         None, "the reference template of 'gpt-oss', a format this version does not register"

@@ -16,7 +16,7 @@ import pytest
 
 import prompt_formats as pf
 from prompt_formats.formats.harmony.openai import typescript_fast
-from prompt_formats.tools import PLAIN_TOOLS_CACHE
+from prompt_formats.model.tools import PLAIN_TOOLS_CACHE
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.oracles import render_ours
 

@@ -1,7 +1,7 @@
 """``tojson`` is ``json.dumps(x, ensure_ascii=False)``, byte for byte, on every value it accepts.
 
 The renderer serialises tool definitions and non-string tool-call arguments with
-``prompt_formats._json.tojson`` (the C encoder, built once, with fast paths for exact ``str``, ``int``,
+``prompt_formats._text.tojson.tojson`` (the C encoder, built once, with fast paths for exact ``str``, ``int``,
 ``bool`` and ``None``). Expected values come from ``json.dumps`` itself; the JSON edge values the
 issue names are also rendered through the whole ChatML template, in tool schemas and in tool-call
 arguments, and compared with the Jinja2 oracle.
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats import InvalidInputError
-from prompt_formats._json import text_or_json, tojson, tojson_at
+from prompt_formats._text.tojson import text_or_json, tojson, tojson_at
 from tests.support.oracles import render_jinja, render_ours
 from tests.support.strategies import differential_settings, flat_container, json_values
 

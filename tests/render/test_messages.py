@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats import InvalidInputError, Message
-from prompt_formats.messages import checked_tool_fields, tool_fields
+from prompt_formats.model.messages import checked_tool_fields, tool_fields
 from tests.support.oracles import render_ours
 from tests.support.settings import budget
 from tests.support.strategies import chatml_options, conversation, tools

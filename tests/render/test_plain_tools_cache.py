@@ -1,4 +1,4 @@
-"""The content-keyed cache of plain tool lists (``prompt_formats.tools.PLAIN_TOOLS_CACHE``) never changes output.
+"""The content-keyed cache of plain tool lists (``prompt_formats.model.tools.PLAIN_TOOLS_CACHE``) never changes output.
 
 Expected texts come from the Jinja2 oracle (or ``json.dumps`` for the key property); every render
 goes through the cache, and pairs of tool lists that differ in ways a content key could confuse are
@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.tools import PLAIN_TOOLS_CACHE, PlainToolsCache, rendered_tools
+from prompt_formats.model.tools import PLAIN_TOOLS_CACHE, PlainToolsCache, rendered_tools
 from tests.support.oracles import render_jinja, render_ours
 from tests.support.strategies import differential_settings, json_values
 

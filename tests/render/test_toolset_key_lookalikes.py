@@ -1,6 +1,6 @@
 """Tool lists that orjson writes alike must never share an entry of the plain-tools cache.
 
-orjson (the cheaper candidate key for ``prompt_formats.tools.PlainToolsCache``, see the toolset
+orjson (the cheaper candidate key for ``prompt_formats.model.tools.PlainToolsCache``, see the toolset
 paragraph of docs/performance.md) writes a tuple as a list, NaN and the infinities as ``null``,
 an enum member as its value and a UUID as its text. gpt-oss prints a schema's values with
 ``str()`` (so a nested tuple reads ``('a',)`` where a list reads ``['a']``) and the ChatML templates
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import prompt_formats as pf
-from prompt_formats.tools import PLAIN_TOOLS_CACHE
+from prompt_formats.model.tools import PLAIN_TOOLS_CACHE
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.oracles import Outcome, render_jinja, render_ours
 

@@ -1,4 +1,4 @@
-"""prompt_formats.openai: events as chat.completion.chunk deltas, finish_reason, client-side merging."""
+"""prompt_formats.serving.openai: events as chat.completion.chunk deltas, finish_reason, client-side merging."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from prompt_formats import (
     ToolCallEnd,
     ToolCallStart,
 )
-from prompt_formats.openai import accumulate, delta, finish_reason, opening_delta, stream_deltas
-from prompt_formats.streaming import Note
+from prompt_formats.replies.streaming import Note
+from prompt_formats.serving.openai import accumulate, delta, finish_reason, opening_delta, stream_deltas
 
 # The first delta of every OpenAI chat-completion stream (and of vLLM's and SGLang's).
 OPENING = {"role": "assistant", "content": ""}

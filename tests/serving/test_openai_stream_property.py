@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.openai import accumulate, stream_deltas
+from prompt_formats.serving.openai import accumulate, stream_deltas
 from tests.support.parser_cases import CHATML_MARKERS, HARMONY_MARKERS, completions, counting_ids, splits, stream
 from tests.support.strategies import differential_settings
 

@@ -7,7 +7,7 @@ strategies, under each ``generated=`` policy:
 
 - ``.text`` is the oracle's text (and ``render``'s); where the template raises, both ``render`` and
   ``render_spans`` raise its message; any other error of ours is ``render``'s own, raised alike;
-- ``.generated`` is ``prompt_formats.spans.select_generated`` over transformers' generation indices,
+- ``.generated`` is ``prompt_formats.format.spans.select_generated`` over transformers' generation indices,
   each assistant message taking as many of them, in order, as the template writes Harmony messages
   for it (:func:`template_blocks`, read off the template's branches);
 - message spans, by construction: the text before the first loop message is the oracle's own system
@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.spans import GENERATED_POLICIES, select_generated
+from prompt_formats.format.spans import GENERATED_POLICIES, select_generated
 from tests.support.gpt_oss_oracle import without_nones
 from tests.support.gpt_oss_strategies import conversation, options, tools
 from tests.support.oracles import fixture_text

@@ -17,7 +17,7 @@ For every generated conversation of tests/support/harmony_strategies.py:
   writes (read off its branches below), each starting right after a literal ``<|start|>assistant``,
   holding the channel header and the message's text, and ending after ``<|end|>`` or at the text's
   end where the template leaves it off; the open message of a prefill is not one; under every policy
-  ``.generated`` is ``prompt_formats.spans.select_generated`` over those per message.
+  ``.generated`` is ``prompt_formats.format.spans.select_generated`` over those per message.
 
 Expected values come from the oracle, the inputs and the template's literals typed here, never from
 our renderer.
@@ -33,8 +33,8 @@ import pytest
 from hypothesis import given
 
 import prompt_formats as pf
+from prompt_formats.format.spans import GENERATED_POLICIES, Range, select_generated
 from prompt_formats.formats.harmony.ollama import spans as harmony_spans
-from prompt_formats.spans import GENERATED_POLICIES, Range, select_generated
 from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
 from tests.support.harmony_strategies import conversation, options, tools
 from tests.support.strategies import differential_settings

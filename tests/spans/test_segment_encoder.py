@@ -138,7 +138,7 @@ def plain(tokenizer: Any, contents: list[str]) -> tuple[pf.RenderedPrompt, Any]:
     """The prompt PLAIN renders and transformers' ids and masks of it."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    from prompt_formats.spans import normalize_ranges
+    from prompt_formats.format.spans import normalize_ranges
 
     messages = [{"role": "user", "content": content} for content in contents]
     texts, indices = render_jinja_template(conversations=[messages], chat_template=PLAIN,

@@ -1,4 +1,4 @@
-"""RenderedPrompt, the generated= policies and the canonical form of ranges (prompt_formats.spans).
+"""RenderedPrompt, the generated= policies and the canonical form of ranges (prompt_formats.format.spans).
 
 Expected values come from a model that works on sets of character positions, never from the code
 under test.
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prompt_formats import FormatError, InvalidInputError, RenderedPrompt
-from prompt_formats.spans import check_generated_policy, normalize_ranges, select_generated
+from prompt_formats.format.spans import check_generated_policy, normalize_ranges, select_generated
 from tests.support.strategies import differential_settings
 
 ranges = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8)

@@ -17,8 +17,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
+from prompt_formats.format.spans import normalize_ranges
 from prompt_formats.integrations.transformers import apply_chat_template, assistant_token_mask, encode
-from prompt_formats.spans import normalize_ranges
 from tests.support import token_cases
 from tests.support.hf_tokenizers import CHATML_ADDED, CHATML_SPECIAL, HARMONY_SPECIAL, build_tokenizer
 from tests.support.oracles import fixture_text

@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from prompt_formats.messages import Message, ToolCall
+from prompt_formats.model.messages import Message, ToolCall
 from tests.support.harmony_oracle import _text
 
 __all__ = ["candidates", "covered", "perturbed"]

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from prompt_formats.messages import Message, TextPart
+from prompt_formats.model.messages import Message, TextPart
 
 from .oracle_marks import require
 

@@ -1,5 +1,5 @@
 """Generated input for the Harmony format (Ollama's gpt-oss template): conversations of OpenAI-style
-dicts and :class:`~prompt_formats.messages.Message` objects, tools, and the format's options."""
+dicts and :class:`~prompt_formats.model.messages.Message` objects, tools, and the format's options."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from prompt_formats.messages import Message, TextPart, ToolCall
+from prompt_formats.model.messages import Message, TextPart, ToolCall
 
 FRAGMENTS = [
     "", " ", "\n", "\n\n", "\t", "python", "assistant", "user", "<|end|>", "<|start|>", "<|message|>",

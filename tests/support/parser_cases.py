@@ -9,8 +9,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from prompt_formats.messages import AssistantReply
-from prompt_formats.streaming import Event, assemble
+from prompt_formats.model.messages import AssistantReply
+from prompt_formats.replies.streaming import Event, assemble
 
 CHATML_MARKERS = [
     "<think>", "</think>", "<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=",

@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, ClassVar
 
-from ...arguments import decode_every_call
-from ...continuation import continued_field, render_continued
 from ...errors import FormatError, InvalidInputError, type_name
-from ...format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
+from ...format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
+from ...format.continuation import continued_field, render_continued
+from ...format.options import BOOLEAN, STRICT, STRICT_PARSE, Option, describe
+from ...format.spans import GeneratedPolicy, RenderedPrompt
 from ...guard import ControlTokenGuard, Policy
-from ...options import BOOLEAN, STRICT, STRICT_PARSE, Option, describe
-from ...spans import GeneratedPolicy, RenderedPrompt
+from ...model.arguments import decode_every_call
 from .incremental import ChatMLIncremental, incremental_renderer
 from .lean import lean_prompt
 from .options import serving_options
@@ -127,9 +127,9 @@ class ChatMLFormat(GuardedFormat):
         """Render ``messages`` byte-identically to the reference template (see :func:`render_chatml`).
 
         ``decode_tool_arguments=True``: every call's string ``arguments`` holding a JSON object are
-        decoded first (:mod:`prompt_formats.arguments`), as vLLM and SGLang do.
+        decoded first (:mod:`prompt_formats.model.arguments`), as vLLM and SGLang do.
         ``continue_final_message``: the prompt is cut inside the final message as transformers cuts
-        it (:mod:`prompt_formats.continuation`), raising :class:`~prompt_formats.errors.FormatError` with
+        it (:mod:`prompt_formats.format.continuation`), raising :class:`~prompt_formats.errors.FormatError` with
         transformers' text where it raises. With a guard, its policy is applied (after the decoding)
         to every untrusted field (it may raise :class:`~prompt_formats.errors.InjectionError`).
         ``strict=True``: :class:`~prompt_formats.errors.InvalidInputError` at the first input the

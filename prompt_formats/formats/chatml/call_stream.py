@@ -1,7 +1,7 @@
 """A ChatML tool call as it is read: its values so far, and its arguments streamed as JSON text.
 
 The call is announced when its ``<function=NAME>`` is read; from then on its arguments go out in
-:class:`~prompt_formats.streaming.ToolCallArgumentsDelta` events as they become known:
+:class:`~prompt_formats.replies.streaming.ToolCallArgumentsDelta` events as they become known:
 
 - a parameter whose schema types it as a string (or says nothing, or when no tools are given) is
   sent as it arrives: ``{"P":"`` (``,"P":"`` after the first), the value's text escaped as JSON string
@@ -19,17 +19,17 @@ from typing import Any
 
 import attrs
 
-from ..._json import compact_json
-from ..._json_unbounded import unbounded_compact_json
-from ...streaming import Event, Malformed, Note, ToolCallArgumentsDelta, json_string_body
-from ..reply_values import TOO_MANY_DIGITS, digits_note
+from ..._text.tojson import compact_json
+from ..._text.unbounded import unbounded_compact_json
+from ...replies.streaming import Event, Malformed, Note, ToolCallArgumentsDelta, json_string_body
+from ...replies.values import TOO_MANY_DIGITS, digits_note
 from .schema import typed_value
 
 __all__ = ["CallInProgress", "value_json"]
 
 
 def value_json(value: Any) -> str:
-    """A typed value as compact JSON, as :meth:`~prompt_formats.messages.ToolCall.arguments_json` writes it."""
+    """A typed value as compact JSON, as :meth:`~prompt_formats.model.messages.ToolCall.arguments_json` writes it."""
     try:
         return compact_json(value)
     except (ValueError, RecursionError):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._json import printed
+from ..._text.tojson import printed
 from ...errors import InvalidInputError, TemplateError, type_name
-from ...shape import part_kind
+from ...model.reading import part_kind
 from .tokens import IMAGE, VIDEO
 
 __all__ = ["VisionCount", "content_text", "system_text", "trimmed_text"]

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...shape import REASONING_FIELDS, part_kind
+from ...model.reading import REASONING_FIELDS, part_kind
 from .tokens import THINK_CLOSE, THINK_OPEN, TOOL_RESPONSE_CLOSE, TOOL_RESPONSE_OPEN
 
 __all__ = ["holds_text", "note_assistant_drops"]

@@ -8,7 +8,7 @@ import sys
 
 import regex
 
-from ...streaming import Terminator
+from ...replies.streaming import Terminator
 from . import tokens as t
 
 

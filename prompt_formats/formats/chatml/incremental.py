@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...history import ExtendingRenderer, RenderAgain
+from ...format.history import ExtendingRenderer, RenderAgain
 from .options import renders_in_full
 from .render import chatml_pieces
 from .tokens import (
@@ -44,7 +44,7 @@ from .tokens import (
 from .untrusted import CHATML_READING
 
 if TYPE_CHECKING:
-    from ...format import Conversation, Tools
+    from ...format.chat_format import Conversation, Tools
     from ...guard import ControlTokenGuard
 
 __all__ = ["ChatMLIncremental", "incremental_renderer"]

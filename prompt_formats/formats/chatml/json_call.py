@@ -20,15 +20,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...messages import ToolCall
-from ...streaming import Malformed, Note, TerminatorScan, ToolCallArgumentsDelta, ToolCallEnd, ToolCallStart, hold_point
-from ..reply_values import read_json
+from ...model.messages import ToolCall
+from ...replies.streaming import (
+    Malformed,
+    Note,
+    TerminatorScan,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    hold_point,
+)
+from ...replies.values import read_json
 from . import tokens as t
 from .call_stream import value_json
 from .grammar import JSON_ENDS, JSON_ENDS_THINK_OPEN, TOOL_CALL_END, State
 
 if TYPE_CHECKING:
-    from ...streaming import Event
+    from ...replies.streaming import Event
 
 __all__ = ["JsonCalls", "read_json_call"]
 

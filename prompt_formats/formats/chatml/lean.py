@@ -9,7 +9,7 @@ and writes the prompt in one pass. On anything else it returns ``None`` and the 
 through the checked builder, which then raises its own error if there is one: this path raises
 nothing. The template's rules it applies are :mod:`.render`'s and :mod:`.read`'s (merge the system
 messages, find the last query, the assistant turn, the calls); what a message dict means (part
-kinds, reasoning fields, a call's body) is read through :mod:`prompt_formats.shape`.
+kinds, reasoning fields, a call's body) is read through :mod:`prompt_formats.model.reading`.
 
 Under the control-token guard (``chatml-safety``) it is given the tokens' lead character and steps
 aside (to the guard's own fast path) as soon as an untrusted string holds it — what the guard reads:
@@ -29,12 +29,12 @@ from collections.abc import Mapping
 from math import isfinite
 from typing import Any
 
-from ..._json import json_chunks
-from ..._walk import MAX_NESTING
-from ...control_tokens import parts_clean
+from ..._text.tojson import json_chunks
+from ..._text.walk import MAX_NESTING
 from ...errors import FormatError
-from ...format import Tools
-from ...shape import REASONING_FIELDS, call_body, part_kind
+from ...format.chat_format import Tools
+from ...guard.vocabulary import parts_clean
+from ...model.reading import REASONING_FIELDS, call_body, part_kind
 from .render import prologue_pieces, split_think, tools_block
 from .tokens import (
     ASSISTANT_THINKING,
@@ -243,7 +243,7 @@ def lean_prompt(messages: Any, tools: Tools, add_generation_prompt: Any, options
                 merge_system: bool = True, lead: str | None = None) -> str | None:
     """Exactly ``render_chatml(messages, tools, add_generation_prompt, merge_system, **options)``'s
     prompt for the usual input, or ``None`` (the caller renders through the checked builder).
-    ``lead``: the guard's (:class:`~prompt_formats.control_tokens.FastGuard`): ``None`` as soon as
+    ``lead``: the guard's (:class:`~prompt_formats.guard.vocabulary.FastGuard`): ``None`` as soon as
     an untrusted string holds it (so the prompt is also the guard's checked path's). Raises
     nothing. ``options``: the template's options only, checked by the caller."""
     if type(messages) is not list or not messages:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...arguments import decode_arguments_option
-from ...continuation import continued_field
 from ...errors import FormatError
-from ...options import strict_flag
+from ...format.continuation import continued_field
+from ...format.options import strict_flag
+from ...model.arguments import decode_arguments_option
 
 __all__ = ["renders_in_full", "serving_options"]
 

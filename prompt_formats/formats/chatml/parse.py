@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...messages import ToolCall
-from ...streaming import (
+from ...model.messages import ToolCall
+from ...replies.streaming import (
     ContentDelta,
     Malformed,
     Note,

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...errors import InvalidInputError, TemplateError, type_name
-from ...format import Conversation
-from ...messages import message_dict
-from ...shape import is_list, plain_scalar
+from ...format.chat_format import Conversation
+from ...model.messages import message_dict
+from ...model.reading import is_list, plain_scalar
 from .content import system_text
 
 __all__ = ["Merged", "read_messages"]

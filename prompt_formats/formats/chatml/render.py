@@ -20,12 +20,12 @@ from collections.abc import Mapping, Sequence
 from math import isfinite
 from typing import Any
 
-from ..._json import json_chunks, json_refused, printed, text_or_json, tojson
+from ..._text.tojson import json_chunks, json_refused, printed, text_or_json, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
-from ...format import Conversation, Tools
-from ...shape import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
-from ...spans import Range
-from ...tools import PreparedTools, rendered_tools
+from ...format.chat_format import Conversation, Tools
+from ...format.spans import Range
+from ...model.reading import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
+from ...model.tools import PreparedTools, rendered_tools
 from .content import VisionCount, content_text, trimmed_text
 from .drops import holds_text, note_assistant_drops
 from .read import Merged, read_messages
@@ -71,7 +71,7 @@ __all__ = [
 _ASSISTANT_HEADER = len(ASSISTANT_TURN)
 
 _TOOLS_KEY = "chatml.tools_block"
-# A message holding none of these keys has no reasoning field (shape.reasoning_of): the first is
+# A message holding none of these keys has no reasoning field (reading.reasoning_of): the first is
 # looked up alone, the others only when the message holds one of them.
 _REASONING_FIELDS = frozenset(REASONING_FIELDS)
 _FIRST_REASONING_FIELD = REASONING_FIELDS[0]
@@ -100,7 +100,7 @@ def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
 def tools_block(tools: Tools) -> str:
     """The system turn's tools text (without the system prompt); empty when no tools are offered.
 
-    Rendered once per toolset (:func:`~prompt_formats.tools.rendered_tools`).
+    Rendered once per toolset (:func:`~prompt_formats.model.tools.rendered_tools`).
     """
     if isinstance(tools, PreparedTools):  # (its truth is a Python-level call: _tools_text tests its tuple)
         return rendered_tools(tools, _TOOLS_KEY, _tools_text)

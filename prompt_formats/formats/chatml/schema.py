@@ -2,7 +2,7 @@
 
 Nothing here raises for any text or any schema: schemas are walked without recursion (a schema of
 any depth, or a Python dict that contains itself, types a value), and a value Python cannot convert
-is reported back (:data:`~prompt_formats.formats.reply_values.TOO_MANY_DIGITS`) so the parser can
+is reported back (:data:`~prompt_formats.replies.values.TOO_MANY_DIGITS`) so the parser can
 keep it as text and say why.
 """
 
@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...errors import InvalidInputError, type_name
-from ...format import Tools
-from ...messages import ToolDefinition
-from ...shape import is_list, json_type_of
-from ...tools import PreparedTools, rendered_tools
-from ..reply_values import TOO_MANY_DIGITS, read_json
+from ...format.chat_format import Tools
+from ...model.messages import ToolDefinition
+from ...model.reading import is_list, json_type_of
+from ...model.tools import PreparedTools, rendered_tools
+from ...replies.values import TOO_MANY_DIGITS, read_json
 
 __all__ = ["TYPE_ORDER", "schema_types", "tool_schemas", "typed_parameter_value", "typed_value"]
 

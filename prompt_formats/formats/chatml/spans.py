@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...continuation import TAG_TEXT, render_continued
 from ...errors import InvalidInputError
-from ...format import Conversation, Tools
-from ...messages import message_dict
-from ...spans import GeneratedPolicy, Range, RenderedPrompt, cut_prompt
+from ...format.chat_format import Conversation, Tools
+from ...format.continuation import TAG_TEXT, render_continued
+from ...format.spans import GeneratedPolicy, Range, RenderedPrompt, cut_prompt
+from ...model.messages import message_dict
 from .drops import note_cut_drops
 from .render import NotedRender, chatml_noted
 
@@ -51,7 +51,7 @@ def rendered_prompt(text: str, noted: NotedRender, message_count: int, policy: G
 
 def _selected(generated: list[Range], roles: list[str], policy: GeneratedPolicy) -> list[Range]:
     """The ranges of the assistant turns ``policy`` selects (``generated``: every assistant turn's,
-    in order), as ``prompt_formats.spans.select_generated`` selects them by input message (positions
+    in order), as ``prompt_formats.format.spans.select_generated`` selects them by input message (positions
     keep the input order; a message without a turn is a system one, never a user's), already in
     canonical form: one range per turn, any two apart by at least the next turn's header. (So not
     ``select_generated`` itself, whose sorting and merging would cost a large part of the budget;
@@ -80,7 +80,7 @@ def continued_prompt(messages: Conversation, tools: Tools, merge_system: bool, o
                      field: str, policy: GeneratedPolicy) -> RenderedPrompt:
     """The :class:`RenderedPrompt` of ``render``'s prompt under ``continue_final_message`` (``field``
     continued): the tagged conversation rendered and noted as without it, then cut where
-    transformers cuts it (:func:`~prompt_formats.continuation.render_continued`, as ``render`` cuts
+    transformers cuts it (:func:`~prompt_formats.format.continuation.render_continued`, as ``render`` cuts
     it). Every range is cut there: the continued message's runs to the end of the prompt (generated,
     where it is an assistant's); ``dropped`` adds what the cut leaves out. Raises
     :class:`~prompt_formats.errors.InvalidInputError` where the prompt holds the tag's text of its

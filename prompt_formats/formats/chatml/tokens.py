@@ -1,12 +1,12 @@
 """The markers and fixed texts of the Qwen3.6 ChatML family, and its control-token set: spelt here once.
 
 A leaf module: it imports nothing of the package but what a family tells the guard
-(:mod:`prompt_formats.control_tokens`).
+(:mod:`prompt_formats.guard.vocabulary`).
 """
 
 from __future__ import annotations
 
-from ...control_tokens import ControlTokens
+from ...guard.vocabulary import ControlTokens
 
 __all__ = ["CONTROL_TOKENS"]  # and the fixed texts below, imported by name
 

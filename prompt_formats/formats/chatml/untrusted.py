@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..._walk import MAX_NESTING
-from ...control_tokens import FastGuard, UntrustedReading, parts_clean
+from ..._text.walk import MAX_NESTING
+from ...guard.vocabulary import FastGuard, UntrustedReading, parts_clean
 from .tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
 
 __all__ = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from ...streaming import StreamParser
+from ...replies.streaming import StreamParser
 from . import tokens as t
 from .call_stream import CallInProgress
 from .grammar import AFTER_VALUE, AFTER_VALUE_WS, WS_RUN

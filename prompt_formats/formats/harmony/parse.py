@@ -29,8 +29,8 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...messages import ToolCall
-from ...streaming import (
+from ...model.messages import ToolCall
+from ...replies.streaming import (
     ContentDelta,
     Malformed,
     Note,
@@ -45,7 +45,7 @@ from ...streaming import (
     json_string_body,
     new_call_id,
 )
-from ..reply_values import JSON_INVALID, JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
+from ...replies.values import JSON_INVALID, JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
 from .header import CHANNEL_KINDS, TWO_CHANNELS, Kind, MessageHeader, parse_header
 from .tokens import CHANNEL, END_MARKERS, MESSAGE, START
 from .tolerant import closing_braces, split_at_last_channel, text_after_channel

@@ -1,12 +1,12 @@
 """Every marker and fixed text of the Harmony family, spelt once (rendering, parsing and the guard).
 
 A leaf module: it imports nothing of the package but what a family tells the guard
-(:mod:`prompt_formats.control_tokens`).
+(:mod:`prompt_formats.guard.vocabulary`).
 """
 
 from __future__ import annotations
 
-from ...control_tokens import ControlTokens, TokenFamily
+from ...guard.vocabulary import ControlTokens, TokenFamily
 
 __all__ = [
     "ANALYSIS",

@@ -7,7 +7,7 @@ See docs/safety.md.
 
 from __future__ import annotations
 
-from ...control_tokens import UntrustedReading
+from ...guard.vocabulary import UntrustedReading
 from .tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
 from .tokens import TOKEN_FAMILIES as HARMONY_TOKEN_FAMILIES
 

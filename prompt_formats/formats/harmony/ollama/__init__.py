@@ -19,7 +19,7 @@ messages, with every quirk of that template and of Ollama's preprocessing kept:
   *every* final-channel message; when it has reasoning but no content, ``<|end|>`` is left off every
   analysis message. Otherwise the prompt ends with the generation header ``<|start|>assistant``.
 
-Input normalisation (OpenAI-style dicts or :class:`~prompt_formats.messages.Message` objects):
+Input normalisation (OpenAI-style dicts or :class:`~prompt_formats.model.messages.Message` objects):
 ``developer`` is read as ``system``; reasoning is the first non-``None`` of ``reasoning_content``,
 ``thinking``, ``reasoning``; a tool result's name is ``tool_name``, else ``name``, else (as Ollama's
 OpenAI endpoint does) the name of the tool call whose ``id`` is its ``tool_call_id``; content is a
@@ -33,12 +33,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from ....arguments import decode_arguments_option
 from ....errors import InvalidInputError
-from ....format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, refuse_losses, render_strictly
-from ....options import Option, strict_flag
-from ....spans import RenderedPrompt, check_generated_policy
-from ....tools import offered_names
+from ....format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, refuse_losses, render_strictly
+from ....format.options import Option, strict_flag
+from ....format.spans import RenderedPrompt, check_generated_policy
+from ....model.arguments import decode_arguments_option
+from ....model.tools import offered_names
 from ..parse import HarmonyReplyParser, parse_header
 from ..untrusted import HARMONY_READING
 from .incremental import HarmonyIncremental, incremental_renderer
@@ -150,7 +150,7 @@ class HarmonyFormat(GuardedFormat):
 
         Takes :meth:`render`'s arguments and raises its errors (and
         :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for an unknown policy:
-        ``"all"``, ``"last"``, ``"after_last_user"``, as ``prompt_formats.spans.select_generated``).
+        ``"all"``, ``"last"``, ``"after_last_user"``, as ``prompt_formats.format.spans.select_generated``).
         A message's ranges: its content as printed (inside its run's merged message, or in the
         header's system text for a system message), and for the first message of an assistant run
         its reasoning where written. ``generated``: each selected assistant Harmony message from

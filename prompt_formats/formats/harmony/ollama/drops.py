@@ -5,7 +5,7 @@ after the writers have written (and checked) it, so ``render`` does none of this
 
 "Held text" (a loss is only ever one of these): a content whose text, read as the template reads it
 (parts joined with a blank line), is not empty; a reasoning field (``reasoning_content``,
-``thinking``, ``reasoning``; a :class:`~prompt_formats.messages.Message`'s ``reasoning``) holding a
+``thinking``, ``reasoning``; a :class:`~prompt_formats.model.messages.Message`'s ``reasoning``) holding a
 non-empty string; a non-empty list of tool calls; a tool; a tool's non-empty ``description`` or
 ``parameters``. Empty values, ``None`` and identifiers (``tool_call_id``, a call's ``id``, a tool
 result's name) are never losses. What is lost (docs/harmony.md, "What the template drops"):
@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ....format import Conversation, Tools
-from ....messages import Message, named_function
-from ....shape import REASONING_FIELDS
-from ....tools import PreparedTools, rendered_tools
+from ....format.chat_format import Conversation, Tools
+from ....model.messages import Message, named_function
+from ....model.reading import REASONING_FIELDS
+from ....model.tools import PreparedTools, rendered_tools
 from .render import _call_names, _content_text, _tool_call_id
 
 __all__ = ["dropped"]

@@ -26,15 +26,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ....arguments import decode_arguments_option
-from ....history import ExtendingRenderer, RenderAgain
+from ....format.history import ExtendingRenderer, RenderAgain
+from ....model.arguments import decode_arguments_option
 from ..tokens import ANALYSIS, GENERATION
 from .options import date_text, reasoning_line_for
 from .plain import write_messages_fast
 from .render import PROLOGUE, open_marker, prologue, take_out
 
 if TYPE_CHECKING:
-    from ....format import Conversation, Tools
+    from ....format.chat_format import Conversation, Tools
 
 __all__ = ["HarmonyIncremental", "incremental_renderer"]
 

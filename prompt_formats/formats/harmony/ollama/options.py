@@ -9,7 +9,7 @@ import time
 from typing import Any, Literal
 
 from ....errors import FormatError, InvalidInputError, type_name
-from ....options import STRICT, STRICT_PARSE, Option, describe
+from ....format.options import STRICT, STRICT_PARSE, Option, describe
 from ..dates import date_from_string
 from ..tokens import REASONING
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ....format import Conversation, Tools
+from ....format.chat_format import Conversation, Tools
 from ..tokens import ANALYSIS, END, FINAL, PYTHON_RESULT, USER
 from .render import CLOSED, PROLOGUE, _call_names, finish, open_marker, prologue, take_out, write_messages
 
@@ -83,7 +83,7 @@ def write_plain(messages: Sequence[Any], out: list[str], system: list[str]) -> t
         if type(content) is not str and (content := _plain_content(content)) is None:
             return None
         if role == "assistant":
-            thinking = message.get("reasoning_content")  # the first alias not None (shape.reasoning_of)
+            thinking = message.get("reasoning_content")  # the first alias not None (reading.reasoning_of)
             if thinking is None and (thinking := message.get("thinking")) is None:
                 thinking = message.get("reasoning")
             if thinking is not None and type(thinking) is not str:

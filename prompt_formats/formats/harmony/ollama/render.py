@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ....errors import InvalidInputError, type_name
-from ....format import Conversation, Tools
-from ....messages import ImagePart, Message, TextPart, VideoPart, named_function
-from ....shape import call_body, is_list, part_kind, reasoning_field
-from ....tools import PreparedTools, rendered_tools
+from ....format.chat_format import Conversation, Tools
+from ....model.messages import ImagePart, Message, TextPart, VideoPart, named_function
+from ....model.reading import call_body, is_list, part_kind, reasoning_field
+from ....model.tools import PreparedTools, rendered_tools
 from ..tokens import (
     ANALYSIS,
     DATE,

@@ -31,8 +31,8 @@ from itertools import islice, repeat
 from operator import indexOf
 from typing import Any
 
-from ....format import Conversation, Tools
-from ....spans import GeneratedPolicy, Range, RenderedPrompt
+from ....format.chat_format import Conversation, Tools
+from ....format.spans import GeneratedPolicy, Range, RenderedPrompt
 from ..tokens import ANALYSIS, END, FINAL, GENERATION, PYTHON_RESULT, SYSTEM_START, USER
 from . import render
 from .drops import dropped
@@ -220,7 +220,7 @@ class SpanRecorder:
 
     def selected(self, policy: GeneratedPolicy, prefill: bool) -> Ranges:
         """The generated ranges of the assistant messages ``policy`` selects, as
-        ``prompt_formats.spans.select_generated`` over every message owning its run's ranges makes
+        ``prompt_formats.format.spans.select_generated`` over every message owning its run's ranges makes
         them (the message a ``prefill`` leaves open left out). Already canonical: in text order, any
         two apart by at least ``<|start|>assistant``."""
         generated = self.generated

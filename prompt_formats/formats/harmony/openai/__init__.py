@@ -12,12 +12,12 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ....arguments import decode_arguments_option
 from ....errors import InvalidInputError, type_name
-from ....format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
-from ....options import Option, describe
-from ....spans import GeneratedPolicy, RenderedPrompt
-from ....tools import offered_names
+from ....format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
+from ....format.options import Option, describe
+from ....format.spans import GeneratedPolicy, RenderedPrompt
+from ....model.arguments import decode_arguments_option
+from ....model.tools import offered_names
 from ..parse import HarmonyReplyParser
 from .arguments import decode_conversation
 from .guarding import guard_conversation

@@ -5,7 +5,7 @@ as a JSON string (``"{\\"city\\": \\"Paris\\"}"``), a call the model never wrote
 decode such strings into objects before rendering; with the option on, so does this format.
 
 A string is decoded by the rule every format's option shares
-(:func:`prompt_formats.shape.decoded_json_object`): only when it holds exactly one JSON object that
+(:func:`prompt_formats.model.reading.decoded_json_object`): only when it holds exactly one JSON object that
 Python holds exactly, so that the template writes back the same value. Any other string, and every
 value that is not a string, is rendered as given. Only the first call of a message is read: it is
 the only one the template renders.
@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ....arguments import decoded_each
-from ....messages import Message, ToolCall, message_dict
-from ....shape import decoded_json_object as decoded_object
+from ....model.arguments import decoded_each
+from ....model.messages import Message, ToolCall, message_dict
+from ....model.reading import decoded_json_object as decoded_object
 
 __all__ = ["decode_conversation", "decoded_object"]
 

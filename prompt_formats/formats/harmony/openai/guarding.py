@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ....errors import InvalidInputError
-from ....messages import Message
+from ....model.messages import Message
 from .render import plain_value, printed
 
 if TYPE_CHECKING:
-    from ....format import Tools
+    from ....format.chat_format import Tools
     from ....guard import ControlTokenGuard
 
 __all__ = ["guard_conversation"]

@@ -25,15 +25,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ....arguments import decode_arguments_option
-from ....history import ExtendingRenderer
+from ....format.history import ExtendingRenderer
+from ....model.arguments import decode_arguments_option
 from .options import SystemOptions, system_message
 from .prompt import prompt_pieces
 from .render import render_messages
 from .texts import END, FINAL, GENERATION
 
 if TYPE_CHECKING:
-    from ....format import Conversation, Tools
+    from ....format.chat_format import Conversation, Tools
 
 __all__ = ["GptOssIncremental", "incremental_renderer"]
 

@@ -4,7 +4,7 @@ The template's own keyword arguments are ``model_identity``, ``reasoning_effort`
 ``builtin_tools``; ``current_date`` stands for the date it takes from ``strftime_now("%Y-%m-%d")``
 (transformers: ``datetime.now()``, local time). ``decode_tool_arguments`` is the serving option of
 ``arguments.py`` (what a server does to the messages before it renders them), read as every format
-reads it (:func:`prompt_formats.arguments.decode_arguments_option`).
+reads it (:func:`prompt_formats.model.arguments.decode_arguments_option`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....errors import InvalidInputError, type_name
-from ....options import STRICT, Option, describe
+from ....format.options import STRICT, Option, describe
 from ..dates import date_from_string
 from .texts import END, SYSTEM
 

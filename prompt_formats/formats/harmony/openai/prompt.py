@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ....errors import InvalidInputError, type_name
-from ....format import Conversation, Tools
-from ....tools import PreparedTools, rendered_tools
+from ....format.chat_format import Conversation, Tools
+from ....model.tools import PreparedTools, rendered_tools
 from .options import SystemOptions, system_message
 from .render import as_mapping, checked_messages, developer_instructions, developer_message, render_messages
 from .typescript_fast import functions_namespace_fast

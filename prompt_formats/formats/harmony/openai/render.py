@@ -14,10 +14,10 @@ from typing import Any, NoReturn
 
 import orjson
 
-from ...._json import json_chunks, json_refused, tojson
+from ...._text.tojson import json_chunks, json_refused, tojson
 from ....errors import FormatError, InvalidInputError, TemplateError, type_name
-from ....messages import message_dict
-from ....shape import plain_scalar
+from ....model.messages import message_dict
+from ....model.reading import plain_scalar
 from .texts import (
     ANALYSIS,
     CALL,
@@ -73,7 +73,7 @@ def checked_messages(messages: Any) -> Sequence[Any]:
 
 
 def as_mapping(message: Any, index: int) -> Mapping[str, Any]:
-    """A message as the mapping the writers read (a :class:`~prompt_formats.messages.Message` as its dict)."""
+    """A message as the mapping the writers read (a :class:`~prompt_formats.model.messages.Message` as its dict)."""
     return message if type(message) is dict else message_dict(message, index)
 
 

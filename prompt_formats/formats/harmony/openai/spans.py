@@ -23,7 +23,7 @@ developer message's range is its text in the developer message's instructions.
 
 from __future__ import annotations
 
-from ....spans import GeneratedPolicy, Range, RenderedPrompt
+from ....format.spans import GeneratedPolicy, Range, RenderedPrompt
 from . import texts as t
 from .prompt import PromptPieces
 
@@ -95,7 +95,7 @@ def rendered_prompt(
 
 
 def _selected(assistants: list[int], last_user: int, policy: GeneratedPolicy) -> list[int]:
-    """The assistant messages ``policy`` selects, as ``prompt_formats.spans.select_generated`` defines
+    """The assistant messages ``policy`` selects, as ``prompt_formats.format.spans.select_generated`` defines
     them (the leading message, when not a loop message, is a system or developer one: not a user's)."""
     if policy == "all":
         return assistants

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ...._json import tojson_at
+from ...._text.tojson import tojson_at
 from ....errors import InvalidInputError, type_name
 
 __all__ = ["UNDEFINED", "field", "functions_namespace", "typescript_type"]

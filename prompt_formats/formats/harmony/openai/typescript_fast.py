@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...._json import tojson
+from ...._text.tojson import tojson
 from .typescript import functions_namespace
 
 __all__ = ["functions_namespace_fast"]

@@ -1,5 +1,5 @@
 """How a session's request relates to the one it rendered last: the check every incremental renderer
-makes before it reuses anything (``prompt_formats.session``; the rules: docs/serving.md, "Sessions")."""
+makes before it reuses anything (``prompt_formats.format.session``; the rules: docs/serving.md, "Sessions")."""
 
 from __future__ import annotations
 

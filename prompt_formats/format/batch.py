@@ -7,7 +7,7 @@ of any length (a JSONL file of millions of lines) is processed in bounded memory
 
 A job is pickled once and sent to each worker process when it starts: a batch's tools and options
 travel with the job, so they are pickled once, not once per conversation, and the tools' rendered
-form is built once per worker and then reused from the :class:`~prompt_formats.tools.PreparedTools`
+form is built once per worker and then reused from the :class:`~prompt_formats.model.tools.PreparedTools`
 cache. What cannot be pickled (a chunk holding a lambda or a value nested too deeply, or the job
 itself) is run in this process instead: the results never depend on the number of workers.
 
@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
-from .errors import FormatError, in_batch
+from ..errors import FormatError, in_batch
 from .session import shared_tools
 
 if TYPE_CHECKING:
+    from ..model.messages import AssistantReply
     from .interface import Conversation, FormatInterface, Tools
-    from .messages import AssistantReply
 
 __all__ = [
     "ErrorMode",
@@ -317,7 +317,7 @@ def iter_render(
 
     The streaming form of :func:`render_batch`: ``conversations`` may be an iterator of any length,
     and memory stays bounded (see :func:`ordered_map`). ``tools`` are prepared once, when
-    :func:`~prompt_formats.tools.prepare_tools` takes them (otherwise each render gets them as given).
+    :func:`~prompt_formats.model.tools.prepare_tools` takes them (otherwise each render gets them as given).
     With ``errors="raise"`` the first conversation that fails raises its :class:`FormatError` (after
     every earlier prompt was yielded), of the same class, naming the conversation: ``index`` set and
     the text ``conversations[1].messages[0].role: …`` (see :func:`~prompt_formats.errors.in_batch`;

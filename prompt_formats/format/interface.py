@@ -1,8 +1,8 @@
 """The interface every format implements: ``render``, ``render_spans``, ``parse``, ``stream_parser``.
 
-:class:`FormatInterface` is what batches (:mod:`prompt_formats.batch`) and sessions
-(:mod:`prompt_formats.session`) are built on, and it imports neither: the public class
-:class:`~prompt_formats.format.ChatFormat` adds ``render_batch``, ``parse_batch`` and ``session`` on
+:class:`FormatInterface` is what batches (:mod:`prompt_formats.format.batch`) and sessions
+(:mod:`prompt_formats.format.session`) are built on, and it imports neither: the public class
+:class:`~prompt_formats.format.chat_format.ChatFormat` adds ``render_batch``, ``parse_batch`` and ``session`` on
 top of it. A format object is immutable configuration (for example a guard policy) plus code: it holds no
 per-call state, so one instance can be shared by threads and pickled to worker processes. Reply
 parsing that spans several calls lives in the separate per-stream object ``stream_parser`` returns.
@@ -15,23 +15,23 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, NoReturn, Protocol
 
-from .errors import FormatError, InvalidInputError, UnknownOptionError
-from .messages import AssistantReply
+from ..errors import FormatError, InvalidInputError, UnknownOptionError
+from ..model.messages import AssistantReply
+from ..model.tools import PreparedTools
+from ..replies.streaming import StreamParser
 from .options import Option, strict_flag
 from .spans import GeneratedPolicy, RenderedPrompt, check_generated_policy
-from .streaming import StreamParser
-from .tools import PreparedTools
 
 __all__ = ["Conversation", "FormatInterface", "IncrementalRenderer", "Tools", "refuse_losses", "render_strictly"]
 
-#: A conversation: OpenAI-style message dicts or :class:`~prompt_formats.messages.Message` objects.
+#: A conversation: OpenAI-style message dicts or :class:`~prompt_formats.model.messages.Message` objects.
 Conversation = Sequence[Any]
-#: Tools: a list of OpenAI-style tool dicts, or a :class:`~prompt_formats.tools.PreparedTools`.
+#: Tools: a list of OpenAI-style tool dicts, or a :class:`~prompt_formats.model.tools.PreparedTools`.
 Tools = Sequence[Mapping[str, Any]] | PreparedTools | None
 
 
 class IncrementalRenderer(Protocol):
-    """A format's per-session state for rendering a growing conversation (see :mod:`prompt_formats.session`).
+    """A format's per-session state for rendering a growing conversation (see :mod:`prompt_formats.format.session`).
 
     :meth:`render` returns exactly ``fmt.render(messages, tools, add_generation_prompt, **options)``
     for the session's tools and options, or ``None`` to step aside (the session then renders in full):
@@ -48,7 +48,7 @@ class FormatInterface(abc.ABC):
     Subclasses set ``name`` (the registry name), ``summary`` (one plain-text line saying what the
     format is), ``option_specs`` (every keyword option ``render`` accepts beyond ``tools`` and
     ``add_generation_prompt``: its name, the JSON kinds of value it takes, a one-line description;
-    see :mod:`prompt_formats.options`), ``parse_option_specs`` (the same for ``parse``), and
+    see :mod:`prompt_formats.format.options`), ``parse_option_specs`` (the same for ``parse``), and
     ``options`` / ``parse_options``, their ``{name: description}`` mappings.
 
     Every public entry (``render``, ``render_batch``, ``parse``, ``parse_batch``, ``stream_parser``)
@@ -109,7 +109,7 @@ class FormatInterface(abc.ABC):
     ) -> RenderedPrompt:
         """:meth:`render`'s text, with the ranges each input message produced and the ranges the
         model generated under the ``generated=`` policy (``"all"``, ``"last"``, ``"after_last_user"``);
-        see :class:`~prompt_formats.spans.RenderedPrompt` and docs/training-data.md.
+        see :class:`~prompt_formats.format.spans.RenderedPrompt` and docs/training-data.md.
 
         Takes :meth:`render`'s arguments and raises its errors, after
         :class:`~prompt_formats.errors.InvalidInputError` at ``generated`` for an unknown policy. A

@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any
 
-from ..shape import NonFiniteJSONError, loads_strict
+from ..model.reading import NonFiniteJSONError, loads_strict
 
 __all__ = [
     "JSON_INVALID",

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .errors import FormatError, InvalidInputError, type_name
-from .messages import message_dict
-from .shape import REASONING_FIELDS, is_list
+from ..errors import FormatError, InvalidInputError, type_name
+from ..model.messages import message_dict
+from ..model.reading import REASONING_FIELDS, is_list
 
 __all__ = ["CONTINUABLE_FIELDS", "NOT_WITH_GENERATION", "TAG_TEXT", "continued_field", "cut_at_tag",
            "render_continued", "tag_final_message"]

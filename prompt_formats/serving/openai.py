@@ -2,14 +2,14 @@
 
 A server streams each event a format's stream parser returns as ``choices[0].delta`` of a chunk:
 
-- :class:`~prompt_formats.streaming.ReasoningDelta` → ``{"reasoning_content": text}`` (the field
+- :class:`~prompt_formats.replies.streaming.ReasoningDelta` → ``{"reasoning_content": text}`` (the field
   vLLM and SGLang stream reasoning in);
-- :class:`~prompt_formats.streaming.ContentDelta` → ``{"content": text}``;
-- :class:`~prompt_formats.streaming.ToolCallStart` → the call's first piece: ``index``, ``id``,
+- :class:`~prompt_formats.replies.streaming.ContentDelta` → ``{"content": text}``;
+- :class:`~prompt_formats.replies.streaming.ToolCallStart` → the call's first piece: ``index``, ``id``,
   ``type`` and the function's ``name``, with empty ``arguments``;
-- :class:`~prompt_formats.streaming.ToolCallArgumentsDelta` → more of that call's ``arguments``;
-- :class:`~prompt_formats.streaming.ToolCallEnd`, :class:`~prompt_formats.streaming.Malformed` and
-  :class:`~prompt_formats.streaming.Note` → ``None``: nothing for the client (a malformed piece's
+- :class:`~prompt_formats.replies.streaming.ToolCallArgumentsDelta` → more of that call's ``arguments``;
+- :class:`~prompt_formats.replies.streaming.ToolCallEnd`, :class:`~prompt_formats.replies.streaming.Malformed` and
+  :class:`~prompt_formats.replies.streaming.Note` → ``None``: nothing for the client (a malformed piece's
   text came as content already).
 
 A stream opens with :func:`opening_delta`, ``{"role": "assistant", "content": ""}``, once, before
@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .messages import AssistantReply
-from .streaming import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallStart
+from ..model.messages import AssistantReply
+from ..replies.streaming import ContentDelta, Event, ReasoningDelta, ToolCallArgumentsDelta, ToolCallStart
 
 __all__ = ["accumulate", "delta", "finish_reason", "opening_delta", "stream_deltas"]
 
@@ -80,7 +80,7 @@ def accumulate(deltas: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
     """The assistant message a stream of deltas describes, merged as OpenAI clients merge them.
 
     ``role`` is the last one a delta gave (``"assistant"`` if none). Texts are concatenated, and an
-    empty text is no text, as :class:`~prompt_formats.messages.AssistantReply` has it: ``content`` is
+    empty text is no text, as :class:`~prompt_formats.model.messages.AssistantReply` has it: ``content`` is
     ``None`` until a delta brings some (the opening delta's ``""`` brings none, where a client that
     only concatenates keeps ``""``), ``reasoning_content`` appears only when a delta brings some,
     ``tool_calls`` only when a delta carries a call. ``None`` entries (events with no delta) are

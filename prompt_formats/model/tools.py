@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 import orjson
 
-from ._walk import MAX_NESTING, nesting_exceeds
-from .errors import InvalidInputError, type_name
+from .._text.walk import MAX_NESTING, nesting_exceeds
+from ..errors import InvalidInputError, type_name
 from .messages import ToolDefinition, tool_fields
 
 __all__ = [

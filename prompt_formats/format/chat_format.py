@@ -1,7 +1,7 @@
 """The public format class: :class:`ChatFormat`, the interface every format implements
-(:class:`~prompt_formats.interface.FormatInterface`) with batches and sessions on top of it.
+(:class:`~prompt_formats.format.interface.FormatInterface`) with batches and sessions on top of it.
 
-Batches (:mod:`prompt_formats.batch`) and sessions (:mod:`prompt_formats.session`) are built on the
+Batches (:mod:`prompt_formats.format.batch`) and sessions (:mod:`prompt_formats.format.session`) are built on the
 interface alone; this module joins them to it, so that every format has ``fmt.render_batch``,
 ``fmt.parse_batch`` and ``fmt.session`` and the interface imports neither. A format derives from
 :class:`ChatFormat`, or from :class:`GuardedFormat` when it is made with an optional guard.
@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from .errors import FormatError, InvalidInputError, type_name
-from .guard import ControlTokenGuard
+from ..errors import FormatError, InvalidInputError, type_name
+from ..guard import ControlTokenGuard
+from ..model.messages import AssistantReply
 from .interface import Conversation, FormatInterface, IncrementalRenderer, Tools, refuse_losses, render_strictly
-from .messages import AssistantReply
 from .options import Option
 from .session import Session
 
@@ -31,19 +31,19 @@ GUARD_CONFIG = Option("guard", frozenset({"null"}), "a ControlTokenGuard applied
 class ChatFormat(FormatInterface):
     """A prompt format: renders conversations to prompt text and parses the model's replies.
 
-    Everything :class:`~prompt_formats.interface.FormatInterface` declares (``render``,
+    Everything :class:`~prompt_formats.format.interface.FormatInterface` declares (``render``,
     ``render_spans``, ``parse``, ``stream_parser``, the options and capabilities), plus many inputs
     at a time (:meth:`render_batch`, :meth:`parse_batch`) and one conversation request after request
     (:meth:`session`). Subclasses implement the interface; these three come with it.
     """
 
     def session(self, tools: Tools = None, **options: Any) -> Session:
-        """A :class:`~prompt_formats.session.Session` for one conversation rendered request after request.
+        """A :class:`~prompt_formats.format.session.Session` for one conversation rendered request after request.
 
         Its ``render(messages, add_generation_prompt=None)`` returns exactly
         ``self.render(messages, tools, add_generation_prompt, **options)``; it reuses the work for
         messages it rendered before when the new list extends the old one with the same message
-        objects, which must not have been mutated (see :mod:`prompt_formats.session`). The tools are
+        objects, which must not have been mutated (see :mod:`prompt_formats.format.session`). The tools are
         prepared once; an unknown option raises :class:`UnknownOptionError` here.
         """
         return Session(self, tools, options)
@@ -66,10 +66,10 @@ class ChatFormat(FormatInterface):
         ``errors="raise"`` the first failing conversation raises; with ``errors="collect"`` its
         place in the result holds the :class:`FormatError` instead and the others are still rendered.
         ``workers > 1`` spreads the conversations over that many processes (0: one per CPU) and
-        returns the same list; see :mod:`prompt_formats.batch` (and
-        :func:`~prompt_formats.batch.iter_render` for the streaming form).
+        returns the same list; see :mod:`prompt_formats.format.batch` (and
+        :func:`~prompt_formats.format.batch.iter_render` for the streaming form).
         """
-        from .batch import render_batch  # with the worker processes' machinery: only for a batch
+        from .batch import render_batch
 
         return render_batch(
             self, conversations, tools, add_generation_prompt, workers=workers, errors=errors, **options
@@ -87,7 +87,7 @@ class ChatFormat(FormatInterface):
     ) -> list[AssistantReply | FormatError]:
         """Parse many completions with the same tools and context, as :meth:`render_batch` renders.
 
-        ``id_factory`` is passed to every :meth:`parse` call (see :func:`~prompt_formats.batch.iter_parse`).
+        ``id_factory`` is passed to every :meth:`parse` call (see :func:`~prompt_formats.format.batch.iter_parse`).
         """
         from .batch import parse_batch
 

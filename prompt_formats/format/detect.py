@@ -23,7 +23,7 @@ import hashlib
 
 import attrs
 
-from .errors import type_name
+from ..errors import type_name
 from .registry import available_formats
 
 __all__ = ["TemplateMatch", "detect_format", "match_template"]

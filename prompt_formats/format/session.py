@@ -4,9 +4,10 @@
 exactly what ``fmt.render(messages, tools, add_generation_prompt, **options)`` returns (the prompt, or
 the same error), whatever the sequence of calls. What it saves:
 
-- every format: the tools are prepared once (:func:`~prompt_formats.tools.prepare_tools`, when it
+- every format: the tools are prepared once (:func:`~prompt_formats.model.tools.prepare_tools`, when it
   takes them) and the options are checked once, when the session is made;
-- a format that declares incremental rendering (:attr:`~prompt_formats.format.ChatFormat.renders_incrementally`;
+- a format that declares incremental rendering
+  (:attr:`~prompt_formats.format.chat_format.ChatFormat.renders_incrementally`;
   every registered format): when the new list *extends* the one rendered before (the same message
   objects, by identity, then more), only the messages whose text can have changed are rendered again.
 
@@ -24,8 +25,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..model.tools import prepare_tools
 from .interface import IncrementalRenderer
-from .tools import prepare_tools
 
 if TYPE_CHECKING:
     from .interface import Conversation, FormatInterface, Tools
@@ -51,7 +52,7 @@ def shared_tools(tools: Tools | Iterator[Any]) -> Tools:
 
 
 class Session:
-    """One conversation's renders with fixed tools and options; see :mod:`prompt_formats.session`.
+    """One conversation's renders with fixed tools and options; see :mod:`prompt_formats.format.session`.
 
     Thread-safe: renders of one session are serialised by a lock (a session belongs to one
     conversation; share the format, not the session, between concurrent conversations). Picklable:

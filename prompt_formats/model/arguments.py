@@ -3,7 +3,7 @@
 OpenAI's API carries a call's ``arguments`` as JSON text; vLLM and SGLang decode such a string into
 an object before the template runs, so the template writes one block per parameter instead of its
 branch for string arguments. With the option on, every call of every assistant message whose
-``arguments`` is a string holding a JSON object (by :func:`~prompt_formats.shape.decoded_json_object`,
+``arguments`` is a string holding a JSON object (by :func:`~prompt_formats.model.reading.decoded_json_object`,
 the rule every format shares) gets that object; any other value is left as given.
 
 This is a pre-pass over the messages: the renderer, and the control-token guard after it, see the
@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .errors import InvalidInputError, type_name
+from ..errors import InvalidInputError, type_name
 from .messages import Message, message_dict
-from .shape import decoded_json_object, is_list
+from .reading import decoded_json_object, is_list
 
 __all__ = ["decode_arguments_option", "decode_every_call", "decoded_each"]
 
@@ -36,7 +36,7 @@ def _decoded_call(call: Any) -> Any:
     # every call of every request.)
     if type(call) is not dict and not isinstance(call, Mapping):
         return call
-    wrapped = "function" in call  # the renderer's (and the template's) reading: shape.call_body
+    wrapped = "function" in call  # the renderer's (and the template's) reading: reading.call_body
     body = call["function"] if wrapped else call
     if type(body) is not dict and not isinstance(body, Mapping):
         return call

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .errors import FormatError, InjectionError, InvalidInputError
+from ..errors import FormatError, InjectionError, InvalidInputError
 
 __all__ = ["MAX_NESTING", "Hit", "TooDeep", "Unreadable", "nesting_exceeds", "walk_strings"]
 
 #: The most containers (dicts, lists, tuples) nested in one another that a tool definition or a
 #: tool-call argument may hold: the guard checks values up to this depth and refuses deeper ones,
-#: and :func:`~prompt_formats.tools.prepare_tools` refuses deeper tools. Far beyond any real schema
+#: and :func:`~prompt_formats.model.tools.prepare_tools` refuses deeper tools. Far beyond any real schema
 #: or argument, and far below the depth at which the standard library's JSON encoder gives up.
 MAX_NESTING = 256
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
-from .errors import InvalidInputError
+from ..errors import InvalidInputError
 
 __all__ = ["BOOLEAN", "STRICT", "STRICT_PARSE", "Kind", "Option", "describe", "read_value", "strict_flag"]
 

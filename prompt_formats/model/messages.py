@@ -24,12 +24,12 @@ from typing import Any
 
 import attrs
 
-from ._json import compact_json
-from ._json_unbounded import unbounded_compact_json
-from .errors import InvalidInputError, type_name
-from .shape import REASONING_FIELDS as REASONING_FIELDS
-from .shape import call_body, is_list, part_kind, reasoning_field
-from .shape import reasoning_of as reasoning_of
+from .._text.tojson import compact_json
+from .._text.unbounded import unbounded_compact_json
+from ..errors import InvalidInputError, type_name
+from .reading import REASONING_FIELDS as REASONING_FIELDS
+from .reading import call_body, is_list, part_kind, reasoning_field
+from .reading import reasoning_of as reasoning_of
 
 __all__ = [
     "REASONING_FIELDS",

@@ -20,7 +20,7 @@ from typing import Literal
 
 import attrs
 
-from .errors import InvalidInputError, type_name
+from ..errors import InvalidInputError, type_name
 
 __all__ = [
     "GENERATED_POLICIES",

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from .shape import part_kind
+from ..model.reading import part_kind
 
 __all__ = [
     "ESCAPE_MARKER",

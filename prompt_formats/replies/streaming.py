@@ -20,7 +20,7 @@ Events are small frozen objects: :class:`ReasoningDelta`, :class:`ContentDelta`,
 the call the note names, never dropped) and :class:`Note` (a note on something read as the format
 says but worth knowing).
 :func:`assemble` and :class:`ReplyBuilder` turn events into an
-:class:`~prompt_formats.messages.AssistantReply`.
+:class:`~prompt_formats.model.messages.AssistantReply`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any
 import attrs
 import regex
 
-from .errors import InvalidInputError, ParseError, type_name
-from .messages import AssistantReply, ToolCall
+from ..errors import InvalidInputError, ParseError, type_name
+from ..model.messages import AssistantReply, ToolCall
 
 __all__ = [
     "ContentDelta",

@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from ._json_unbounded import unnested_json
-from .errors import InvalidInputError
+from ..errors import InvalidInputError
+from .unbounded import unnested_json
 
 __all__ = [
     "compact_json", "json_chunks", "json_refused", "not_serialisable", "printed",

@@ -6,10 +6,10 @@ import importlib
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .errors import FormatError
+from ..errors import FormatError
 
 if TYPE_CHECKING:
-    from .format import ChatFormat
+    from .chat_format import ChatFormat
 
 __all__ = ["available_formats", "format_class", "get_format"]
 

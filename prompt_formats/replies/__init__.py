@@ -1,0 +1,1 @@
+"""Replies: the parser events, the shared scanning machinery, and reading the values a model wrote."""
