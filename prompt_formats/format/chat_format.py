@@ -9,8 +9,8 @@ interface alone; this module joins them to it, so that every format has ``fmt.re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar, Literal
 
 from ..errors import FormatError, InvalidInputError, type_name
 from ..guard import ControlTokenGuard
@@ -96,14 +96,26 @@ class ChatFormat(FormatInterface):
         )
 
 
-def checked_guard(guard: object) -> ControlTokenGuard | None:
-    """``guard`` if it is a :class:`~prompt_formats.guard.ControlTokenGuard` or ``None``; else a :class:`FormatError`.
+def checked_guard(guard: object, tokens: Sequence[str] = ()) -> ControlTokenGuard | None:
+    """``guard`` if it is ``None`` or a :class:`~prompt_formats.guard.ControlTokenGuard` covering every
+    token of ``tokens`` (the format's set) and every range the set declares; else a :class:`FormatError`.
 
     For the formats' constructors: a wrong value is refused when the format is made, not at the
-    first render (``get_format(name, guard=True)``).
+    first render (``get_format(name, guard=True)``); so is a guard over another family's tokens or
+    a narrower set, which would leave structure the template writes forgeable.
     """
-    if guard is not None and not isinstance(guard, ControlTokenGuard):
+    if guard is None:
+        return None
+    if not isinstance(guard, ControlTokenGuard):
         raise InvalidInputError("guard", f"expected a ControlTokenGuard or null, got {type_name(guard)}")
+    missing = [token for token in tokens if token not in guard.tokens]
+    missing += [f"{f.prefix}N{f.suffix}" for f in getattr(tokens, "families", ()) if f not in guard.families]
+    if missing:
+        raise InvalidInputError(
+            "guard", f"does not cover the format's control tokens: {', '.join(missing[:5])}"
+            + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            + " (give it the format's set, which your own tokens may extend)",
+        )
     return guard
 
 
@@ -115,9 +127,11 @@ class GuardedFormat(ChatFormat):
     """
 
     guard: ControlTokenGuard | None
+    #: The family's control tokens (its ``tokens.py``): a guard must cover them all.
+    control_tokens: ClassVar[Sequence[str]] = ()
 
     def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        self.guard = checked_guard(guard)
+        self.guard = checked_guard(guard, self.control_tokens)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()" if self.guard is None else f"{type(self).__name__}(guard={self.guard!r})"

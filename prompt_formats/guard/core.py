@@ -20,7 +20,7 @@ from ..errors import FormatError
 from .policy import resolved
 from .scheme import Scanner, check_tokens
 from .toolset import ToolsetPolicy
-from .vocabulary import FastGuard, TokenFamily, UntrustedReading
+from .vocabulary import FastGuard, TokenFamily, UntrustedReading, declared_families
 
 __all__ = ["ControlTokenGuard", "FastGuard", "Policy"]
 
@@ -47,9 +47,10 @@ def _families(families: Iterable[TokenFamily]) -> tuple[TokenFamily, ...]:
 
 
 def default_families(tokens: tuple[str, ...]) -> tuple[TokenFamily, ...]:
-    """The families a guard over ``tokens`` covers unless told otherwise: those the set declares
-    (:class:`~prompt_formats.guard.vocabulary.ControlTokens`; Harmony's reserved range), else none."""
-    return tuple(getattr(tokens, "families", ()))
+    """The families a guard over ``tokens`` covers unless told otherwise: those the set declares, and
+    those of every family's set it holds whole (:func:`~prompt_formats.guard.vocabulary.declared_families`;
+    Harmony's reserved range for Harmony's tokens, as a ``ControlTokens``, a tuple or a list)."""
+    return declared_families(tokens)
 
 
 @attrs.frozen
@@ -101,8 +102,8 @@ class ControlTokenGuard(ToolsetPolicy):
     ) -> Any:
         """Apply the policy to the untrusted fields of every message, in order, as ``reading`` reads them.
 
-        ``reading``: the format's :class:`~prompt_formats.guard.UntrustedReading` (default: every
-        field read over the guard's tokens and families, text parts joined, tool calls checked);
+        ``reading``: the format's :class:`~prompt_formats.guard.UntrustedReading` (required: how a
+        template writes untrusted text is the format's to say);
         ``join_parts`` and ``tool_calls``, when given, override its fields. Untrusted: the content of
         every message whose role is not ``assistant``; of an assistant message its tool calls (when
         the reading renders them; names and argument names read as followed by its
@@ -112,13 +113,13 @@ class ControlTokenGuard(ToolsetPolicy):
         ``reject`` raises :class:`InjectionError` for the first token found, e.g. at
         ``messages[2].tool_calls[0].function.arguments.city``.
         """
+        reading = resolved(self.reading_of(reading), join_parts, tool_calls)
         if self.policy == "allow":
             return messages
         if type(messages) is not list and (  # the ABC checks only for other sequences
             isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
         ):
             return messages
-        reading = resolved(self.reading_of(reading), join_parts, tool_calls)
         lead = self._lead
         if lead is not None and self.trust_assistant and self._all_clean(messages, reading, lead):
             return messages

@@ -8,13 +8,13 @@ error reporting. What a format renders is its :class:`~prompt_formats.guard.Untr
 from __future__ import annotations
 
 import bisect
-import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._text.walk import MAX_NESTING, walk_strings
 from .._text.walk import Hit as _Hit
 from .._text.walk import Unreadable as _Unreadable
+from ..errors import FormatError
 from ..model.messages import Message, message_dict
 from ..model.reading import call_body, plain_scalar, reasoning_field
 from .prefilter import Prefilters
@@ -24,12 +24,6 @@ from .vocabulary import TokenFamily, UntrustedReading, is_text_part, parts_clean
 __all__ = ["FieldPolicy", "resolved"]
 
 _STR_ONLY = frozenset({str})
-
-
-@functools.lru_cache(maxsize=16)
-def _default_reading(tokens: tuple[str, ...], families: tuple[TokenFamily, ...]) -> UntrustedReading:
-    # Cached: the guard's fast path is kept per reading object (one identity test a render).
-    return UntrustedReading(tokens, families)
 
 
 def resolved(base: UntrustedReading, join_parts: bool | None, tool_calls: bool | None) -> UntrustedReading:
@@ -63,10 +57,15 @@ class FieldPolicy(Prefilters):
     families: tuple[TokenFamily, ...]
 
     def reading_of(self, reading: UntrustedReading | None) -> UntrustedReading:
-        """``reading``, or where none is given the guard's own: every field read over its tokens and
-        families, text parts joined, tool calls checked, nothing written after a name (a format
-        always gives its own, which may say more: ChatML writes ``>`` after a name)."""
-        return _default_reading(self.tokens, self.families) if reading is None else reading
+        """``reading``; none is a :class:`~prompt_formats.errors.FormatError`: what a name is followed
+        by, whether parts are joined, whether calls are written, is the format's to say (ChatML
+        writes ``>`` after a tool-call name, which completes ``<tool_call`` into a token)."""
+        if reading is None:
+            raise FormatError(
+                "reading: the guard reads messages as a format renders them; pass the format's "
+                "UntrustedReading (e.g. prompt_formats.formats.chatml.untrusted.CHATML_READING)"
+            )
+        return reading
 
     def guard_json(self, value: Any, path: str) -> Any:
         """Apply the policy to every string (dict keys included) of a JSON-like value rendered with ``tojson``.

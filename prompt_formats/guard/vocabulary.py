@@ -49,22 +49,47 @@ class TokenFamily:
 
 class ControlTokens(tuple[str, ...]):
     """A family's control tokens: the literal ones (the tuple's items) and the ranges of its
-    vocabulary covered by pattern (``families``), which a guard over the set covers by default.
+    vocabulary covered by pattern (``families``, read-only), which a guard over the set covers.
 
-    Compares, hashes and iterates as the tuple of its literal tokens. A tuple made from it by tuple
-    operations (``tokens + ("<x>",)``) is a plain tuple, without the families: give them to the
-    guard (``families=``) or make another set, ``ControlTokens(tokens + ("<x>",), tokens.families)``.
+    Compares, hashes and iterates as the tuple of its literal tokens. A set that declares families
+    is remembered (:func:`declared_families`): any collection holding all of its literal tokens —
+    the plain tuple of it, a list, the set extended by more tokens — covers its families too, so a
+    guard never covers less than the family declared.
     """
 
-    families: tuple[TokenFamily, ...]
+    _families: tuple[TokenFamily, ...]
 
     def __new__(cls, tokens: Iterable[str], families: Iterable[TokenFamily] = ()) -> ControlTokens:
         made = super().__new__(cls, tokens)
-        made.families = tuple(families)
+        object.__setattr__(made, "_families", tuple(families))
+        if made._families:  # remembered once per distinct set (unpickling makes the same set again)
+            _DECLARED.setdefault((tuple(made), made._families), made)
         return made
 
+    @property
+    def families(self) -> tuple[TokenFamily, ...]:
+        return self._families
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ControlTokens is immutable: cannot set {name!r}")
+
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ControlTokens, (tuple(self), self.families))
+        return (ControlTokens, (tuple(self), self._families))
+
+
+#: Every distinct ControlTokens set made that declares families (a family's tokens.py makes one at import).
+_DECLARED: dict[tuple[tuple[str, ...], tuple[TokenFamily, ...]], ControlTokens] = {}
+
+
+def declared_families(tokens: Iterable[str]) -> tuple[TokenFamily, ...]:
+    """The families ``tokens`` covers: its own (a :class:`ControlTokens`), and those of every declared
+    set all of whose literal tokens it holds; in that order, each once."""
+    held = set(tokens)
+    found: list[TokenFamily] = list(getattr(tokens, "families", ()))
+    for declared in tuple(_DECLARED.values()):
+        if held.issuperset(declared):
+            found.extend(declared.families)
+    return tuple(dict.fromkeys(found))
 
 
 def is_text_part(part: Any) -> bool:

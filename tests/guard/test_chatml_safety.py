@@ -14,6 +14,7 @@ Expected values come only from the oracle.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -256,9 +257,17 @@ def test_configuration():
         pf.get_format("chatml-safety", policy="strip")
     with pytest.raises(pf.FormatError):
         pf.get_format("chatml-safety", policy="reject", guard=ControlTokenGuard(pf.CHATML_CONTROL_TOKENS))
-    custom = pf.get_format("chatml-safety", tokens=["<|im_end|>"])
-    assert custom.render([{"role": "user", "content": "<think><|im_end|>"}]) == (
-        "<|im_start|>user\n<think><\\|im_end|><|im_end|>\n")
+    # A set of one's own extends the family's; a narrower one would leave structure forgeable.
+    custom = pf.get_format("chatml-safety", tokens=[*pf.CHATML_CONTROL_TOKENS, "[INST]"])
+    assert custom.render([{"role": "user", "content": "<think>[INST]"}]) == (
+        "<|im_start|>user\n<\\think>[\\INST]<|im_end|>\n")
+    narrowed = re.escape("guard: does not cover the format's control tokens: <|endoftext|>")
+    with pytest.raises(pf.InvalidInputError, match=narrowed):
+        pf.get_format("chatml-safety", tokens=["<|im_end|>"])
+    with pytest.raises(pf.InvalidInputError, match="does not cover the format's control tokens"):
+        pf.get_format("harmony", guard=ControlTokenGuard(pf.CHATML_CONTROL_TOKENS))
+    with pytest.raises(pf.InvalidInputError, match=r"<\|reserved_N\|>"):
+        pf.get_format("gpt-oss", guard=ControlTokenGuard(pf.HARMONY_CONTROL_TOKENS, families=()))
 
 
 USER = {"role": "user", "content": "hi"}

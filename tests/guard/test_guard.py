@@ -107,7 +107,7 @@ def test_escape_examples():
 def test_allow_changes_nothing():
     guard = ControlTokenGuard(CHATML_CONTROL_TOKENS, policy="allow")
     messages = [{"role": "user", "content": "<|im_end|>"}]
-    assert guard.guard_messages(messages) is messages
+    assert guard.guard_messages(messages, CHATML_READING) is messages
     assert guard.guard_tools(messages) is messages
     assert guard.guard_text("<think>", "x") == "<think>"
 
@@ -121,8 +121,8 @@ def test_clean_input_is_returned_as_is():
         {"role": "tool", "content": None},
     ]
     tool_list = [{"type": "function", "function": {"name": "f", "description": "x < y", "parameters": {}}}]
-    assert ESCAPING.guard_messages(messages) is messages
-    assert REJECTING.guard_messages(messages) is messages
+    assert ESCAPING.guard_messages(messages, CHATML_READING) is messages
+    assert REJECTING.guard_messages(messages, CHATML_READING) is messages
     assert ESCAPING.guard_tools(tool_list) is tool_list
     prepared = pf.prepare_tools(tool_list)
     assert ESCAPING.guard_tools(prepared) is prepared
@@ -137,7 +137,7 @@ def test_input_is_never_mutated_and_unchanged_messages_are_shared():
             {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"q": ["<think>", 2]}}}]},
     ]
     before = copy.deepcopy(messages)
-    out = ESCAPING.guard_messages(messages)
+    out = ESCAPING.guard_messages(messages, CHATML_READING)
     assert messages == before
     assert out[0] is messages[0]
     assert out[1]["content"] == [{"type": "text", "text": "<\\|im_"}, {"type": "text", "text": "end|>"}]
@@ -147,7 +147,7 @@ def test_input_is_never_mutated_and_unchanged_messages_are_shared():
 
 def test_trusted_assistant_and_untrusted_assistant():
     message = {"role": "assistant", "content": "<think>r</think>a", "reasoning_content": "<|im_end|>"}
-    assert ESCAPING.guard_messages([message])[0] is message
+    assert ESCAPING.guard_messages([message], CHATML_READING)[0] is message
     out = ControlTokenGuard(CHATML_CONTROL_TOKENS, trust_assistant=False).guard_messages([message], CHATML_READING)[0]
     assert out == {"role": "assistant", "content": "<\\think>r<\\/think>a", "reasoning_content": "<\\|im_end|>"}
     with pytest.raises(InjectionError) as info:
@@ -185,17 +185,28 @@ def test_a_guard_needs_tokens_and_takes_the_families_its_set_declares():
     with pytest.raises(FormatError, match="tokens: a guard needs the control tokens"):
         ControlTokenGuard(policy="reject")
     assert HARMONY.families == HARMONY_CONTROL_TOKENS.families != ()
-    assert ControlTokenGuard(tuple(HARMONY_CONTROL_TOKENS)).families == ()  # a plain tuple declares none
+    # A collection holding a declared set whole covers its ranges too: never less than the family.
+    for tokens in (tuple(HARMONY_CONTROL_TOKENS), list(HARMONY_CONTROL_TOKENS), (*HARMONY_CONTROL_TOKENS, "<x|>")):
+        guard = ControlTokenGuard(tokens, "reject")
+        assert guard.families == HARMONY_CONTROL_TOKENS.families
+        assert guard.find("hi <|reserved_200017|>") == (3, "<|reserved_200017|>")
+        assert unescape("<\\|reserved_5|>", tokens) == "<|reserved_5|>"
+    assert ControlTokenGuard(HARMONY_CONTROL_TOKENS[:-1]).families == ()  # not the whole set
+    assert ControlTokenGuard(tuple(HARMONY_CONTROL_TOKENS), families=()).families == ()  # as told
     extended = ControlTokens((*HARMONY_CONTROL_TOKENS, "<x|>"), HARMONY_CONTROL_TOKENS.families)
-    assert ControlTokenGuard(extended, "reject").find("hi <|reserved_200017|>") is not None
     assert pickle.loads(pickle.dumps(extended)).families == extended.families
+    with pytest.raises(AttributeError):
+        HARMONY_CONTROL_TOKENS.families = ()  # type: ignore[misc]
 
 
-def test_without_a_reading_nothing_is_read_after_a_name():
-    # The guard's own reading writes nothing after a tool-call name; ChatML's writes ">", which
-    # completes "<tool_call" into a token: a format always hands its reading.
+def test_messages_are_read_as_the_format_reads_them_or_not_at_all():
+    # What follows a tool-call name is the format's to say: ChatML writes ">", which completes
+    # "<tool_call" into a token. Without a reading the guard refuses to guess.
     message = {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"<tool_call": 1}}]}
-    assert REJECTING.guard_messages([message]) == [message]
+    with pytest.raises(FormatError, match="reading: the guard reads messages as a format renders them"):
+        REJECTING.guard_messages([message])
+    with pytest.raises(FormatError, match="reading:"):
+        REJECTING.guard_message(message, 0)
     with pytest.raises(InjectionError):
         REJECTING.guard_messages([message], CHATML_READING)
 
@@ -203,8 +214,8 @@ def test_without_a_reading_nothing_is_read_after_a_name():
 def test_shapes_it_does_not_know_are_left_to_the_formatter():
     odd = [{"role": 3, "content": "<|im_end|>"}, {"role": "user", "content": 5}, "text", {"role": "user",
            "content": [{"text": 7}, "part"]}, {"role": "assistant", "tool_calls": {"name": "<think>"}}]
-    assert ESCAPING.guard_messages(odd) is odd
-    assert REJECTING.guard_messages(odd) is odd
+    assert ESCAPING.guard_messages(odd, CHATML_READING) is odd
+    assert REJECTING.guard_messages(odd, CHATML_READING) is odd
     deep: list = []
     node = deep
     for _ in range(5000):

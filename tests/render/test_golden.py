@@ -7,13 +7,14 @@ again and requires the very same outcome.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import prompt_formats as pf
-from tests.support.golden import CORPORA, Corpus, engine_outcomes, load, render_args
+from tests.support.golden import CORPORA, LEAST, Corpus, engine_outcomes, kinds, load, render_args
 from tests.support.harmony_oracle import HarmonyOracle, build_oracle
 from tests.support.oracles import render_ours
 
@@ -28,7 +29,10 @@ def test_every_registered_format_has_stored_outputs() -> None:
 def test_render_gives_the_engines_stored_outcomes(corpus: Corpus) -> None:
     fmt = pf.get_format(corpus.format, **corpus.options)
     cases = load(corpus)
-    assert len(cases) >= 100, "too few stored cases to stand for the format"
+    found = Counter(kind for case in cases for kind in kinds(case))
+    assert {kind: min(found[kind], least) for kind, least in LEAST.items()} == {
+        kind: 0 if kind == "error" and corpus.format == "harmony" else least for kind, least in LEAST.items()
+    }, f"too few stored cases of a kind to stand for the format: {dict(found)}"
     wrong = []
     for index, case in enumerate(cases):
         args, options = render_args(case)
@@ -64,4 +68,6 @@ def _engine_marks(corpus: Corpus) -> Any:
 def test_the_stored_outcomes_are_the_engines(corpus: Corpus, request: pytest.FixtureRequest) -> None:
     cases = load(corpus)
     go = request.getfixturevalue("go_oracle") if corpus.format == "harmony" else None
-    assert engine_outcomes(corpus, cases, go) == [case["outcome"] for case in cases]
+    differ = [(index, case["outcome"], now) for index, (case, now)
+              in enumerate(zip(cases, engine_outcomes(corpus, cases, go), strict=True)) if now != case["outcome"]]
+    assert differ == [], f"{len(differ)} stored outcomes are not the engine's; the first: {differ[0]}"

@@ -25,8 +25,10 @@ from hypothesis import strategies as st
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "golden"
 
-#: Cases stored per format.
+#: Cases stored per format, and the least of each kind among them (where the engine has them: the
+#: Go template never raises): rendered, rendered with tools, the template's error.
 SIZE = 160
+LEAST = {"ok": 100, "tools": 25, "error": 25}
 
 Outcome = tuple[str, str]
 
@@ -139,12 +141,27 @@ def load(corpus: Corpus) -> list[dict[str, Any]]:
     return [{**case, "outcome": tuple(case["outcome"])} for case in data["cases"]]
 
 
+def kinds(case: dict[str, Any]) -> set[str]:
+    """What a stored case stands for: ``ok`` or ``error``, and ``tools`` for a rendered case with tools."""
+    kind = case["outcome"][0]
+    return {kind, "tools"} if kind == "ok" and case["tools"] else {kind}
+
+
+def _balanced(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """SIZE of ``cases``, in their order, taking first what each kind of :data:`LEAST` still lacks."""
+    chosen: list[int] = []
+    for kind, least in LEAST.items():
+        chosen += [i for i, case in enumerate(cases) if kind in kinds(case) and i not in chosen][:least]
+    chosen += [i for i in range(len(cases)) if i not in chosen]
+    return [cases[i] for i in sorted(chosen[:SIZE])]
+
+
 def write(corpus: Corpus, go_oracle: Any = None) -> int:
-    """Draw the cases, render them with the engine, store them; the number stored."""
-    cases = draw_cases(corpus)
-    stored = [{**case, "outcome": list(found)}
-              for case, found in zip(cases, engine_outcomes(corpus, cases, go_oracle), strict=True)
-              if found is not None]
+    """Draw the cases, render them with the engine, store a balanced :data:`SIZE` of them; the number stored."""
+    cases = draw_cases(corpus, SIZE * 4)
+    stored = _balanced([{**case, "outcome": list(found)}
+                        for case, found in zip(cases, engine_outcomes(corpus, cases, go_oracle), strict=True)
+                        if found is not None])
     data = {"format": corpus.format, "engine": corpus.engine, "cases": stored}
     corpus.path.parent.mkdir(parents=True, exist_ok=True)
     corpus.path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

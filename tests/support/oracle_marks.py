@@ -13,13 +13,20 @@ Each also gets ``oracle``. The quick tier (``PF_TEST_TIER=quick``, ``scripts/tes
 deselects every ``oracle`` test (``tests/conftest.py``).
 
 The markers are checked where the engines run, in every tier: :func:`install` wraps each engine's
-entry point (Jinja2's ``Template.render``/``generate``, a transformers tokenizer's construction and
-``apply_chat_template``, ``openai_harmony.load_harmony_encoding``, ``ray.init``) and the Go oracle
-calls :func:`require` itself. Run inside a test that lacks the marker, the entry point fails that test
-(``pytest.fail``, which no ``except Exception`` in a test swallows). So the default tier proves every
-marker that is needed is there, and the quick tier cannot start an engine. Outside a test (a module
-run at collection) an engine may run in the full tiers; in the quick tier it is an error, so a
-module cannot hide an engine in its import.
+entry points (Jinja2's ``Template.render``/``generate``/``stream``/``module``, a transformers
+tokenizer's construction, ``apply_chat_template``, ``__call__``, ``encode`` and ``decode``,
+``openai_harmony.load_harmony_encoding``, ``ray.init``), and the Go oracle and
+:func:`tests.support.oracles.harmony_encoding` call :func:`require` themselves. Run inside a test
+that lacks the marker, an entry point fails that test (``pytest.fail``, which no ``except
+Exception`` in a test swallows); ``tests/contract/test_oracle_marks.py`` proves the wrapping is in
+place. So the default tier finds a missing marker on every engine call made in the test's own
+process, and the quick tier cannot start an engine there. Outside a test (a module run at
+collection) an engine may run in the full tiers; in the quick tier it is an error, so a module
+cannot hide an engine in its import.
+
+Not checked: an engine a child process runs (the command run as a subprocess, worker processes):
+such a test is marked by hand, for the engine its setup uses (a tokenizer built for the command's
+``--tokenizer`` is built here, and checked).
 """
 
 from __future__ import annotations
@@ -96,13 +103,21 @@ def _wrap(owner: Any, names: Sequence[str], oracle: str) -> None:
         setattr(owner, name, _guarded(getattr(owner, name), oracle))
 
 
+#: module name -> the entry points wrapped in it (on the class, for the first two).
+WRAPPED: dict[str, tuple[str, ...]] = {
+    "jinja2.environment": ("render", "generate", "stream", "make_module", "render_async", "generate_async"),
+    "transformers.tokenization_utils_base": ("__init__", "apply_chat_template", "__call__", "encode", "decode"),
+    "openai_harmony": ("load_harmony_encoding",),
+    "ray": ("init",),
+}
+
 #: module name -> how its entry points are wrapped once it is imported.
 _ENTRY_POINTS: dict[str, Callable[[ModuleType], None]] = {
-    "jinja2.environment": lambda m: _wrap(m.Template, ("render", "generate"), "jinja"),
+    "jinja2.environment": lambda m: _wrap(m.Template, WRAPPED["jinja2.environment"], "jinja"),
     "transformers.tokenization_utils_base": lambda m: _wrap(
-        m.PreTrainedTokenizerBase, ("__init__", "apply_chat_template"), "transformers"),
-    "openai_harmony": lambda m: _wrap(m, ("load_harmony_encoding",), "openai_harmony"),
-    "ray": lambda m: _wrap(m, ("init",), "ray"),
+        m.PreTrainedTokenizerBase, WRAPPED["transformers.tokenization_utils_base"], "transformers"),
+    "openai_harmony": lambda m: _wrap(m, WRAPPED["openai_harmony"], "openai_harmony"),
+    "ray": lambda m: _wrap(m, WRAPPED["ray"], "ray"),
 }
 
 
@@ -120,6 +135,8 @@ class _Loader(importlib.abc.Loader):
         self._patch(module)
 
     def __getattr__(self, name: str) -> Any:  # the rest of the loader's interface (resources, source)
+        if name.startswith("__") or name in ("_inner", "_patch"):  # copy, pickle: not the inner loader's
+            raise AttributeError(name)
         return getattr(self._inner, name)
 
 

@@ -13,6 +13,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .oracle_marks import require
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 Outcome = tuple[str, str]
@@ -104,10 +106,15 @@ def render_ours(render: Callable[..., str], *args: Any, **kwargs: Any) -> Outcom
         return ("error", str(exc))
 
 
-@cache
 def harmony_encoding() -> Any:
     """openai-harmony's gpt-oss encoding, loaded once, when a test first asks for it (never at import:
-    the quick tier imports every test module and runs no engine)."""
+    the quick tier imports every test module and runs no engine); every call checks the test's marker."""
+    require("openai_harmony")
+    return _harmony_encoding()
+
+
+@cache
+def _harmony_encoding() -> Any:
     import openai_harmony
 
     return openai_harmony.load_harmony_encoding(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)

@@ -70,6 +70,7 @@ class ChatMLFormat(GuardedFormat):
     parses = True
     renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
+    control_tokens = CONTROL_TOKENS
     option_specs = (*_OPTION_SPECS, *_SERVING_SPECS, STRICT)
     options = _OPTIONS
     parse_option_specs = (
@@ -264,7 +265,7 @@ class ChatMLSafetyFormat(ChatMLFormat):
         if not isinstance(trust_assistant, bool):  # a truthy string would leave assistant text unchecked
             raise InvalidInputError("trust_assistant", f"expected a boolean, got {type_name(trust_assistant)}")
         if guard is None:
-            guard = ControlTokenGuard(tuple(tokens), policy, trust_assistant)
+            guard = ControlTokenGuard(tokens, policy, trust_assistant)
         elif (policy, tuple(tokens), trust_assistant) != ("escape", CONTROL_TOKENS, True):
             raise FormatError("chatml-safety: pass either guard or policy/tokens/trust_assistant, not both")
         super().__init__(guard)

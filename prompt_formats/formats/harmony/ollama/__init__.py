@@ -40,6 +40,7 @@ from ....format.spans import RenderedPrompt, check_generated_policy
 from ....model.arguments import decode_arguments_option
 from ....model.tools import offered_names
 from ..parse import HarmonyReplyParser, parse_header
+from ..tokens import CONTROL_TOKENS
 from ..untrusted import HARMONY_READING
 from .incremental import HarmonyIncremental, incremental_renderer
 from .options import (
@@ -79,6 +80,7 @@ class HarmonyFormat(GuardedFormat):
     parses = True
     renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
+    control_tokens = CONTROL_TOKENS
     option_specs: ClassVar[tuple[Option, ...]] = OPTION_SPECS
     options: ClassVar[Mapping[str, str]] = OPTIONS
     parse_option_specs: ClassVar[tuple[Option, ...]] = PARSE_OPTION_SPECS

@@ -19,6 +19,7 @@ from ....format.spans import GeneratedPolicy, RenderedPrompt
 from ....model.arguments import decode_arguments_option
 from ....model.tools import offered_names
 from ..parse import HarmonyReplyParser
+from ..tokens import CONTROL_TOKENS
 from .arguments import decode_conversation
 from .guarding import guard_conversation
 from .incremental import GptOssIncremental, incremental_renderer
@@ -48,6 +49,7 @@ class GptOssFormat(GuardedFormat):
     parses = True
     renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
+    control_tokens = CONTROL_TOKENS
     option_specs = OPTION_SPECS
     options: ClassVar[Mapping[str, str]] = OPTIONS
     parse_option_specs = tuple(
