@@ -1,6 +1,6 @@
 """The house rules the package keeps as it grows: sizes, and the import paths its documents promise.
 
-Every function in ``prompt_formats/`` is at most 60 lines and every module at most 450 (read from
+Every function in ``prompt_formats/`` is at most 60 lines, and a module past 800 is a smell to explain (read from
 the AST, so a docstring counts and a blank line after the function does not); every import path
 README.md, docs/guide.md and CHANGELOG.md mention (``from prompt_formats… import …`` and dotted
 ``prompt_formats.x.y`` names) imports. The command (``prompt_formats/cli/``) is imported by nothing
@@ -21,7 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "prompt_formats"
 MAX_FUNCTION_LINES = 60
-MAX_MODULE_LINES = 450
+#: One concept a module: this is where a module becomes a smell; it is not a target to split at.
+MAX_MODULE_LINES = 800
 DOCUMENTS = ("README.md", "docs/guide.md", "CHANGELOG.md")
 
 MODULES = sorted(PACKAGE.rglob("*.py"))
@@ -59,7 +60,7 @@ def test_functions_are_at_most_60_lines(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_relative)
-def test_modules_are_at_most_450_lines(path: Path) -> None:
+def test_modules_are_at_most_800_lines(path: Path) -> None:
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_MODULE_LINES, f"{_relative(path)}: {lines} lines"
 

@@ -5,7 +5,7 @@ The rules it follows are written in ``docs/chatml.md`` ("Parsing replies"): reas
 tool not offered too, noted, its values untyped; not a NAME with braces, quotes or whitespace),
 which is announced at once and whose arguments stream as they arrive (:mod:`.call_stream`); values
 typed by the tools' schemas (:mod:`.schema`); a call cut off or ended by stray text stays a call,
-with a note; where a value ends, ``</parameter>`` and tags inside it included: :mod:`.value_ends`;
+with a note; where a value ends, ``</parameter>`` and tags inside it included (the section below);
 tolerated, with a note: a function block of an offered tool without ``<tool_call>``, a value whose
 ``</parameter>`` is missing (it ends at the next tag), a block ended by ``</tool_call>`` without
 ``</function>``; a call in the JSON form of Qwen2.5 and Qwen3 (``<tool_call>`` + ``{"name": …,
@@ -25,9 +25,11 @@ from ...replies.streaming import (
     Malformed,
     Note,
     ReasoningDelta,
+    StreamParser,
     StrippedText,
     Terminator,
     TerminatorScan,
+    ToolCallArgumentsDelta,
     ToolCallEnd,
     ToolCallStart,
     hold_point,
@@ -37,6 +39,8 @@ from . import tokens as t
 from .call_stream import CallInProgress
 from .grammar import (
     AFTER_FUNCTION,
+    AFTER_VALUE,
+    AFTER_VALUE_WS,
     BARE_CALL_START,
     CALL_START,
     CLOSE_ENDS,
@@ -45,25 +49,27 @@ from .grammar import (
     FUNCTION_END,
     FUNCTION_ITEM,
     JSON_CALL_START,
+    JSON_ENDS,
+    JSON_ENDS_THINK_OPEN,
     JUNK_CALL_NOTE,
     NEXT_PARAMETER,
     PARAMETER_END,
     REASONING_ENDS,
     THINK_END,
     THINK_OPEN,
+    TOOL_CALL_END,
     VALUE_ENDS,
     WS_RUN,
     State,
     could_name_a_tool,
     value_end_past,
 )
-from .json_call import JsonCalls
+from .json_call import read_json_call
 from .schema import schema_types
-from .value_ends import ValueEnds
 
 __all__ = ["ChatMLReplyParser"]
 
-class ChatMLReplyParser(JsonCalls, ValueEnds):
+class ChatMLReplyParser(StreamParser):
     """Streaming parser of a Qwen3.6 ChatML completion (rules: this module's docstring).
 
     Made by :meth:`~prompt_formats.formats.chatml.ChatMLFormat.stream_parser`; per stream,
@@ -71,6 +77,7 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
     """
 
     __slots__ = (
+        "_call",
         "_calls",
         "_content",
         "_id_factory",
@@ -79,8 +86,10 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
         "_junk_calls",
         "_late_think_end",
         "_reasoning",
+        "_schemas",
         "_state",
         "_text_after_stop",
+        "_unclosed",
     )
 
     def __init__(
@@ -106,7 +115,7 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
         # No "</parameter>" comes in the rest of the reply: a value ends at the next tag at once.
         self._unclosed = False
         self._call = CallInProgress("", [])
-        self._json: list[str] = []  # the text of a call in the JSON form, read so far (.json_call)
+        self._json: list[str] = []  # the text of a call in the JSON form, read so far
         self._json_from = State.CONTENT
         if continued is not None:
             self._set_state(State.CONTENT if continued == "content" else State.REASONING)
@@ -231,6 +240,156 @@ class ChatMLReplyParser(JsonCalls, ValueEnds):
             note += f" (the unfinished {unfinished!r} kept as text)"
             self._content.add(unfinished)
         self._close_call(note)
+
+    # Where a value ends. -----------------------------------------------------------------------
+    # A value may hold the format's own tags (a file that is itself a tool-call example, a template):
+    #
+    # - ``</parameter>`` ends the value when what follows it (after whitespace) is a parameter's tag of the
+    #   tool (any tag without tools), ``</function>``, ``</tool_call>``, a stop marker or the end of the
+    #   completion; followed by anything else it is held: the value's own text if another
+    #   ``</parameter>`` comes, else the value's end after all;
+    # - a ``<parameter=…>`` taken as the value's text (one of a parameter already read, or one of no
+    #   parameter of the tool followed by a ``</parameter>``) opens a nested block: the ``</parameter>``
+    #   that closes it is text too (held, when what follows it would end the value, until another
+    #   ``</parameter>`` shows it was);
+    # - without a ``</parameter>`` a value ends (tolerated, noted) at the next parameter's tag or the
+    #   function's end (:meth:`_end_unclosed`).
+
+    def _parameter_end(self, buf: str, at: int, final: bool) -> tuple[int, bool]:
+        """A ``</parameter>`` at ``buf[at]``: the value's end, its text, held, or not known yet (wait)."""
+        call = self._call
+        end = at + len(t.PARAMETER_CLOSE)
+        if call.held:  # what was held is the value's own text: a "</parameter>" came after it
+            text = "".join(call.held)
+            call.held = []
+            call.nested += text.count(t.PARAMETER_OPEN)
+            self._value_text(text)
+        closes = self._closes_value(buf, end, final)
+        if closes is None:
+            return at, False
+        if call.nested:  # it closes a block opened inside the value, unless no other "</parameter>" comes
+            call.nested -= 1
+            if closes:
+                call.held.append(t.PARAMETER_CLOSE)
+            else:
+                self._value_text(t.PARAMETER_CLOSE)
+            return end, True
+        if not closes:  # the value's own text if another "</parameter>" comes, else its end
+            call.held.append(t.PARAMETER_CLOSE)
+            return end, True
+        self._close_value()
+        self._after_value(False)
+        return end, True
+
+    def _closes_value(self, buf: str, pos: int, final: bool) -> bool | None:
+        """Whether the text at ``pos`` (after a ``</parameter>``) makes it the value's end; ``None``: not known yet."""
+        skip = WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+        if skip - pos > AFTER_VALUE_WS or (skip == len(buf) and final):
+            return True
+        if skip == len(buf):
+            return None
+        item = AFTER_VALUE.match(buf, skip, partial=not final)
+        if item is None:
+            return False
+        if item.partial:
+            return None
+        return item.group(1) is None or self._is_tool_parameter(t.PARAMETER_OPEN + item.group(1) + ">")
+
+    def _names_a_read_parameter(self, match: Any) -> bool:
+        call = self._call
+        name = match.group()[len(t.PARAMETER_OPEN):-1]
+        return name == call.param_name or name in call.params
+
+    def _is_tool_parameter(self, tag: str) -> bool:
+        """Whether ``tag`` opens a parameter of the tool (any does without tools, or when it declares none
+        or was not offered)."""
+        if self._schemas is None:
+            return True
+        declared = self._schemas.get(self._call.name)
+        return not declared or tag[len(t.PARAMETER_OPEN):-1] in declared
+
+    def _end_unclosed(self, buf: str, at: int) -> int:
+        """The value ends, unclosed, at the tag at ``buf[at]`` (the next parameter's or the function's end)."""
+        self._close_value(marker="")
+        if buf.startswith(t.FUNCTION_CLOSE, at):
+            self._call.raw.append(t.FUNCTION_CLOSE)
+            self._close_call()
+            self._after_value(True)
+            return at + len(t.FUNCTION_CLOSE)
+        self._after_value(False)
+        return at
+
+    def _reread_unclosed(self, buf: str, at: int, final: bool) -> tuple[int, bool]:
+        """No ``</parameter>`` after a tag held in a value (``at``: the reply's end): the value ended there."""
+        call = self._call
+        text = "".join(call.held)
+        call.held = []
+        self._unclosed = True
+        if text.startswith(t.PARAMETER_CLOSE):  # the value's own "</parameter>" after all
+            self._close_value()
+            self._after_value(False)
+            skip = len(t.PARAMETER_CLOSE)
+        else:
+            skip = self._end_unclosed(text, 0)
+        self._advance(text[skip:] + buf[at:], final)  # once: from here on no value is held
+        return len(buf), False
+
+    # The JSON form of a call (:mod:`.json_call`): its text held up to ``</tool_call>``. ----------
+
+    def _open_json(self, raw: str, state: State) -> None:
+        """``<tool_call>{`` was read (``raw``) in ``state``: hold the text up to the block's end."""
+        self._json.append(raw)
+        self._json_from = state
+        self._set_state(State.JSON)
+
+    def _json_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
+        """JSON: the call's text up to ``</tool_call>`` (or, not closed, another end; see :mod:`.json_call`)."""
+        in_reasoning = self._json_from == State.REASONING or self._late_think_end
+        terms = JSON_ENDS_THINK_OPEN if in_reasoning else JSON_ENDS
+        at, term, _ = scan.next(pos, terms)
+        if at < 0:
+            stop = len(buf) if final else hold_point(buf, pos, terms)
+            self._json.append(buf[pos:stop])
+            if final:
+                self._end_json(False)
+            return stop, False
+        self._json.append(buf[pos:at])
+        if term is TOOL_CALL_END:
+            self._json.append(t.TOOL_CALL_CLOSE)
+            self._end_json(True)
+            return at + len(t.TOOL_CALL_CLOSE), True
+        self._end_json(False)
+        return at, True
+
+    def _end_json(self, closed: bool) -> None:
+        """The block's text ends (``closed``: by ``</tool_call>``): a call, or text where it was written."""
+        raw = "".join(self._json)
+        self._json.clear()  # cleared, not replaced: the JSON state appends to this list
+        body = raw[len(t.TOOL_CALL_OPEN):len(raw) - len(t.TOOL_CALL_CLOSE)] if closed else raw[len(t.TOOL_CALL_OPEN):]
+        read = read_json_call(body)
+        if read is None:
+            self._scanned_text(raw, self._json_from)
+            self._set_state(self._json_from)
+            return
+        name, arguments, text = read
+        index = self._calls
+        self._calls += 1
+        call_id = self._id_factory()
+        label = f"tool call {index} ({name})"
+        out = self._out
+        out.append(ToolCallStart(index, call_id, name))
+        out.append(ToolCallArgumentsDelta(index, text))
+        out.append(ToolCallEnd(index, ToolCall(name=name, arguments=arguments, id=call_id, arguments_text=text)))
+        out.append(Note(f"{label} written in the JSON form (a JSON object of name and arguments in "
+                        "'<tool_call>', as Qwen2.5 and Qwen3 write it): read as a call"))
+        if not closed:
+            out.append(Malformed(f"{label} not closed by '</tool_call>': its JSON read up to where the next "
+                                 "tag or the end of the completion begins"))
+        if self._schemas is not None and name not in self._schemas:
+            out.append(Note(f"{label} to a tool not offered: read as a call"))
+        if self._json_from == State.REASONING:
+            self._late_think_end = True  # as for a call in the XML form: the reasoning's "</think>" may still come
+        self._set_state(State.CONTENT)
 
     # The machine: one step per state, consuming from ``pos``; returns ``(position, more)``, ``more``
     # False when it stopped for want of text (the position is then what ``_advance`` returns). -----
