@@ -87,7 +87,7 @@ class ControlTokenGuard(ToolsetPolicy):
         check_tokens(self.tokens, self.families)
         object.__setattr__(self, "_scanner", Scanner.build(self.tokens, self.families))
         object.__setattr__(self, "_blob_patterns", {})
-        # One lead character (both default sets: "<"): a single substring test clears most strings.
+        # One lead character (both families' sets: "<"): a single substring test clears most strings.
         leads = self._scanner.leads
         lead = leads if len(leads) == 1 else None
         object.__setattr__(self, "_lead", lead)

@@ -1,6 +1,6 @@
 """The escape scheme: the patterns that find control tokens, their escapes, and their inverses.
 
-Let a *lead* be the first character of a token (``<`` for every default token) and a *tail* the
+Let a *lead* be the first character of a token (``<`` for every token of both families' sets) and a *tail* the
 rest of it (``|im_end|>``). Escaping inserts one :data:`ESCAPE_MARKER` after every lead that is
 followed by zero or more markers and then a tail; unescaping removes one marker after every lead
 followed by one or more markers and then a tail. So ``unescape(escape(t)) == t`` for every ``t``,

@@ -237,7 +237,8 @@ class ChatMLSafetyFormat(ChatMLFormat):
     (``tests/fixtures/chatml_upstream.jinja``). Before rendering, a
     :class:`~prompt_formats.guard.ControlTokenGuard` applies its policy to every untrusted field (see
     ``docs/safety.md``). ``policy``: ``"escape"`` (default), ``"reject"`` or ``"allow"``; ``tokens``:
-    the control tokens (default the family's, ``pf.CHATML_CONTROL_TOKENS``);
+    the control tokens (default the family's, ``pf.CHATML_CONTROL_TOKENS``; another set must hold it
+    whole, and may add tokens of its own);
     ``trust_assistant``: leave assistant content and reasoning unchecked (default ``True``). Or pass
     a ready ``guard`` instead of those three.
     """

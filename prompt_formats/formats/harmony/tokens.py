@@ -1,4 +1,5 @@
-"""Every marker and fixed text of the Harmony family, spelt once (rendering, parsing and the guard).
+"""Every marker of the Harmony family and the fixed text of Ollama's template, spelt once (rendering,
+parsing and the guard); the gpt-oss template's own combinations are in ``openai/texts.py``.
 
 A leaf module: it imports nothing of the package but what a family tells the guard
 (:mod:`prompt_formats.guard.vocabulary`).

@@ -1,8 +1,9 @@
-"""How the Harmony template puts untrusted text in the prompt: what the control-token guard reads.
+"""How Ollama's Harmony template (the ``harmony`` format) puts untrusted text in the prompt: what the
+control-token guard reads.
 
 Text parts are rendered as separate texts (a token cannot be split across them); tool calls in
-history are not checked (the Harmony renderer writes their arguments as JSON it produces itself).
-See docs/safety.md.
+history are not checked (the template renders none). gpt-oss's guard reads its own template's
+fields (``openai/guarding.py``). See docs/safety.md.
 """
 
 from __future__ import annotations

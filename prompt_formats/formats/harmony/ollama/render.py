@@ -1,7 +1,7 @@
 """The Harmony renderer: Ollama's gpt-oss Go template, in its order (prologue, last-query scan, one writer per role).
 
 What it reproduces (collation, the header, prefill, the fields read) is written in the docstring of
-:mod:`prompt_formats.formats.harmony`.
+:mod:`prompt_formats.formats.harmony.ollama`.
 """
 
 from __future__ import annotations
@@ -357,7 +357,7 @@ def write_messages(
     names: dict[str, str] | None = None  # tool call id -> name, once a tool result needs it
     for index, message in enumerate(messages):
         # Fast path for the well-formed dict, reading what _fields reads (the reasoning alias of
-        # shape.reasoning_of inlined); anything else is read by _fields.
+        # reading.reasoning_of inlined); anything else is read by _fields.
         if type(message) is dict:
             role = message.get("role")
             content = message.get("content")
