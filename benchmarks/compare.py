@@ -114,7 +114,7 @@ FAST_PATHS = [
              "compare.py --against 92ff475^ --format harmony --calls render_spans --corpus agent-257-prepared"),
     FastPath("harmony-parse-kinds", "formats/harmony/parse.py (the Kind members as module names)",
              "bench_parse.py, Harmony agent turn", "bench_parse.py on 3297ab6^ and after it"),
-    FastPath("spans-setters", "spans.py (RenderedPrompt built through the slots' setters)",
+    FastPath("spans-setters", "format/spans.py (RenderedPrompt built through the slots' setters)",
              "bench_render.py spans, every everyday row",
              "compare.py --against 92ff475^ --calls render_spans"),
     FastPath("history-same-objects", "format/history.py (_same_objects, written per build)",
@@ -155,7 +155,7 @@ def _step_aside(name: str) -> tuple[Any, str, Any]:
         module = importlib.import_module("prompt_formats.formats.chatml")
         return module, "render_guarded", lambda *args, **kwargs: None
     if name == "harmony-plain":
-        module = importlib.import_module("prompt_formats.formats.harmony")
+        module = importlib.import_module("prompt_formats.formats.harmony.ollama")
         return module, "render_plain", module.render_harmony
     if name == "gpt-oss-namespace":
         module = importlib.import_module("prompt_formats.formats.harmony.openai.prompt")
@@ -206,7 +206,10 @@ def load_revision(revision: str, tmp: Path) -> Any:
 def package_format(package: Any, name: str) -> Any:
     """The format ``name`` of ``package``, through its registry, imported from that package (a revision's
     registry names the modules absolutely, which would be the tree's)."""
-    registry = importlib.import_module(f"{package.__name__}.registry")
+    try:  # the registry's module, where the revision has it (format/ since the layers, the top level before)
+        registry = importlib.import_module(f"{package.__name__}.format.registry")
+    except ModuleNotFoundError:
+        registry = importlib.import_module(f"{package.__name__}.registry")
     module_name, _, class_name = registry._FORMATS[name].partition(":")
     module = importlib.import_module(package.__name__ + module_name.removeprefix("prompt_formats"))
     return getattr(module, class_name)()

@@ -249,7 +249,7 @@ class ChatMLSafetyFormat(ChatMLFormat):
     merge_system = False
     config_specs = (
         Option("policy", frozenset({"string"}), "escape, reject or allow a control token found in untrusted text"),
-        Option("tokens", frozenset({"array"}), "the control tokens (default: the Qwen3 ChatML set)"),
+        Option("tokens", frozenset({"array"}), "the control tokens: the Qwen3 ChatML set (default), or it extended"),
         Option("trust_assistant", BOOLEAN, "leave assistant content and reasoning unchecked (default true)"),
         GUARD_CONFIG,
     )
