@@ -14,7 +14,7 @@ import functools
 from collections.abc import Sequence
 
 from .._text.walk import MAX_NESTING
-from .core import ControlTokenGuard, Policy, as_token_tuple, default_families
+from .core import ControlTokenGuard, Policy, as_token_tuple
 from .vocabulary import ESCAPE_MARKER, ControlTokens, TokenFamily, UntrustedReading
 
 __all__ = [
@@ -30,9 +30,10 @@ __all__ = [
 
 
 @functools.lru_cache(maxsize=16)
-def _escaping_guard(tokens: tuple[str, ...], families: tuple[TokenFamily, ...]) -> ControlTokenGuard:
-    # The families are part of the key: a ControlTokens set equals the plain tuple of its tokens.
-    return ControlTokenGuard(tokens, families=families)
+def _escaping_guard(tokens: tuple[str, ...]) -> ControlTokenGuard:
+    # Keyed by the tokens alone: a ControlTokens set equals the plain tuple of its tokens, and both
+    # get the same families (declared_families), so either may stand for the other.
+    return ControlTokenGuard(tokens)
 
 
 def unescape(text: str, tokens: Sequence[str], *, followed_by: str = "") -> str:
@@ -43,5 +44,4 @@ def unescape(text: str, tokens: Sequence[str], *, followed_by: str = "") -> str:
     guard over ``tokens`` has by default (those the set declares: Harmony's reserved range for the
     Harmony set); for other families, use the guard's own :meth:`ControlTokenGuard.unescape`.
     """
-    as_tuple = as_token_tuple(tokens)
-    return _escaping_guard(as_tuple, default_families(as_tuple)).unescape(text, followed_by)
+    return _escaping_guard(as_token_tuple(tokens)).unescape(text, followed_by)

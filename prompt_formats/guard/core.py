@@ -46,13 +46,6 @@ def _families(families: Iterable[TokenFamily]) -> tuple[TokenFamily, ...]:
     return tuple(families)
 
 
-def default_families(tokens: tuple[str, ...]) -> tuple[TokenFamily, ...]:
-    """The families a guard over ``tokens`` covers unless told otherwise: those the set declares, and
-    those of every family's set it holds whole (:func:`~prompt_formats.guard.vocabulary.declared_families`;
-    Harmony's reserved range for Harmony's tokens, as a ``ControlTokens``, a tuple or a list)."""
-    return declared_families(tokens)
-
-
 @attrs.frozen
 class ControlTokenGuard(ToolsetPolicy):
     """Applies ``policy`` to control tokens found in untrusted text (see the module docstring).
@@ -63,7 +56,9 @@ class ControlTokenGuard(ToolsetPolicy):
     must not contain the first character of any token after its own first position (true of the
     ChatML and Harmony sets). ``families``: ranges of tokens covered by pattern
     (:class:`TokenFamily`, every ``prefix + digits + suffix``); by default those ``tokens`` declares
-    (:class:`~prompt_formats.guard.vocabulary.ControlTokens`: Harmony's ``<|reserved_N|>``), else none.
+    and those of every family's set it holds whole
+    (:func:`~prompt_formats.guard.vocabulary.declared_families`: Harmony's ``<|reserved_N|>`` for
+    Harmony's tokens, as a ``ControlTokens``, a tuple or a list), else none.
     Immutable, hashable, thread-safe and picklable.
     """
 
@@ -71,7 +66,7 @@ class ControlTokenGuard(ToolsetPolicy):
     policy: Policy = "escape"
     trust_assistant: bool = True
     families: tuple[TokenFamily, ...] = attrs.field(
-        default=attrs.Factory(lambda self: default_families(self.tokens), takes_self=True), converter=_families,
+        default=attrs.Factory(lambda self: declared_families(self.tokens), takes_self=True), converter=_families,
         kw_only=True,
     )
     _scanner: Scanner = attrs.field(init=False, repr=False, eq=False, hash=False)

@@ -19,7 +19,7 @@ from ..model.messages import Message, message_dict
 from ..model.reading import call_body, plain_scalar, reasoning_field
 from .prefilter import Prefilters
 from .scheme import insert_after
-from .vocabulary import TokenFamily, UntrustedReading, is_text_part, parts_clean
+from .vocabulary import UntrustedReading, is_text_part, parts_clean
 
 __all__ = ["FieldPolicy", "resolved"]
 
@@ -52,9 +52,6 @@ def _walk_field(changes: dict[str, Any], key: str, value: Any, walk: Callable[..
 
 class FieldPolicy(Prefilters):
     """The walkers of :class:`~prompt_formats.guard.ControlTokenGuard` (a mixin: it holds no state)."""
-
-    tokens: tuple[str, ...]
-    families: tuple[TokenFamily, ...]
 
     def reading_of(self, reading: UntrustedReading | None) -> UntrustedReading:
         """``reading``; none is a :class:`~prompt_formats.errors.FormatError`: what a name is followed

@@ -15,7 +15,7 @@ import pytest
 
 import prompt_formats as pf
 from tests.support.golden import CORPORA, LEAST, Corpus, engine_outcomes, kinds, load, render_args
-from tests.support.harmony_oracle import HarmonyOracle, build_oracle
+from tests.support.harmony_oracle import HarmonyOracle, running_oracle
 from tests.support.oracles import render_ours
 
 _IDS = [corpus.format for corpus in CORPORA]
@@ -54,9 +54,8 @@ def test_render_spans_writes_the_engines_stored_text(corpus: Corpus) -> None:
 
 @pytest.fixture(scope="module")
 def go_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
-    oracle = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("golden_go")))
-    yield oracle
-    oracle.close()
+    with running_oracle(tmp_path_factory.mktemp("golden_go")) as oracle:
+        yield oracle
 
 
 def _engine_marks(corpus: Corpus) -> Any:

@@ -16,7 +16,7 @@ a ``current_date`` string (the default is today's date).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,20 +168,12 @@ def write(corpus: Corpus, go_oracle: Any = None) -> int:
     return len(stored)
 
 
-def _go_oracle(directory: Path) -> Iterator[Any]:
-    from tests.support.harmony_oracle import HarmonyOracle, build_oracle
-
-    oracle = HarmonyOracle(build_oracle(directory))
-    try:
-        yield oracle
-    finally:
-        oracle.close()
-
-
 if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:
-        for go in _go_oracle(Path(scratch)):
+        from tests.support.harmony_oracle import running_oracle
+
+        with running_oracle(Path(scratch)) as go:
             for corpus in CORPORA:
                 print(corpus.format, write(corpus, go))

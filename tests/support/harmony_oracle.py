@@ -14,11 +14,12 @@ tests that depend on it fail rather than skip.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +226,13 @@ class HarmonyOracle:
                 proc.kill()
                 proc.wait()
             proc.stdout.close()
+
+
+@contextlib.contextmanager
+def running_oracle(directory: Path) -> Iterator[HarmonyOracle]:
+    """The oracle built into ``directory``, its process closed on the way out."""
+    oracle = HarmonyOracle(build_oracle(directory))
+    try:
+        yield oracle
+    finally:
+        oracle.close()
