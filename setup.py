@@ -32,7 +32,6 @@ COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/formats/harmony/openai/spans.py",
     "prompt_formats/formats/harmony/ollama/drops.py",
     "prompt_formats/formats/harmony/ollama/incremental.py",
-    "prompt_formats/formats/harmony/ollama/plain.py",
     "prompt_formats/formats/harmony/ollama/render.py",
     "prompt_formats/formats/harmony/ollama/spans.py",
 )

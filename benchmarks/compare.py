@@ -88,17 +88,14 @@ FAST_PATHS = [
              "compare.py --against 691d8b2^ --corpus agent-257-prepared --calls render_spans"),
     FastPath("chatml-session", "formats/chatml/incremental.py (the session's window)",
              "bench_render.py session, chatml rows", "the row itself: session against prepared render"),
-    FastPath("harmony-plain", "formats/harmony/ollama/plain.py (render_plain, write_messages_fast)",
-             "headline.py, harmony everyday (and every harmony row)",
-             "compare.py --without harmony-plain --format harmony"),
-    FastPath("harmony-session", "formats/harmony/ollama/incremental.py (and write_messages_fast in it)",
+    FastPath("harmony-session", "formats/harmony/ollama/incremental.py",
              "bench_render.py session, harmony row", "the row itself: session against prepared render"),
     FastPath("harmony-tool-name", "formats/harmony/ollama/render.py (_offers_python: the usual tool dict)",
              "bench_render.py render, harmony agent-257 rows (40 tools)",
              "compare.py --against e513420^ --format harmony --corpus agent-257"),
     FastPath("harmony-text-part", "formats/harmony/ollama/render.py (a {type: text, text: str} part)",
              "headline.py, harmony everyday", "compare.py --against d7a065d^ --format harmony"),
-    FastPath("harmony-fields", "formats/harmony/ollama/render.py (the well-formed dict before _fields)",
+    FastPath("harmony-fields", "formats/harmony/ollama/render.py (the walk reads a plain dict, _plain the rest)",
              "bench_render.py render, every harmony row", "compare.py --against 3297ab6^ --format harmony"),
     FastPath("harmony-options", "formats/harmony/ollama/__init__.py (a set test before check_options)",
              "bench_render.py render, harmony everyday <= 6 messages",
@@ -109,9 +106,6 @@ FAST_PATHS = [
     FastPath("harmony-plain-keys", "formats/harmony/ollama/drops.py (one keys() test for a plain message)",
              "bench_render.py spans, harmony rows",
              "compare.py --against eb0dd8b^ --format harmony --calls render_spans --instructions"),
-    FastPath("harmony-spans-long", "formats/harmony/ollama/spans.py (_LONG: system texts read first)",
-             "bench_render.py spans, harmony agent row (below it, the everyday rows)",
-             "compare.py --against 92ff475^ --format harmony --calls render_spans --corpus agent-257-prepared"),
     FastPath("harmony-parse-kinds", "formats/harmony/parse.py (the Kind members as module names)",
              "bench_parse.py, Harmony agent turn", "bench_parse.py on 3297ab6^ and after it"),
     FastPath("spans-setters", "format/spans.py (RenderedPrompt built through the slots' setters)",
@@ -154,9 +148,6 @@ def _step_aside(name: str) -> tuple[Any, str, Any]:
     if name == "chatml-guard":
         module = importlib.import_module("prompt_formats.formats.chatml")
         return module, "render_guarded", lambda *args, **kwargs: None
-    if name == "harmony-plain":
-        module = importlib.import_module("prompt_formats.formats.harmony.ollama")
-        return module, "render_plain", module.render_harmony
     if name == "gpt-oss-namespace":
         module = importlib.import_module("prompt_formats.formats.harmony.openai.prompt")
         checked = importlib.import_module("prompt_formats.formats.harmony.openai.typescript").functions_namespace
@@ -164,7 +155,7 @@ def _step_aside(name: str) -> tuple[Any, str, Any]:
     raise SystemExit(f"compare: --without {name}: not one of {', '.join(STEP_ASIDE)}")
 
 
-STEP_ASIDE = ("chatml-lean", "chatml-guard", "harmony-plain", "gpt-oss-namespace")
+STEP_ASIDE = ("chatml-lean", "chatml-guard", "gpt-oss-namespace")
 
 
 @contextlib.contextmanager

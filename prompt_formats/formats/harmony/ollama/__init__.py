@@ -55,7 +55,6 @@ from .options import (
     refuse_generation_prompt,
     shown,
 )
-from .plain import render_plain
 from .render import UnsupportedContentError, render_harmony
 from .spans import harmony_rendered_prompt
 
@@ -138,7 +137,7 @@ class HarmonyFormat(GuardedFormat):
         if options and "strict" in options:
             return render_strictly(self, messages, tools, add_generation_prompt, options)
         messages, date, reasoning_line = self._prepared(messages, add_generation_prompt, options)
-        return render_plain(messages, tools, date, reasoning_line)
+        return render_harmony(messages, tools, date, reasoning_line)
 
     def render_spans(
         self,

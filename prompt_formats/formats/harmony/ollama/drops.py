@@ -1,7 +1,9 @@
 """What Ollama's Harmony template leaves out of the prompt: ``RenderedPrompt.dropped`` for ``harmony``.
 
-Only ``render_spans`` (and so ``strict=True``) asks for it: :func:`dropped` reads the input again
-after the writers have written (and checked) it, so ``render`` does none of this work.
+Only ``render_spans`` (and so ``strict=True``) asks for it: :func:`dropped` reads what each message
+holds after the walk has written (and checked) it, and what the walk did with it from its notes
+(:func:`~.render.write_messages`): whether it wrote the message at all, and whether it wrote its
+reasoning. ``render`` does none of this work.
 
 "Held text" (a loss is only ever one of these): a content whose text, read as the template reads it
 (parts joined with a blank line), is not empty; a reasoning field (``reasoning_content``,
@@ -24,21 +26,21 @@ result's name) are never losses. What is lost (docs/harmony.md, "What the templa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ....format.chat_format import Conversation, Tools
 from ....model.messages import Message, named_function
 from ....model.reading import REASONING_FIELDS
 from ....model.tools import PreparedTools, rendered_tools
-from .render import _call_names, _content_text, _tool_call_id
+from ..tokens import ANALYSIS
+from .render import UNWRITTEN, Note, _content_text
 
 __all__ = ["dropped"]
 
-#: The roles the template writes something for (``developer`` is read as ``system``).
-_WRITTEN = frozenset({"system", "user", "assistant", "tool"})
 #: The keys of a message dict that hold no loss but its content (identifiers and names).
 _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id", "tool_name"})
+_NONE: list[str] = []  # no reasoning field (read only)
 
 
 def _tools_dropped(tools: Any) -> tuple[str, ...]:
@@ -55,40 +57,15 @@ def _tools_dropped(tools: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _last_user(messages: Sequence[Any]) -> int:
-    """The index of the last user message, or -1 (the template's ``$lastUserIdx``, in input indices:
-    collation keeps the order and a user run is one message)."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        role = message.role if isinstance(message, Message) else message.get("role")
-        if role == "user":
-            return index
-    return -1
-
-
-def _record_fields(message: Message, index: int) -> tuple[str, Any, list[str], bool, bool, Any]:
-    """``(role, content, reasoning fields holding text, whether the first of them is the one the
-    template reads, whether it has tool calls, tool name)`` of a :class:`Message` the writers accepted."""
-    reasonings = ["reasoning"] if isinstance(message.reasoning, str) and message.reasoning else []
-    role = message.role
-    return ("system" if role == "developer" else role), message.content, reasonings, bool(reasonings), \
-        bool(message.tool_calls), message.name
-
-
-def _reasonings(message: Mapping[str, Any]) -> tuple[list[str], bool]:
-    """The reasoning fields of a message dict holding text, and whether the first of them is the one
-    the template reads (the first field that is not ``None``)."""
-    reasonings: list[str] = []
-    first_read = read = False
-    for key in REASONING_FIELDS:
-        value = message.get(key)
-        if value is None:
-            continue
-        if type(value) is str and value:
-            reasonings.append(key)
-            first_read = first_read or not read
-        read = True
-    return reasonings, first_read
+def _held(message: Any) -> tuple[Any, list[str], bool]:
+    """``(content, the reasoning fields holding text, whether it has tool calls)`` of a message the
+    walk accepted: a :class:`Message` or a mapping."""
+    if type(message) is not dict and isinstance(message, Message):
+        reasoning = message.reasoning
+        return message.content, ["reasoning"] if isinstance(reasoning, str) and reasoning else [], \
+            bool(message.tool_calls)
+    reasonings = [key for key in REASONING_FIELDS if type(value := message.get(key)) is str and value]
+    return message.get("content"), reasonings, _has_calls(message.get("tool_calls"))
 
 
 def _has_calls(value: Any) -> bool:
@@ -105,53 +82,32 @@ def _reasoning_and_calls_dropped(out: list[str], index: int, reasonings: list[st
         out.append(f"{path}.tool_calls")
 
 
-def dropped(messages: Conversation, tools: Tools) -> tuple[str, ...]:
+def dropped(messages: Conversation, tools: Tools, out: list[str], notes: list[Note]) -> tuple[str, ...]:
     """The inputs holding text the template leaves out, as error paths: tools first, then by message.
 
-    For input ``render`` accepted (so the writers checked what they read): the rules are this
-    module's docstring. Never raises on such input.
+    For input ``render`` accepted, given the pieces and ``notes`` of its walk with the notes
+    (:func:`~.render.write_messages`): the rules are this module's docstring. Never raises on such input.
     """
-    out = list(rendered_tools(tools, "harmony.dropped", _tools_dropped)) if tools else []
-    last_user = _last_user(messages)
-    names: dict[str, str] | None = None
-    previous: Any = None
-    no_reasoning: list[str] = []
-    role: Any
+    found = list(rendered_tools(tools, "harmony.dropped", _tools_dropped)) if tools else []
+    unwritten: set[int] = set()
+    shown: set[int] = set()  # the messages whose reasoning the prompt holds
+    for index, piece, _, _ in notes:
+        if piece == UNWRITTEN:
+            unwritten.add(index)
+        elif out[piece - 1] is ANALYSIS:
+            shown.add(index)
     for index, message in enumerate(messages):
-        if type(message) is not dict and isinstance(message, Message):
-            role, content, reasonings, first_read, calls, name = _record_fields(message, index)
+        # A dict of these keys holds nothing but its content: a written one loses nothing, so most
+        # messages cost a key test.
+        if type(message) is dict and message.keys() <= _PLAIN_KEYS:
+            if index not in unwritten:
+                continue
+            content, reasonings, calls = message.get("content"), _NONE, False
         else:
-            role = message.get("role")
-            if role == "developer":
-                role = "system"
-            # A dict of these keys holds nothing but its content: a written role loses nothing, so
-            # most messages cost a key test.
-            if message.keys() <= _PLAIN_KEYS:
-                if role in _WRITTEN and role != "tool":
-                    previous = role
-                    continue
-                reasonings, first_read, calls = no_reasoning, False, False
-            else:
-                reasonings, first_read = _reasonings(message)
-                calls = _has_calls(message.get("tool_calls"))
-            content = message.get("content")
-            name = message.get("tool_name")
-            if name is None:
-                name = message.get("name")
-        merged = role == previous and role != "tool"
-        renders = role in _WRITTEN
-        if role == "tool":
-            if not name and (call_id := _tool_call_id(message, index)):
-                names = _call_names(messages) if names is None else names
-                name = names.get(call_id, name)
-            renders = name == "python"
-        previous = role
-        if renders and not reasonings and not calls:  # nothing of it is lost: no paths to make
-            continue
-        if not renders:
+            content, reasonings, calls = _held(message)
+        if index in unwritten:
             if reasonings or calls or (content if type(content) is str else _content_text(content, index)):
-                out.append(f"messages[{index}]")
-            continue
-        shown = first_read and role == "assistant" and not merged and index > last_user
-        _reasoning_and_calls_dropped(out, index, reasonings, calls, shown)
-    return tuple(out)
+                found.append(f"messages[{index}]")
+        elif reasonings or calls:
+            _reasoning_and_calls_dropped(found, index, reasonings, calls, index in shown)
+    return tuple(found)

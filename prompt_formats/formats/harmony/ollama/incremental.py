@@ -1,6 +1,6 @@
 """Incremental Harmony rendering for sessions: a growing conversation re-renders only what changed.
 
-Built on the writers of :mod:`.render` (called read-only): after the header, the prompt is a list of
+Built on the walk of :mod:`.render`: after the header, the prompt is a list of
 pieces, three per Harmony message (start marker, text, end), which :func:`~.render.write_messages`
 appends to. A message's pieces depend on the message itself and on what follows it only in three
 ways: a user message after an assistant's reasoning takes that analysis message out; a system
@@ -30,8 +30,7 @@ from ....format.history import ExtendingRenderer, RenderAgain
 from ....model.arguments import decode_arguments_option
 from ..tokens import ANALYSIS, GENERATION
 from .options import date_text, reasoning_line_for
-from .plain import write_messages_fast
-from .render import PROLOGUE, open_marker, prologue, take_out
+from .render import PROLOGUE, open_marker, prologue, take_out, write_messages
 
 if TYPE_CHECKING:
     from ....format.chat_format import Conversation, Tools
@@ -151,8 +150,7 @@ class HarmonyIncremental(ExtendingRenderer):
     def _write(self, messages: list[Any], start: int) -> None:
         """Write ``messages`` after ``out[:start]``, noting the analysis messages they leave and the last run."""
         out, system = self._out, self._system
-        # render's one loop, stepping aside to write_messages.
-        last_role, run = write_messages_fast(messages, out, system)
+        last_role, run = write_messages(messages, out, system)
         if messages:
             self._last_role, self._run = last_role, run if run >= start else self._run
         # The analysis messages write_messages did not take out (no user message follows them) come

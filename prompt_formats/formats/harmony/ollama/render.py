@@ -1,13 +1,17 @@
-"""The Harmony renderer: Ollama's gpt-oss Go template, in its order (prologue, last-query scan, one writer per role).
+"""The one walk of Ollama's gpt-oss Go template: the header, then every message in the template's order.
 
-What it reproduces (collation, the header, prefill, the fields read) is written in the docstring of
+This is the only place the template's layout is written. ``render`` is the walk; ``render_spans``
+is the walk with ``notes`` (where each message's text went; :mod:`.spans` makes the ranges and
+:mod:`.drops` the losses from them, after the walk); a session's incremental render is the walk
+over the new messages, after the pieces it kept (:mod:`.incremental`). What it reproduces
+(collation, the header, prefill, the fields read) is written in the docstring of
 :mod:`prompt_formats.formats.harmony.ollama`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
@@ -28,16 +32,16 @@ from ..tokens import (
 )
 
 __all__ = [
-    "CLOSED",
     "PROLOGUE",
-    "Ends",
+    "SYSTEM",
+    "UNWRITTEN",
+    "Note",
     "UnsupportedContentError",
-    "Writers",
     "finish",
     "open_marker",
     "prologue",
     "render_harmony",
-    "role_of",
+    "take_out",
     "write_messages",
 ]
 
@@ -86,7 +90,9 @@ def _tools_text(tools: Sequence[Mapping[str, Any]] | PreparedTools) -> str:
     Every tool's name is checked (``tools[i].function.name: expected a string``); a
     :class:`PreparedTools` is checked once and the answer cached on it.
     """
-    if isinstance(tools, PreparedTools):
+    if type(tools) is list:
+        offers = _offers_python(tools)
+    elif isinstance(tools, PreparedTools):
         offers = rendered_tools(tools, "harmony.offers_python", _offers_python)
     elif is_list(tools):
         offers = _offers_python(tools)
@@ -204,6 +210,30 @@ def _tool_call_id(message: Any, index: int) -> str | None:
     return _optional_text(value, index, "tool_call_id")
 
 
+def _plain(message: Any, index: int) -> dict[str, Any]:
+    """A message the walk does not read inline, read by :func:`_fields` (which raises for what is
+    wrong with it) into the plain dict the walk reads: its content a string."""
+    role, content, thinking, name = _fields(message, index)
+    call_id = _as_set(message).tool_call_id if isinstance(message, Message) else message.get("tool_call_id")
+    return {"role": role, "content": content, "reasoning_content": thinking, "tool_name": name, "tool_call_id": call_id}
+
+
+def _plain_content(content: Any) -> str | None:
+    """A content that is not a string as :func:`_content_text` reads it, when ``None`` or a list of
+    ``{"type": "text", "text": str}`` parts; else ``None`` (read by :func:`_fields`)."""
+    if content is None:
+        return ""
+    if type(content) is not list:
+        return None
+    texts = []
+    for part in content:
+        text = part.get("text") if type(part) is dict and len(part) == 2 and part.get("type") == "text" else None
+        if type(text) is not str:
+            return None
+        texts.append(text)
+    return "\n\n".join(texts)
+
+
 def _call_names(messages: Sequence[Any]) -> dict[str, str]:
     """tool call id -> tool name, as Ollama's ``nameFromToolCallID`` finds it.
 
@@ -234,10 +264,10 @@ def _call_names(messages: Sequence[Any]) -> dict[str, str]:
     return names
 
 
-# The template's order: the prologue, then one writer per role. --------------------------------------
+# The template's order: the prologue, then the one walk. ---------------------------------------------
 #
 # The template's first loop (the last user message's index, whether a prefill leaves the last
-# message open) looks ahead; the writers answer it as they go instead, which costs less than a scan
+# message open) looks ahead; the walk answers it as it goes instead, which costs less than a scan
 # back from the end: reasoning is written as an analysis message until a user message follows,
 # which takes it out again, and finish() takes the <|end|> off the messages a prefill leaves open.
 # After the header every piece of `out` is one of a Harmony message's three: its start marker, its
@@ -246,9 +276,13 @@ def _call_names(messages: Sequence[Any]) -> dict[str, str]:
 #: The header's pieces: SYSTEM_START, system text, DATE, date, reasoning line, tools text, SYSTEM_END.
 PROLOGUE = 7
 
-#: (the end of an analysis message, of a final message): <|end|>, or "" where a prefill leaves it off.
-Ends = tuple[str, str]
-CLOSED: Ends = (END, END)
+#: A note of the walk (``notes``): ``(message index, piece, offset, size)``: ``size`` characters of
+#: the message's text at ``offset`` in ``out[piece]``; for a system text, ``piece`` is ``SYSTEM`` and
+#: ``offset`` its place among the header's system texts; a message the template writes nothing for,
+#: ``(index, UNWRITTEN, 0, 0)``.
+Note = tuple[int, int, int, int]
+SYSTEM = 1
+UNWRITTEN = -1
 
 
 def prologue(messages: Conversation, tools: Tools, date: str, reasoning_line: str) -> list[str]:
@@ -257,17 +291,10 @@ def prologue(messages: Conversation, tools: Tools, date: str, reasoning_line: st
     Checks ``messages`` is a list and ``tools`` (raising
     :class:`~prompt_formats.errors.InvalidInputError` naming the field).
     """
-    if not is_list(messages):
+    if type(messages) is not list and not is_list(messages):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
     tools_text = _tools_text(tools) if tools else ""
     return [SYSTEM_START, "", DATE, date, reasoning_line, tools_text, SYSTEM_END]
-
-
-def role_of(message: Any) -> Any:
-    """A message's role as the writers read it (``None`` for a message that is not one)."""
-    if isinstance(message, Message):
-        return _as_set(message).role
-    return message.get("role") if isinstance(message, Mapping) else None
 
 
 def take_out(out: list[str], analyses: list[int]) -> None:
@@ -276,47 +303,6 @@ def take_out(out: list[str], analyses: list[int]) -> None:
     for at in analyses:
         out[at] = out[at + 1] = out[at + 2] = ""
     analyses.clear()
-
-
-# The writers, one per role. Each has the signature of render_spans' twin (SpanRecorder's method of
-# the same name), which writes the same pieces and notes their ranges: write_messages calls one or the other.
-
-
-def user(out: list[str], analyses: list[int], index: int, content: str) -> None:
-    """A user message, taking out the analysis messages before it."""
-    if analyses:
-        take_out(out, analyses)
-    out += (USER, content, END)
-
-
-def assistant(out: list[str], analyses: list[int], index: int, content: str, thinking: str | None, ends: Ends) -> None:
-    """An assistant message: its analysis message (noted in ``analyses``), then its final one."""
-    if thinking:
-        analyses.append(len(out))
-        out += (ANALYSIS, thinking, ends[0])
-    if content:
-        out += (FINAL, content, ends[1])
-
-
-def python(out: list[str], index: int, content: str) -> None:
-    """A tool result of the tool named ``python`` (no other tool result renders)."""
-    out += (PYTHON_RESULT, content, END)
-
-
-def system_text(system: list[str], index: int, content: str) -> None:
-    """A system (or developer) message: its text goes to the header."""
-    system.append(content)
-
-
-def merged(out: list[str], system: list[str], index: int, role: str, content: str, run: int, ends: Ends) -> None:
-    """A message of its predecessor's role (but a tool result): its content joins the run's after a
-    blank line (``run``: where the latest assistant run's pieces start in ``out``)."""
-    if role == "system":
-        system.append(content)
-    elif role == "user" or (role == "assistant" and len(out) > run and out[-3] is FINAL):
-        out[-2] += "\n\n" + content  # after the run's last text
-    elif role == "assistant":  # a run that wrote no final message yet
-        out += (FINAL, "\n\n" + content, ends[1])
 
 
 def finish(out: list[str], system: list[str], open_marker: str | None) -> str:
@@ -339,92 +325,128 @@ def open_marker(out: list[str], last_role: Any, run: int) -> str | None:
 
 
 def write_messages(
-    messages: Sequence[Any], out: list[str], system: list[str], ends: Ends, spans: Writers | None = None
+    messages: Sequence[Any], out: list[str], system: list[str], notes: list[Note] | None = None
 ) -> tuple[Any, int]:
-    """Read each message (checking what the template reads of it, see :func:`_fields`) and hand it to
-    its role's writer (a message of its predecessor's role but a tool result's to :func:`merged`),
-    or to ``spans``' (render_spans'); the last message's role and where the latest assistant run's
-    pieces start in ``out``."""
-    write = _WRITERS if spans is None else spans
-    user, assistant, python, merged = write.user, write.assistant, write.python, write.merged
-    system_text = write.system_text
-    analyses: list[int] = []
-    # Read on an assistant message (thinking) or a tool result (name) only, and only there used.
-    thinking: Any = None
-    name: Any = None
+    """Write each message after ``out`` (a system text to ``system``) in the template's order, reading what
+    the template reads of it (a plain dict here, the rest by :func:`_fields`, which checks it; ``notes``:
+    where each text went); the last message's role, and where the latest assistant run starts in ``out``."""
+    analyses: list[int] = []  # the analysis messages a user message would take out
     previous: Any = None
     run = 0
     names: dict[str, str] | None = None  # tool call id -> name, once a tool result needs it
     for index, message in enumerate(messages):
-        # Fast path for the well-formed dict, reading what _fields reads (the reasoning alias of
-        # reading.reasoning_of inlined); anything else is read by _fields.
-        if type(message) is dict:
-            role = message.get("role")
-            content = message.get("content")
-            if role == "assistant":
-                thinking = message.get("reasoning_content")
-                if thinking is None:
-                    thinking = message.get("thinking")
-                    if thinking is None:
-                        thinking = message.get("reasoning")
-                if thinking is not None and type(thinking) is not str:
-                    role, content, thinking, name = _fields(message, index)
-            elif role == "tool":
-                name = message.get("tool_name")
-                if name is None:
-                    name = message.get("name")
-                if name is not None and type(name) is not str:
-                    role, content, thinking, name = _fields(message, index)
-            elif type(role) is not str or role == "developer":
-                role, content, thinking, name = _fields(message, index)
-            if type(content) is not str and not isinstance(content, str):
-                content = _content_text(content, index)  # as _fields reads it, the other fields read
-        else:
-            role, content, thinking, name = _fields(message, index)
-        if role == previous and role != "tool":
-            merged(out, system, index, role, content, run, ends)
+        if type(message) is not dict or (type(content := message.get("content")) is not str
+                                         and (content := _plain_content(content)) is None):
+            message = _plain(message, index)
+            content = message["content"]
+        role = message.get("role")
+        if role == "assistant":
+            thinking = message.get("reasoning_content")  # the first alias not None (reading.reasoning_of)
+            if thinking is None and (thinking := message.get("thinking")) is None:
+                thinking = message.get("reasoning")
+            if thinking is not None and type(thinking) is not str:
+                thinking = _fields(message, index)[2]
+            if previous == "assistant":
+                _merged(out, notes, index, role, content, run)
+            else:
+                run = len(out)
+                if thinking:
+                    analyses.append(run)
+                    out += (ANALYSIS, thinking, END)
+                if content:
+                    out += (FINAL, content, END)
+                if notes is not None:
+                    _assistant_notes(notes, index, run, thinking, content)
+        elif role == "user" and previous == "user":
+            _merged(out, notes, index, role, content, run)
         elif role == "user":
-            user(out, analyses, index, content)
-        elif role == "assistant":
-            run = len(out)
-            assistant(out, analyses, index, content, thinking, ends)
+            if analyses:
+                take_out(out, analyses)
+            if notes is not None and content:
+                notes.append((index, len(out) + 1, 0, len(content)))
+            out += (USER, content, END)
         elif role == "tool":
-            if not name and (call_id := _tool_call_id(message, index)):
-                names = _call_names(messages) if names is None else names
-                name = names.get(call_id, name)
+            if (name := message.get("tool_name")) is None:
+                name = message.get("name")
+            if not name or type(name) is not str:  # named by its call, or refused
+                name, names = _tool_name_of(messages, message, index, name, names)
             if name == "python":
-                python(out, index, content)
-        elif role == "system":
-            system_text(system, index, content)
+                if notes is not None and content:
+                    notes.append((index, len(out) + 1, 0, len(content)))
+                out += (PYTHON_RESULT, content, END)
+            elif notes is not None:
+                notes.append((index, UNWRITTEN, 0, 0))
+        elif role == "system" or role == "developer":  # its text joins the header's, after a blank line
+            if notes is not None and content:
+                notes.append((index, SYSTEM, len(system), len(content)))
+            system.append(content)
+        elif notes is not None or type(role) is not str:  # a role the template writes nothing for, or none
+            _unwritten(notes, message, index)
         previous = role
     return previous, run
 
 
-class Writers(Protocol):
-    """The writers :func:`write_messages` calls: this module's functions, or render_spans' twins."""
-
-    def user(self, out: list[str], analyses: list[int], index: int, content: str) -> None: ...
-    def assistant(
-        self, out: list[str], analyses: list[int], index: int, content: str, thinking: str | None, ends: Ends
-    ) -> None: ...
-    def python(self, out: list[str], index: int, content: str) -> None: ...
-    def system_text(self, system: list[str], index: int, content: str) -> None: ...
-    def merged(
-        self, out: list[str], system: list[str], index: int, role: str, content: str, run: int, ends: Ends
-    ) -> None: ...
-
-
-class _RenderWriters:
-    """render's writers: this module's functions."""
-
-    user = staticmethod(user)
-    assistant = staticmethod(assistant)
-    python = staticmethod(python)
-    system_text = staticmethod(system_text)
-    merged = staticmethod(merged)
+def _tool_result(out: list[str], notes: list[Note] | None, messages: Sequence[Any], message: dict[str, Any],
+                 index: int, content: str, names: dict[str, str] | None) -> dict[str, str] | None:
+    """A tool result, written only for the tool named ``python``; named, when it has no name, by the
+    tool call its ``tool_call_id`` names (``names``: :func:`_call_names`, once a result needs it)."""
+    name = message.get("tool_name")
+    if name is None:
+        name = message.get("name")
+    if name is not None and type(name) is not str:
+        name = _fields(message, index)[3]
+    if not name and (call_id := _tool_call_id(message, index)):
+        names = _call_names(messages) if names is None else names
+        name = names.get(call_id, name)
+    if name == "python":
+        if notes is not None and content:
+            notes.append((index, len(out) + 1, 0, len(content)))
+        out += (PYTHON_RESULT, content, END)
+    elif notes is not None:
+        notes.append((index, UNWRITTEN, 0, 0))
+    return names
 
 
-_WRITERS: Writers = _RenderWriters()
+def _tool_name_of(messages: Sequence[Any], message: dict[str, Any], index: int, name: Any,
+                  names: dict[str, str] | None) -> tuple[Any, dict[str, str] | None]:
+    """A tool result's name when it has none (or not a string, which :func:`_fields` refuses): the
+    name of the tool call its ``tool_call_id`` names (``names``: :func:`_call_names`, once needed)."""
+    if name is not None and type(name) is not str:
+        name = _fields(message, index)[3]
+    if not name and (call_id := _tool_call_id(message, index)):
+        names = _call_names(messages) if names is None else names
+        name = names.get(call_id, name)
+    return name, names
+
+
+def _unwritten(notes: list[Note] | None, message: dict[str, Any], index: int) -> None:
+    """A message of a role the template writes nothing for (noted so); or of no role (raised)."""
+    if type(message.get("role")) is not str:
+        _fields(message, index)  # raises, naming the role
+    elif notes is not None:
+        notes.append((index, UNWRITTEN, 0, 0))
+
+
+def _assistant_notes(notes: list[Note], index: int, run: int, thinking: str | None, content: str) -> None:
+    """The notes of an assistant message written at ``run``: its analysis message's text, then its final one's."""
+    if thinking:
+        notes.append((index, run + 1, 0, len(thinking)))
+        run += 3
+    if content:
+        notes.append((index, run + 1, 0, len(content)))
+
+
+def _merged(out: list[str], notes: list[Note] | None, index: int, role: str, content: str, run: int) -> None:
+    """A user or assistant message after one of its role: its content joins the run's after a blank
+    line (``run``: where the latest assistant run's pieces start in ``out``)."""
+    if role == "user" or (len(out) > run and out[-3] is FINAL):
+        if notes is not None and content:
+            notes.append((index, len(out) - 2, len(out[-2]) + 2, len(content)))
+        out[-2] += "\n\n" + content  # after the run's last text
+    else:  # an assistant run that wrote no final message yet
+        if notes is not None and content:
+            notes.append((index, len(out) + 1, 2, len(content)))
+        out += (FINAL, "\n\n" + content, END)
 
 
 def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_line: str) -> str:
@@ -437,5 +459,5 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
     """
     out = prologue(messages, tools, date, reasoning_line)
     system: list[str] = []
-    last_role, run = write_messages(messages, out, system, CLOSED)
+    last_role, run = write_messages(messages, out, system)
     return finish(out, system, open_marker(out, last_role, run))

@@ -1,12 +1,10 @@
-"""The Harmony renderer's fast paths for plain dicts give what its checked reading gives, errors included.
+"""The Harmony walk's inline reading of plain dicts gives what its checked reading gives, errors included.
 
-``render`` writes a conversation of plain dicts in one loop (``plain.render_plain``), which steps
-aside to ``render_harmony`` at a message it does not take; ``write_messages`` reads a plain ``dict``
-message (and ``_content_text`` a plain text-part dict) on a fast path; any other mapping is read by
-``_fields`` (and ``_part_text``), the one checked reading. The same messages as read-only mappings
-must render the same text, or raise the same error, for well-formed and malformed messages alike:
-which field is named first included. (The Go oracle checks the bytes themselves:
-``test_harmony_differential.py``.)
+``write_messages`` reads a plain ``dict`` message (and ``_content_text`` a plain text-part dict)
+inline; any other mapping is read by ``_fields`` (and ``_part_text``), the one checked reading. The
+same messages as read-only mappings must render the same text, or raise the same error, for
+well-formed and malformed messages alike: which field is named first included. (The Go oracle
+checks the bytes themselves: ``test_harmony_differential.py``.)
 """
 
 from __future__ import annotations
@@ -18,9 +16,6 @@ import hypothesis.strategies as st
 from hypothesis import example, given, settings
 
 import prompt_formats as pf
-from prompt_formats.formats.harmony.ollama.options import REASONING_LINE
-from prompt_formats.formats.harmony.ollama.plain import render_plain, write_plain
-from prompt_formats.formats.harmony.ollama.render import prologue, render_harmony
 from tests.support.settings import examples
 
 HARMONY = pf.get_format("harmony")
@@ -92,7 +87,7 @@ def test_the_checked_reading_names_the_first_wrong_field() -> None:
             assert text == expected
 
 
-# The one loop of render_plain against the checked path it steps aside to. -------------------------
+# Well-formed conversations, mostly read inline, against the same read by _fields. ---------------------
 
 #: Text a plain message holds: including the markers the merges and take-outs look for.
 plain_text = st.sampled_from(["", "a", "python", "<|end|>", "\n\n", "b c"])
@@ -118,30 +113,15 @@ def plain_message(draw: st.DrawFn) -> dict[str, Any]:
     return out
 
 
-def outcome_of(render: Any, messages: list[Any]) -> tuple[str, str]:
-    try:
-        return "text", render(messages, None, "2025-08-05", REASONING_LINE[None])
-    except pf.FormatError as exc:
-        return type(exc).__name__, str(exc)
-
-
 @settings(max_examples=examples(1, 100))
-@given(st.lists(st.one_of(plain_message(), plain_message(), plain_message(), message(),
-                          st.builds(MappingProxyType, plain_message())), max_size=10))
-@example([{"role": "user", "content": "a"}, {"role": "tool", "content": "x", "name": 1}])  # aside at the 2nd
+@given(st.lists(st.one_of(plain_message(), plain_message(), plain_message(), message()), max_size=10))
+@example([{"role": "user", "content": "a"}, {"role": "tool", "content": "x", "name": 1}])
 @example([{"role": "assistant", "content": "a", "tool_calls": [{"id": "c1", "function": {"name": "python"}}]},
           {"role": "tool", "content": "x", "tool_call_id": "c1"}])  # a result named by its call
 @example([{"role": "assistant", "content": "a", "thinking": 1}])
 @example([{"role": "tool", "content": "x", "tool_call_id": 5}])
-@example([{"role": "user", "content": "a"}, pf.Message(role="assistant", content="b")])
-def test_the_one_loop_renders_what_the_checked_path_renders(messages: list[Any]) -> None:
-    assert outcome_of(render_plain, messages) == outcome_of(render_harmony, messages)
-
-
-@settings(max_examples=examples(0.5, 50))
-@given(st.lists(plain_message(), max_size=10))
-def test_the_one_loop_takes_plain_conversations(messages: list[dict[str, Any]]) -> None:
-    """It does not step aside for well-formed plain dicts (else render would pay for both paths)."""
-    written = write_plain(messages, prologue(messages, None, "2025-08-05", ""), [])
-    assert written is not None
-    assert render_plain(messages, None, "2025-08-05", "") == render_harmony(messages, None, "2025-08-05", "")
+def test_conversations_read_inline_render_as_read_by_fields(messages: list[dict[str, Any]]) -> None:
+    as_dicts = outcome(messages)
+    assert outcome([MappingProxyType(m) for m in messages]) == as_dicts
+    mixed = [*messages[:1], pf.Message(role="user", content="b"), *messages[1:]]
+    assert outcome(mixed) == outcome([m if isinstance(m, pf.Message) else MappingProxyType(m) for m in mixed])
