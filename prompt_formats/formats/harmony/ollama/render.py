@@ -340,7 +340,18 @@ def write_messages(
             message = _plain(message, index)
             content = message["content"]
         role = message.get("role")
-        if role == "assistant":
+        if role == "tool":
+            if (name := message.get("tool_name")) is None:
+                name = message.get("name")
+            if not name or type(name) is not str:  # named by its call, or refused
+                name, names = _tool_name_of(messages, message, index, name, names)
+            if name == "python":
+                if notes is not None and content:
+                    notes.append((index, len(out) + 1, 0, len(content)))
+                out += (PYTHON_RESULT, content, END)
+            elif notes is not None:
+                notes.append((index, UNWRITTEN, 0, 0))
+        elif role == "assistant":
             thinking = message.get("reasoning_content")  # the first alias not None (reading.reasoning_of)
             if thinking is None and (thinking := message.get("thinking")) is None:
                 thinking = message.get("reasoning")
@@ -365,17 +376,6 @@ def write_messages(
             if notes is not None and content:
                 notes.append((index, len(out) + 1, 0, len(content)))
             out += (USER, content, END)
-        elif role == "tool":
-            if (name := message.get("tool_name")) is None:
-                name = message.get("name")
-            if not name or type(name) is not str:  # named by its call, or refused
-                name, names = _tool_name_of(messages, message, index, name, names)
-            if name == "python":
-                if notes is not None and content:
-                    notes.append((index, len(out) + 1, 0, len(content)))
-                out += (PYTHON_RESULT, content, END)
-            elif notes is not None:
-                notes.append((index, UNWRITTEN, 0, 0))
         elif role == "system" or role == "developer":  # its text joins the header's, after a blank line
             if notes is not None and content:
                 notes.append((index, SYSTEM, len(system), len(content)))
