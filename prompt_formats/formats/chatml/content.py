@@ -47,25 +47,27 @@ def content_text(
         return printed(content)
     if content is None:
         return ""
-    if not isinstance(content, (list, tuple)):
+    if type(content) is not list and not isinstance(content, (list, tuple)):
         # A mapping or a scalar: the macro's final ``else`` branch.
         raise TemplateError("Unexpected content type.")
     pieces = []
     for j, item in enumerate(content):
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             raise InvalidInputError(
                 f"messages[{index}].content[{j}]", f"expected a content part object, got {type_name(item)}"
             )
         kind = part_kind(item)
-        if kind == "image" or kind == "video":
-            pieces.append(_vision_text(kind, vision, count, is_system, add_vision_id))
-        elif kind == "text":
+        if kind == "text":
             text = item["text"]
-            if not isinstance(text, str):
-                raise InvalidInputError(
-                    f"messages[{index}].content[{j}].text", f"expected a string, got {type_name(text)}"
-                )
-            pieces.append(printed(text))
+            if type(text) is not str:
+                if not isinstance(text, str):
+                    raise InvalidInputError(
+                        f"messages[{index}].content[{j}].text", f"expected a string, got {type_name(text)}"
+                    )
+                text = printed(text)
+            pieces.append(text)
+        elif kind == "image" or kind == "video":
+            pieces.append(_vision_text(kind, vision, count, is_system, add_vision_id))
         else:
             raise TemplateError("Unexpected item type in content.")
     return "".join(pieces)

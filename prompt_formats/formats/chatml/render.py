@@ -183,6 +183,10 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
             return float.__repr__(value)
         if kind is int:
             return int.__repr__(value)
+        if kind is bool:
+            return "true" if value else "false"
+        if value is None:
+            return "null"
         return text_or_json(value)
     except (TypeError, ValueError, RecursionError) as exc:
         return json_refused(value, f"{_call_path(index, calls, k)}.arguments.{key}", exc)
@@ -310,7 +314,8 @@ def _write_turns(
         ranges, generated, starts = spans
         written, at = len(out), sum(map(len, out))  # the prologue's pieces and text come first
     lead = None if guard is None else guard.lead  # untrusted: what is not an assistant's (see render_chatml)
-    for pos, (role, message) in enumerate(zip(roles, msgs, strict=True)):
+    for pos, message in enumerate(msgs):
+        role = roles[pos]
         content = message.get("content")
         if lead is not None and role != "assistant" and (type(content) is not str or lead in content):
             content = guarded_content(guard, content)
