@@ -6,7 +6,7 @@ README.md, docs/guide.md and CHANGELOG.md mention (``from prompt_formats… impo
 ``prompt_formats.x.y`` names) imports. The command (``prompt_formats/cli/``) is imported by nothing
 outside it and imports the library only through its public modules (docs/contributing.md, "The
 command"); imports are read from the AST, function-level ones included. No module names a
-benchmark script.
+benchmark script. Each template's role openers are written by one module of its package, its walk.
 """
 
 from __future__ import annotations
@@ -300,3 +300,63 @@ def test_no_module_of_the_package_imports_itself_back() -> None:
     assert import_cycles(IMPORTS) == []
     assert not IMPORTS["prompt_formats.format.interface"] & {
         "prompt_formats.format.batch", "prompt_formats.format.session"}
+
+
+# One walk per template: the markers that open a role's text are written by one module of each
+# template's package (its walk); elsewhere they are only compared with (a piece recognised by its
+# marker) or measured (``len``). tokens.py and texts.py spell them (docs/contributing.md, "One walk
+# per template").
+ROLE_OPENERS = {
+    "formats/chatml": {"SYSTEM_TURN", "USER_TURN", "ASSISTANT_TURN", "ASSISTANT_THINKING", "TOOL_RESPONSE_FIRST",
+                       "TOOL_RESPONSE_NEXT", "TOOLS_HEADER"},
+    "formats/harmony/ollama": {"SYSTEM_START", "USER", "ANALYSIS", "FINAL", "PYTHON_RESULT"},
+    "formats/harmony/openai": {"SYSTEM", "DEVELOPER", "USER", "ANALYSIS", "FINAL", "CALL_HEAD", "RESULT_HEAD"},
+}
+#: Each template's walk, and the second writers not yet folded into it (each must still be one, so
+#: that an entry cannot outlive its reason).
+WALKS = {"formats/chatml": "render.py", "formats/harmony/ollama": "render.py", "formats/harmony/openai": "render.py"}
+SECOND_WRITERS = {
+    "formats/chatml/lean.py": "the fast path of the usual input, a second writer of the whole template",
+    "formats/harmony/openai/options.py": "writes the system message, which the walk does not",
+    "formats/harmony/openai/incremental.py": "a placeholder final message, spelt as the walk writes it",
+}
+_SPELLERS = {"tokens.py", "texts.py"}
+
+
+def written_markers(source: str, markers: set[str]) -> set[str]:
+    """The ``markers`` (names, or attributes such as ``t.USER``) ``source`` uses otherwise than in a
+    comparison, in ``len(...)`` or as an assignment's target: those it writes."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = set()
+    for node in ast.walk(tree):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name not in markers or isinstance(getattr(node, "ctx", None), ast.Store):
+            continue
+        parent = parents.get(node)
+        measured = isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len"
+        if not isinstance(parent, ast.Compare) and not measured:
+            found.add(name)
+    return found
+
+
+def test_the_writer_check_can_fail() -> None:
+    markers = {"USER", "FINAL"}
+    assert written_markers("out += (USER, text, END)\nx = t.FINAL + 'x'\n", markers) == {"USER", "FINAL"}
+    assert written_markers("if out[0] is USER or len(FINAL) > 2:\n    pass\nUSER = 'u'\n", markers) == set()
+
+
+@pytest.mark.parametrize("package", sorted(ROLE_OPENERS))
+def test_one_module_of_a_template_writes_its_roles(package: str) -> None:
+    writers = sorted(
+        path.name for path in (PACKAGE / package).glob("*.py")
+        if path.name not in _SPELLERS and written_markers(path.read_text(encoding="utf-8"), ROLE_OPENERS[package])
+        and f"{package}/{path.name}" not in SECOND_WRITERS
+    )
+    assert writers == [WALKS[package]]
+
+
+@pytest.mark.parametrize("module", sorted(SECOND_WRITERS))
+def test_each_known_second_writer_still_writes(module: str) -> None:
+    package = module.rsplit("/", 1)[0]
+    assert written_markers((PACKAGE / module).read_text(encoding="utf-8"), ROLE_OPENERS[package])

@@ -386,27 +386,6 @@ def write_messages(
     return previous, run
 
 
-def _tool_result(out: list[str], notes: list[Note] | None, messages: Sequence[Any], message: dict[str, Any],
-                 index: int, content: str, names: dict[str, str] | None) -> dict[str, str] | None:
-    """A tool result, written only for the tool named ``python``; named, when it has no name, by the
-    tool call its ``tool_call_id`` names (``names``: :func:`_call_names`, once a result needs it)."""
-    name = message.get("tool_name")
-    if name is None:
-        name = message.get("name")
-    if name is not None and type(name) is not str:
-        name = _fields(message, index)[3]
-    if not name and (call_id := _tool_call_id(message, index)):
-        names = _call_names(messages) if names is None else names
-        name = names.get(call_id, name)
-    if name == "python":
-        if notes is not None and content:
-            notes.append((index, len(out) + 1, 0, len(content)))
-        out += (PYTHON_RESULT, content, END)
-    elif notes is not None:
-        notes.append((index, UNWRITTEN, 0, 0))
-    return names
-
-
 def _tool_name_of(messages: Sequence[Any], message: dict[str, Any], index: int, name: Any,
                   names: dict[str, str] | None) -> tuple[Any, dict[str, str] | None]:
     """A tool result's name when it has none (or not a string, which :func:`_fields` refuses): the
