@@ -318,7 +318,6 @@ WALKS = {"formats/chatml": "render.py", "formats/harmony/ollama": "render.py", "
 SECOND_WRITERS = {
     "formats/chatml/lean.py": "the fast path of the usual input, a second writer of the whole template",
     "formats/harmony/openai/options.py": "writes the system message, which the walk does not",
-    "formats/harmony/openai/incremental.py": "a placeholder final message, spelt as the walk writes it",
 }
 _SPELLERS = {"tokens.py", "texts.py"}
 

@@ -30,7 +30,7 @@ from ....model.arguments import decode_arguments_option
 from .options import SystemOptions, system_message
 from .prompt import prompt_pieces
 from .render import render_messages
-from .texts import END, FINAL, GENERATION
+from .texts import GENERATION
 
 if TYPE_CHECKING:
     from ....format.chat_format import Conversation, Tools
@@ -42,7 +42,6 @@ __all__ = ["GptOssIncremental", "incremental_renderer"]
 _CHUNK = 16
 # A final answer after a tool call: the call is then written without its analysis.
 _PLACEHOLDER_FINAL = {"role": "assistant", "content": "x"}
-_AFTER_PLACEHOLDER = FINAL + "x" + END + GENERATION
 
 
 def incremental_renderer(tools: Tools, options: Mapping[str, Any]) -> GptOssIncremental | None:
@@ -63,6 +62,10 @@ def _alone(window: list[Any]) -> str:
     out: list[str] = []
     render_messages(out, window, 0, True, noting=False)
     return "".join(out)
+
+
+#: The placeholder's text after the call, generation prompt included, as the walk writes it.
+_AFTER_PLACEHOLDER = _alone([_PLACEHOLDER_FINAL])
 
 
 class GptOssIncremental(ExtendingRenderer):
