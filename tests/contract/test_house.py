@@ -317,7 +317,6 @@ ROLE_OPENERS = {
 WALKS = {"formats/chatml": "render.py", "formats/harmony/ollama": "render.py", "formats/harmony/openai": "render.py"}
 SECOND_WRITERS = {
     "formats/chatml/lean.py": "the fast path of the usual input, a second writer of the whole template",
-    "formats/harmony/openai/options.py": "writes the system message, which the walk does not",
 }
 _SPELLERS = {"tokens.py", "texts.py"}
 

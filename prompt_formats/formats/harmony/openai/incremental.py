@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from ....format.history import ExtendingRenderer
 from ....model.arguments import decode_arguments_option
-from .options import SystemOptions, system_message
+from .options import SystemOptions
 from .prompt import prompt_pieces
-from .render import render_messages
+from .render import render_messages, system_message
 from .texts import GENERATION
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The gpt-oss format's options and the system message they make (the template's ``build_system_message``).
+"""The gpt-oss format's options, read into what the system message is made of (:class:`SystemOptions`).
 
 The template's own keyword arguments are ``model_identity``, ``reasoning_effort`` and
 ``builtin_tools``; ``current_date`` stands for the date it takes from ``strftime_now("%Y-%m-%d")``
@@ -10,7 +10,6 @@ reads it (:func:`prompt_formats.model.arguments.decode_arguments_option`).
 from __future__ import annotations
 
 import datetime
-import functools
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -18,9 +17,8 @@ from typing import Any
 from ....errors import InvalidInputError, type_name
 from ....format.options import STRICT, Option, describe
 from ..dates import date_from_string
-from .texts import END, SYSTEM
 
-__all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions", "system_message"]
+__all__ = ["OPTIONS", "OPTION_SPECS", "SystemOptions"]
 
 OPTION_SPECS: tuple[Option, ...] = (
     Option("reasoning_effort", frozenset({"string", "null"}),
@@ -42,58 +40,6 @@ OPTIONS: Mapping[str, str] = describe(OPTION_SPECS)
 
 _DEFAULT_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
 _BUILTIN_TOOLS = ("browser", "python")
-
-_BROWSER = (
-    "## browser\n\n"
-    "// Tool for browsing.\n"
-    "// The `cursor` appears in brackets before each browsing display: `[{cursor}]`.\n"
-    "// Cite information from the tool using the following format:\n"
-    "// `【{cursor}†L{line_start}(-L{line_end})?】`, for example: `【6†L9-L11】` or `【8†L3】`.\n"
-    "// Do not quote more than 10 words directly from the tool output.\n"
-    "// sources=web (default: web)\n"
-    "namespace browser {\n\n"
-    "// Searches for information related to `query` and displays `topn` results.\n"
-    "type search = (_: {\n"
-    "query: string,\n"
-    "topn?: number, // default: 10\n"
-    "source?: string,\n"
-    "}) => any;\n\n"
-    "// Opens the link `id` from the page indicated by `cursor` starting at line number `loc`, "
-    "showing `num_lines` lines.\n"
-    "// Valid link ids are displayed with the formatting: `【{id}†.*】`.\n"
-    "// If `cursor` is not provided, the most recent page is implied.\n"
-    "// If `id` is a string, it is treated as a fully qualified URL associated with `source`.\n"
-    "// If `loc` is not provided, the viewport will be positioned at the beginning of the document or "
-    "centered on the most relevant passage, if available.\n"
-    "// Use this function without `id` to scroll to a new location of an opened page.\n"
-    "type open = (_: {\n"
-    "id?: number | string, // default: -1\n"
-    "cursor?: number, // default: -1\n"
-    "loc?: number, // default: -1\n"
-    "num_lines?: number, // default: -1\n"
-    "view_source?: boolean, // default: false\n"
-    "source?: string,\n"
-    "}) => any;\n\n"
-    "// Finds exact matches of `pattern` in the current page, or the page given by `cursor`.\n"
-    "type find = (_: {\n"
-    "pattern: string,\n"
-    "cursor?: number, // default: -1\n"
-    "}) => any;\n\n"
-    "} // namespace browser\n\n"
-)
-_PYTHON = (
-    "## python\n\n"
-    "Use this tool to execute Python code in your chain of thought. The code will not be shown to the user. "
-    "This tool should be used for internal reasoning, but not for code that is intended to be visible to the "
-    "user (e.g. when creating plots, tables, or files).\n\n"
-    "When you send a message containing Python code to python, it will be executed in a stateful Jupyter "
-    "notebook environment. python will respond with the output of the execution or time out after 120.0 "
-    "seconds. The drive at '/mnt/data' can be used to save and persist user files. Internet access for this "
-    "session is UNKNOWN. Depends on the cluster.\n\n"
-)
-_CHANNELS = "# Valid channels: analysis, commentary, final. Channel must be included for every message."
-_FUNCTIONS_CHANNEL = "\nCalls to these tools must go to the commentary channel: 'functions'."
-
 
 class SystemOptions:
     """The validated options that shape the system message: identity, date, effort, built-in tools."""
@@ -156,25 +102,3 @@ def date_text(value: Any) -> str:
     raise InvalidInputError(
         "current_date", f"expected a datetime.date or a 'YYYY-MM-DD' string, got {type_name(value)}"
     )
-
-
-@functools.lru_cache(maxsize=256)
-def _system_message(identity: str, date: str, effort: str, builtin: tuple[bool, bool] | None, functions: bool) -> str:
-    pieces = [SYSTEM, identity, "\nKnowledge cutoff: 2024-06\nCurrent date: ", date, "\n\nReasoning: ", effort, "\n\n"]
-    if builtin is not None:  # a truthy builtin_tools: the header, even when it names no tool the template knows
-        browser, python = builtin
-        pieces.append("# Tools\n\n")
-        if browser:
-            pieces.append(_BROWSER)
-        if python:
-            pieces.append(_PYTHON)
-    pieces.append(_CHANNELS)
-    if functions:
-        pieces.append(_FUNCTIONS_CHANNEL)
-    pieces.append(END)
-    return "".join(pieces)
-
-
-def system_message(options: SystemOptions, functions: bool) -> str:
-    """The whole system message, ``<|start|>system<|message|>…<|end|>``; ``functions``: tools are offered."""
-    return _system_message(options.identity, options.date, options.effort, options.builtin, functions)

@@ -11,8 +11,15 @@ from collections.abc import Mapping, Sequence
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
 from ....model.tools import PreparedTools, rendered_tools
-from .options import SystemOptions, system_message
-from .render import as_mapping, checked_messages, developer_instructions, developer_message, render_messages
+from .options import SystemOptions
+from .render import (
+    as_mapping,
+    checked_messages,
+    developer_instructions,
+    developer_message,
+    render_messages,
+    system_message,
+)
 from .typescript_fast import functions_namespace_fast
 
 __all__ = ["PromptPieces", "prompt_pieces", "render_gpt_oss"]

@@ -1,4 +1,4 @@
-"""The gpt-oss template's main logic after the system message: the developer message, then one writer per role.
+"""The gpt-oss template's walk: the system message, the developer message, then one writer per role.
 
 The messages are read as transformers hands them to the template (``apply_chat_template``): a key
 whose value is ``None`` is absent, and an assistant's ``thinking`` is its own ``thinking``, else its
@@ -8,6 +8,7 @@ reads where, and what it keeps, is in ``docs/gpt-oss.md``; the writers below fol
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any, NoReturn
@@ -18,27 +19,32 @@ from ...._text.tojson import json_chunks, json_refused, tojson
 from ....errors import FormatError, InvalidInputError, TemplateError, type_name
 from ....model.messages import message_dict
 from ....model.reading import plain_scalar
+from .options import SystemOptions
 from .texts import (
     ANALYSIS,
+    BROWSER_TOOL,
     CALL,
     CALL_CHANNEL,
     CALL_HEAD,
     CHANNEL_TAGS,
+    CHANNELS,
     DEVELOPER,
     END,
     FINAL,
+    FUNCTIONS_CHANNEL,
     GENERATION,
     MESSAGE,
+    PYTHON_TOOL,
     RESULT_CHANNEL,
     RESULT_HEAD,
     RETURN,
+    SYSTEM,
     USER,
 )
 
 __all__ = [
     "LoopState", "as_mapping", "checked_messages", "developer_instructions", "developer_message", "plain_value",
-    "printed",
-    "render_messages",
+    "printed", "render_messages", "system_message",
 ]
 
 CONTENT_TAGS_ERROR = (
@@ -158,6 +164,28 @@ def _plain(value: Any, path: str) -> Any:
     if isinstance(value, tuple):
         return tuple(_plain(item, path) for item in value)
     raise InvalidInputError(path, f"expected JSON data (the template prints it), got {type_name(value)}")
+
+
+@functools.lru_cache(maxsize=256)
+def _system_message(identity: str, date: str, effort: str, builtin: tuple[bool, bool] | None, functions: bool) -> str:
+    pieces = [SYSTEM, identity, "\nKnowledge cutoff: 2024-06\nCurrent date: ", date, "\n\nReasoning: ", effort, "\n\n"]
+    if builtin is not None:  # a truthy builtin_tools: the header, even when it names no tool the template knows
+        browser, python = builtin
+        pieces.append("# Tools\n\n")
+        if browser:
+            pieces.append(BROWSER_TOOL)
+        if python:
+            pieces.append(PYTHON_TOOL)
+    pieces.append(CHANNELS)
+    if functions:
+        pieces.append(FUNCTIONS_CHANNEL)
+    pieces.append(END)
+    return "".join(pieces)
+
+
+def system_message(options: SystemOptions, functions: bool) -> str:
+    """The whole system message, ``<|start|>system<|message|>…<|end|>``; ``functions``: tools are offered."""
+    return _system_message(options.identity, options.date, options.effort, options.builtin, functions)
 
 
 def developer_message(instructions: str, functions: str) -> list[str]:
