@@ -335,16 +335,16 @@ def write_messages(
     run = 0
     names: dict[str, str] | None = None  # tool call id -> name, once a tool result needs it
     for index, message in enumerate(messages):
-        if type(message) is not dict or (type(content := message.get("content")) is not str
-                                         and (content := _plain_content(content)) is None):
-            message = _plain(message, index)
-            content = message["content"]
-        role = message.get("role")
+        read: dict[str, Any] = message if type(message) is dict else _plain(message, index)
+        if type(content := read.get("content")) is not str and (content := _plain_content(content)) is None:
+            read = _plain(message, index)
+            content = read["content"]
+        role = read.get("role")
         if role == "tool":
-            if (name := message.get("tool_name")) is None:
-                name = message.get("name")
+            if (name := read.get("tool_name")) is None:
+                name = read.get("name")
             if not name or type(name) is not str:  # named by its call, or refused
-                name, names = _tool_name_of(messages, message, index, name, names)
+                name, names = _tool_name_of(messages, read, index, name, names)
             if name == "python":
                 if notes is not None and content:
                     notes.append((index, len(out) + 1, 0, len(content)))
@@ -352,11 +352,11 @@ def write_messages(
             elif notes is not None:
                 notes.append((index, UNWRITTEN, 0, 0))
         elif role == "assistant":
-            thinking = message.get("reasoning_content")  # the first alias not None (reading.reasoning_of)
-            if thinking is None and (thinking := message.get("thinking")) is None:
-                thinking = message.get("reasoning")
+            thinking = read.get("reasoning_content")  # the first alias not None (reading.reasoning_of)
+            if thinking is None and (thinking := read.get("thinking")) is None:
+                thinking = read.get("reasoning")
             if thinking is not None and type(thinking) is not str:
-                thinking = _fields(message, index)[2]
+                thinking = _fields(read, index)[2]
             if previous == "assistant":
                 _merged(out, notes, index, role, content, run)
             else:
@@ -381,7 +381,7 @@ def write_messages(
                 notes.append((index, SYSTEM, len(system), len(content)))
             system.append(content)
         elif notes is not None or type(role) is not str:  # a role the template writes nothing for, or none
-            _unwritten(notes, message, index)
+            _unwritten(notes, read, index)
         previous = role
     return previous, run
 
