@@ -4,13 +4,14 @@ its settings, and which tests it runs; the oracle markers checked where the engi
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
 
 import tests.support.settings  # noqa: F401  (registers and loads the hypothesis profile on import)
 from tests.support import oracle_marks
+from tests.support.harmony_oracle import HarmonyOracle, running_oracle
 from tests.support.tier import TIER
 
 oracle_marks.install()
@@ -38,3 +39,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     finally:
         oracle_marks.leave()
+
+
+@pytest.fixture(scope="session")
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
+    """Ollama's Harmony template run by Go's text/template, built once per session, for tests marked
+    ``go`` (it fails, does not skip, when Go is missing). A module whose ``oracle`` is another
+    engine's defines its own fixture, which overrides this one."""
+    with running_oracle(tmp_path_factory.mktemp("harmony_go")) as instance:
+        yield instance

@@ -12,7 +12,6 @@ Go is required: without it the oracle fixture fails, it does not skip.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,7 +22,7 @@ import prompt_formats as pf
 from prompt_formats import CHATML_CONTROL_TOKENS, HARMONY_CONTROL_TOKENS, InjectionError
 from prompt_formats.guard import ControlTokenGuard
 from tests.support.guard_cases import HARMONY_TOKENS
-from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+from tests.support.harmony_oracle import HarmonyOracle, to_case
 from tests.support.strategies import differential_settings
 
 OPTIONS = {"current_date": "2025-08-05"}
@@ -34,13 +33,6 @@ ALLOW = pf.get_format("harmony", guard=ControlTokenGuard(HARMONY_CONTROL_TOKENS,
 _TOKEN = re.compile("|".join(re.escape(t) for t in HARMONY_TOKENS))
 _TOKEN_OR_ESCAPED = re.compile(r"<\\*(?:" + "|".join(re.escape(t[1:]) for t in HARMONY_TOKENS) + ")")
 TOOLS = [{"name": "python"}]
-
-
-@pytest.fixture(scope="session")
-def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
-    instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_guard_oracle")))
-    yield instance
-    instance.close()
 
 
 def expected(oracle: HarmonyOracle, messages: list[dict[str, Any]]) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import openai_harmony as oh  # a hard requirement: without it this module fails, it does not skip
@@ -20,7 +19,7 @@ from hypothesis import strategies as st
 import prompt_formats as pf
 from prompt_formats.formats.harmony import parse_header
 from prompt_formats.model.messages import AssistantReply, ToolCall
-from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+from tests.support.harmony_oracle import HarmonyOracle, to_case
 from tests.support.oracles import harmony_encoding
 from tests.support.parser_cases import HARMONY_MARKERS, completions, counting_ids
 from tests.support.strategies import differential_settings
@@ -230,13 +229,6 @@ def test_parity_with_openai_harmony(messages: list[Any]) -> None:
 
 
 # --- Round trip through the reference template (Go, as Ollama runs it). ------------------------------
-
-
-@pytest.fixture(scope="module")
-def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
-    instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_parser_oracle")))
-    yield instance
-    instance.close()
 
 
 round_trip_text = st.one_of(

@@ -8,14 +8,12 @@ again and requires the very same outcome.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import prompt_formats as pf
 from tests.support.golden import CORPORA, LEAST, Corpus, engine_outcomes, kinds, load, render_args
-from tests.support.harmony_oracle import HarmonyOracle, running_oracle
 from tests.support.oracles import render_ours
 
 _IDS = [corpus.format for corpus in CORPORA]
@@ -52,12 +50,6 @@ def test_render_spans_writes_the_engines_stored_text(corpus: Corpus) -> None:
             assert fmt.render_spans(*args, **options).text == text, index
 
 
-@pytest.fixture(scope="module")
-def go_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
-    with running_oracle(tmp_path_factory.mktemp("golden_go")) as oracle:
-        yield oracle
-
-
 def _engine_marks(corpus: Corpus) -> Any:
     return pytest.param(corpus, id=corpus.format,
                         marks=pytest.mark.go if corpus.format == "harmony" else pytest.mark.jinja)
@@ -66,7 +58,7 @@ def _engine_marks(corpus: Corpus) -> Any:
 @pytest.mark.parametrize("corpus", [_engine_marks(corpus) for corpus in CORPORA])
 def test_the_stored_outcomes_are_the_engines(corpus: Corpus, request: pytest.FixtureRequest) -> None:
     cases = load(corpus)
-    go = request.getfixturevalue("go_oracle") if corpus.format == "harmony" else None
+    go = request.getfixturevalue("oracle") if corpus.format == "harmony" else None
     differ = [(index, case["outcome"], now) for index, (case, now)
               in enumerate(zip(cases, engine_outcomes(corpus, cases, go), strict=True)) if now != case["outcome"]]
     assert differ == [], f"{len(differ)} stored outcomes are not the engine's; the first: {differ[0]}"

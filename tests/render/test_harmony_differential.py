@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,21 +21,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
+from tests.support.harmony_oracle import ROOT, HarmonyOracle, to_case
 from tests.support.harmony_strategies import EFFORT, ROLES, THINK, conversation, options, tools
 from tests.support.strategies import differential_settings
 
 pytestmark = [pytest.mark.go]
 
 HARMONY = pf.get_format("harmony")
-
-
-@pytest.fixture(scope="session")
-def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
-    """The Go oracle, built once per session (fails, does not skip, when Go is missing)."""
-    instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_oracle")))
-    yield instance
-    instance.close()
 
 
 def check(oracle: HarmonyOracle, messages: list[Any], tools: Any, options: dict[str, Any], prepared: bool) -> None:

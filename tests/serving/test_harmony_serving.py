@@ -10,7 +10,6 @@ dropped; ``decode_tool_arguments`` changes nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+from tests.support.harmony_oracle import HarmonyOracle, to_case
 from tests.support.parser_cases import counting_ids
 from tests.support.strategies import differential_settings
 
@@ -26,13 +25,6 @@ pytestmark = [pytest.mark.go]
 
 HARMONY = pf.get_format("harmony")
 DAY = "2025-08-05"
-
-
-@pytest.fixture(scope="module")
-def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
-    instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_oracle")))
-    yield instance
-    instance.close()
 
 
 def go(oracle: HarmonyOracle, messages: list[Any]) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import pickle
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
-from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+from tests.support.harmony_oracle import HarmonyOracle, to_case
 from tests.support.oracles import Outcome, render_jinja
 from tests.support.strategies import EXAMPLES, differential_settings
 
@@ -43,14 +43,6 @@ CASES = [(name, {}) for name in pf.available_formats()] + [("chatml-safety", {"p
 
 PLAIN = ["", " ", "\n", "hi", "Paris", "é", "日本", "🙂", "a\n\nb", "  x  ", "42"]
 TOKENS = ["<think>", "</think>", "<tool_response>", "</tool_response>", "<|im_end|>", "<|end|>"]
-
-
-@pytest.fixture(scope="module")
-def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
-    """The Go oracle, built once (fails, does not skip, when Go is missing)."""
-    instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("session_harmony_oracle")))
-    yield instance
-    instance.close()
 
 
 def texts(tokens: bool) -> st.SearchStrategy[str]:

@@ -17,7 +17,6 @@ Each example's renders go to the oracle in one batch (one process).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,7 +25,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from tests.support.harmony_drops import candidates, covered, perturbed
-from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
+from tests.support.harmony_oracle import HarmonyOracle, to_case
 from tests.support.harmony_strategies import conversation, options, tool_dict
 from tests.support.strategies import differential_settings
 
@@ -36,14 +35,6 @@ DATE = {"current_date": "2025-08-05"}
 bare_python = st.just({"type": "function", "function": {"name": "python"}})
 tool_list = st.lists(st.one_of(bare_python, tool_dict), min_size=1, max_size=4)
 tool_lists = st.one_of(tool_list, tool_list, st.none(), st.just([]))
-
-
-@pytest.fixture(scope="module")
-def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
-    """The Go oracle, built once (fails, does not skip, when Go is missing)."""
-    instance = HarmonyOracle(build_oracle(tmp_path_factory.mktemp("harmony_drops_oracle")))
-    yield instance
-    instance.close()
 
 
 def _outputs(oracle: HarmonyOracle, cases: list[tuple[list[Any], Any]], opts: dict[str, Any]) -> list[str]:
