@@ -7,6 +7,7 @@ README.md, docs/guide.md and CHANGELOG.md mention (``from prompt_formats… impo
 outside it and imports the library only through its public modules (docs/contributing.md, "The
 command"); imports are read from the AST, function-level ones included. No module names a
 benchmark script. Each template's role openers are written by one module of its package, its walk.
+The package imports its own modules at the top, but for the listed lazy imports that keep startup light.
 """
 
 from __future__ import annotations
@@ -358,3 +359,43 @@ def test_one_module_of_a_template_writes_its_roles(package: str) -> None:
 def test_each_known_second_writer_still_writes(module: str) -> None:
     package = module.rsplit("/", 1)[0]
     assert written_markers((PACKAGE / module).read_text(encoding="utf-8"), ROLE_OPENERS[package])
+
+
+# A module of the package imports the package's modules at its top, as lower layers: no import inside
+# a function to dodge a cycle. The exceptions keep heavy modules out of what a caller that does not
+# need them imports (the command's startup: tests/cli/test_command_imports.py); each must still be
+# there, so the list cannot outlive its reasons.
+LAZY_IMPORTS = {
+    ("prompt_formats.cli", "prompt_formats.format.batch"): "worker processes: only with -j",
+    ("prompt_formats.cli.settings", "prompt_formats.cli.tokenizer"): "--tokenizer only",
+    ("prompt_formats.cli.settings", "prompt_formats.cli.spans"): "--spans only",
+    ("prompt_formats.cli.spans", "prompt_formats.integrations.segments"): "--tokenizer's encoder only",
+    ("prompt_formats.cli.tokenizer", "prompt_formats.format.detect"): "a format found by its template only",
+    ("prompt_formats.format.chat_format", "prompt_formats.format.batch"): "render_batch and parse_batch only",
+    ("prompt_formats.integrations.transformers", "prompt_formats.format.detect"): "a format found by its template",
+    ("prompt_formats.records.toolsets", "prompt_formats.model.tools"): "a toolset cache only where one is made",
+}
+
+
+def function_level_imports(source: str, module: str, is_package: bool) -> set[str]:
+    """The ``prompt_formats`` modules ``source`` imports inside a function (or method)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for statement in node.body:
+                body = ast.Module(body=[statement], type_ignores=[])
+                found |= imported_modules(ast.unparse(body), module, is_package) if any(
+                    isinstance(sub, ast.Import | ast.ImportFrom) for sub in ast.walk(statement)) else set()
+    return found
+
+
+def test_the_function_level_reader_sees_only_functions() -> None:
+    source = "from .tools import x\ndef f():\n    if x:\n        from ..format import batch\n"
+    assert function_level_imports(source, "prompt_formats.cli.spans", False) == {"prompt_formats.format.batch"}
+
+
+def test_the_package_imports_its_modules_at_the_top() -> None:
+    found = {(module_name(path), name) for path in MODULES
+             for name in function_level_imports(path.read_text("utf-8"), module_name(path), path.name == "__init__.py")}
+    assert sorted(found - set(LAZY_IMPORTS)) == []
+    assert sorted(set(LAZY_IMPORTS) - found) == []
