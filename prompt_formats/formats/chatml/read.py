@@ -26,6 +26,10 @@ _ROLE_KEY = itertools.repeat("role")
 Merged = Sequence[tuple[int, int]]
 
 
+def _as_dict(message: Mapping[str, Any]) -> dict[str, Any]:
+    return message if type(message) is dict else dict(message.items())
+
+
 def _checked_role(message: Mapping[str, Any], index: int) -> str:
     """The message's role as the template reads it: a string, a subclass's as its plain data
     (transformers hands the template the plain string: the subclass's own ``==`` is not read)."""
@@ -37,7 +41,7 @@ def _checked_role(message: Mapping[str, Any], index: int) -> str:
 
 def read_messages(
     messages: Conversation, merge_system: bool, add_vision_id: Any
-) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None], Merged]:
+) -> tuple[Sequence[dict[str, Any]], list[str], Sequence[int | None], Merged]:
     """The messages as mappings, their roles, their indexes in the caller's list (``None``: the merged
     system message) and each merged system text's index and length (``merge_system``: the
     multi-system template's merge of every system message into one leading one)."""
@@ -45,12 +49,13 @@ def read_messages(
     # list; anything else message by message.
     roles: list[Any] | None
     if type(messages) is list and _DICT_ONLY.issuperset(map(type, messages)):
-        msgs: Sequence[Mapping[str, Any]] = messages
+        msgs: Sequence[dict[str, Any]] = messages
         roles = list(map(dict.get, messages, _ROLE_KEY))  # message.get("role") for each, at C speed
     else:
         if not is_list(messages):
             raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-        msgs = [message_dict(message, i) for i, message in enumerate(messages)]
+        # As dicts, so that the walk reads every message as the usual one (a mapping's reading is its get).
+        msgs = [_as_dict(message_dict(message, i)) for i, message in enumerate(messages)]
         roles = [message.get("role") for message in msgs]
     if not _STR_ONLY.issuperset(map(type, roles)):
         roles = None
@@ -68,8 +73,8 @@ def read_messages(
 
 
 def _merge_system(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str] | None, add_vision_id: Any
-) -> tuple[Sequence[Mapping[str, Any]], list[str], Sequence[int | None], Merged]:
+    msgs: Sequence[dict[str, Any]], roles: list[str] | None, add_vision_id: Any
+) -> tuple[Sequence[dict[str, Any]], list[str], Sequence[int | None], Merged]:
     """The multi-system block: (messages, their roles, their indexes in the caller's list, the index
     and length of each system text merged).
 
@@ -94,7 +99,7 @@ def _merge_system(
         return msgs[1:], roles[1:], range(1, len(msgs)), ()
     system_at, texts, merged = _system_texts(msgs, roles, add_vision_id)
     # The other messages, copied run by run between the system ones.
-    kept: list[Mapping[str, Any]] = []
+    kept: list[dict[str, Any]] = []
     kept_roles: list[str] = []
     origins: list[int | None] = []
     if texts:
@@ -111,7 +116,7 @@ def _merge_system(
 
 
 def _system_texts(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str], add_vision_id: Any
+    msgs: Sequence[dict[str, Any]], roles: list[str], add_vision_id: Any
 ) -> tuple[list[int], list[str], list[tuple[int, int]]]:
     """The positions of the system messages among ``roles``, their non-empty texts in order, and
     each such text's position and length."""

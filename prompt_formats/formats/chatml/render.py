@@ -112,7 +112,7 @@ def tools_block(tools: Tools) -> str:
 
 
 def _prologue(
-    msgs: Sequence[Mapping[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any,
+    msgs: Sequence[dict[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any,
     guard: FastGuard | None,
 ) -> list[str]:
     """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
@@ -272,7 +272,7 @@ def _system_range(prologue: list[str]) -> tuple[Range, ...]:
     return ()
 
 
-def _write_assistant(out: list[str], message: Mapping[str, Any], content: str, index: int | None, kept: bool,
+def _write_assistant(out: list[str], message: dict[str, Any], content: str, index: int | None, kept: bool,
                      guard: FastGuard | None, lead: str | None, drops: list[str] | None) -> str:
     """An assistant turn (``kept``: with its reasoning); its content as written (after a ``<think>``
     block split off). ``drops``: as in :func:`_write_turns`."""
@@ -302,7 +302,7 @@ def _write_assistant(out: list[str], message: Mapping[str, Any], content: str, i
 
 
 def _write_turns(
-    out: list[str], msgs: Sequence[Mapping[str, Any]], roles: list[str], origins: Sequence[int | None],
+    out: list[str], msgs: Sequence[dict[str, Any]], roles: list[str], origins: Sequence[int | None],
     vision: VisionCount, add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None,
     drops: list[str] | None,
 ) -> None:
@@ -378,7 +378,7 @@ def render_chatml(
     # The last user message that is not a wrapped tool response; none raises.
     for last_query in range(len(roles) - 1, -1, -1):
         if roles[last_query] == "user":
-            message = msgs[last_query]
+            message: Mapping[str, Any] = msgs[last_query]
             if _fast_guard is not None:
                 message = guarded_message(_fast_guard, message, "user")
             query = trimmed_text(message, origins[last_query], vision, False, False, add_vision_id)
