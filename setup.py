@@ -20,10 +20,13 @@ from setuptools import setup
 COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/_text/tojson.py",
     "prompt_formats/format/history.py",
+    "prompt_formats/model/reading.py",
     "prompt_formats/model/tools.py",
+    "prompt_formats/formats/chatml/content.py",
     "prompt_formats/formats/chatml/drops.py",
     "prompt_formats/formats/chatml/incremental.py",
     "prompt_formats/formats/chatml/lean.py",
+    "prompt_formats/formats/chatml/read.py",
     "prompt_formats/formats/chatml/render.py",
     "prompt_formats/formats/chatml/schema.py",
     "prompt_formats/formats/chatml/spans.py",
