@@ -211,18 +211,21 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
         function = call_body(call)
         if type(function) is not dict and function is not call and not isinstance(function, Mapping):
             raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
-        name = function.get("name")
+        # Read as a dict (a copy of another mapping), which the compiled build reads natively.
+        body: dict[Any, Any] = function if type(function) is dict else dict(function.items())
+        name = body.get("name")
         if lead is not None and isinstance(name, str) and lead in name:
             name = guarded_name(guard, name)
         if type(name) is not str:
             name = _call_name(name, index, calls, k)
-        arguments = function.get("arguments")  # absent and null both render nothing
+        arguments = body.get("arguments")  # absent and null both render nothing
         if arguments is None:
             append(f"{opening}{name}>\n")
         elif type(arguments) is dict or (type(arguments) is not str and isinstance(arguments, Mapping)):
             # (an exact str is no Mapping: the ABC's isinstance is a Python-level call)
             append(f"{opening}{name}>\n")
-            for key, value in arguments.items():
+            fields: dict[Any, Any] = arguments if type(arguments) is dict else dict(arguments.items())
+            for key, value in fields.items():
                 if lead is not None and lead in key:
                     key = guarded_name(guard, key)
                 if type(key) is not str:
