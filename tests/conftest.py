@@ -24,7 +24,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.oracle)
     if TIER != "quick":
         return
-    kept, dropped = [], []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         (dropped if item.get_closest_marker("oracle") else kept).append(item)
     if dropped:
