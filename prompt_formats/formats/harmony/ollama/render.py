@@ -148,18 +148,30 @@ def _part_text(part: Any, index: int, j: int) -> str:
     )
 
 
-def _content_text(content: Any, index: int) -> str:
-    """A message's content as the template prints it: ``None`` is empty, text parts join after a blank line."""
+def _plain_content(content: Any) -> str | None:
+    """A content that is not a string as :func:`_content_text` reads it, when ``None`` or a list of
+    ``{"type": "text", "text": str}`` parts (which part_kind reads as text: no other key); else
+    ``None``, and nothing raised (the walk hands such a message to :func:`_fields`)."""
     if content is None:
         return ""
-    if isinstance(content, (list, tuple)):
-        texts = []
-        for j, part in enumerate(content):
-            # Fast path for {"type": "text", "text": str}, which part_kind reads as a text part (no
-            # other key); any other part is read by _part_text.
-            text = part.get("text") if type(part) is dict and len(part) == 2 and part.get("type") == "text" else None
-            texts.append(text if type(text) is str else _part_text(part, index, j))
-        return "\n\n".join(texts)
+    if type(content) is not list:
+        return None
+    texts = []
+    for part in content:
+        text = part.get("text") if type(part) is dict and len(part) == 2 and part.get("type") == "text" else None
+        if type(text) is not str:
+            return None
+        texts.append(text)
+    return "\n\n".join(texts)
+
+
+def _content_text(content: Any, index: int) -> str:
+    """A message's content as the template prints it: ``None`` is empty, text parts join after a blank line."""
+    text = _plain_content(content)
+    if text is not None:
+        return text
+    if isinstance(content, (list, tuple)):  # a part that is not a plain text part: each read by _part_text
+        return "\n\n".join([_part_text(part, index, j) for j, part in enumerate(content)])
     raise InvalidInputError(
         f"messages[{index}].content", f"expected a string, a list of parts or null, got {type_name(content)}"
     )
@@ -216,22 +228,6 @@ def _plain(message: Any, index: int) -> dict[str, Any]:
     role, content, thinking, name = _fields(message, index)
     call_id = _as_set(message).tool_call_id if isinstance(message, Message) else message.get("tool_call_id")
     return {"role": role, "content": content, "reasoning_content": thinking, "tool_name": name, "tool_call_id": call_id}
-
-
-def _plain_content(content: Any) -> str | None:
-    """A content that is not a string as :func:`_content_text` reads it, when ``None`` or a list of
-    ``{"type": "text", "text": str}`` parts; else ``None`` (read by :func:`_fields`)."""
-    if content is None:
-        return ""
-    if type(content) is not list:
-        return None
-    texts = []
-    for part in content:
-        text = part.get("text") if type(part) is dict and len(part) == 2 and part.get("type") == "text" else None
-        if type(text) is not str:
-            return None
-        texts.append(text)
-    return "\n\n".join(texts)
 
 
 def _call_names(messages: Sequence[Any]) -> dict[str, str]:
