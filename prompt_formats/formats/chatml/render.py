@@ -183,10 +183,6 @@ def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, A
             return float.__repr__(value)
         if kind is int:
             return int.__repr__(value)
-        if kind is bool:
-            return "true" if value else "false"
-        if value is None:
-            return "null"
         return text_or_json(value)
     except (TypeError, ValueError, RecursionError) as exc:
         return json_refused(value, f"{_call_path(index, calls, k)}.arguments.{key}", exc)
