@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -156,14 +157,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
-    """The ``prompt_formats`` modules that ``source`` (the module ``module``) imports, anywhere in it.
+def _imported_by(nodes: Iterable[ast.AST], module: str, is_package: bool) -> set[str]:
+    """The ``prompt_formats`` modules the import statements among ``nodes`` (of the module ``module``) name.
 
     ``from X import name`` counts as ``X.name`` when that is a module of the package, else as ``X``.
     """
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in nodes:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -175,6 +176,11 @@ def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
             found.update(f"{target}.{alias.name}" if f"{target}.{alias.name}" in MODULE_NAMES else target
                          for alias in node.names)
     return {name for name in found if name == "prompt_formats" or name.startswith("prompt_formats.")}
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
+    """The ``prompt_formats`` modules that ``source`` (the module ``module``) imports, anywhere in it."""
+    return _imported_by(ast.walk(ast.parse(source)), module, is_package)
 
 
 MODULE_NAMES = {module_name(path) for path in MODULES}
@@ -379,14 +385,9 @@ LAZY_IMPORTS = {
 
 def function_level_imports(source: str, module: str, is_package: bool) -> set[str]:
     """The ``prompt_formats`` modules ``source`` imports inside a function (or method)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            for statement in node.body:
-                body = ast.Module(body=[statement], type_ignores=[])
-                found |= imported_modules(ast.unparse(body), module, is_package) if any(
-                    isinstance(sub, ast.Import | ast.ImportFrom) for sub in ast.walk(statement)) else set()
-    return found
+    functions = [node for node in ast.walk(ast.parse(source))
+                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return _imported_by((node for function in functions for node in ast.walk(function)), module, is_package)
 
 
 def test_the_function_level_reader_sees_only_functions() -> None:
