@@ -10,7 +10,7 @@ from ...errors import InvalidInputError, TemplateError, type_name
 from ...model.reading import part_kind
 from .tokens import IMAGE, VIDEO
 
-__all__ = ["VisionCount", "content_text", "system_text", "trimmed_text"]
+__all__ = ["UNCOUNTED", "VisionCount", "content_text", "system_text", "trimmed_text"]
 
 
 class VisionCount:
@@ -19,6 +19,10 @@ class VisionCount:
     # Class-level starting values: an instance costs nothing until an image or video is counted.
     images = 0
     videos = 0
+
+
+#: Counters for a reading that counts nothing (the system prompt, the last-query scan): never written.
+UNCOUNTED = VisionCount()
 
 
 # --- Content. ----------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ multi-system template's merge of every system message into one leading system me
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,12 +14,6 @@ from .content import system_text
 
 __all__ = ["Merged", "read_messages"]
 
-# Type sets the C-speed checks of the usual input compare with (``issuperset`` of the types
-# themselves: no set is built, and it stops at the first other type).
-_DICT_ONLY = frozenset({dict})
-_STR_ONLY = frozenset({str})
-# An endless "role" (stateless: safe to share between threads), zipped by map() with the messages.
-_ROLE_KEY = itertools.repeat("role")
 
 #: ``(input index, length)`` of each system text merged into the leading system message, in order.
 Merged = Sequence[tuple[int, int]]
@@ -39,32 +32,55 @@ def _checked_role(message: Mapping[str, Any], index: int) -> str:
     return role if type(role) is str else str.__str__(role)
 
 
+def _read_any(messages: Conversation) -> tuple[list[dict[str, Any]], list[str] | None]:
+    """Any other input than a list of dicts with string roles: the messages as dicts (so that the
+    walk reads every message as the usual one: a mapping's reading is its get), and their roles if
+    every one is a string."""
+    if not is_list(messages):
+        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
+    msgs = [_as_dict(message_dict(message, i)) for i, message in enumerate(messages)]
+    roles: list[Any] = [message.get("role") for message in msgs]
+    return msgs, roles if all(type(role) is str for role in roles) else None
+
+
+def _systems(roles: list[str]) -> list[int]:
+    return [i for i, role in enumerate(roles) if role == "system"]
+
+
 def read_messages(
     messages: Conversation, merge_system: bool, add_vision_id: Any
 ) -> tuple[Sequence[dict[str, Any]], list[str], Sequence[int | None], Merged]:
     """The messages as mappings, their roles, their indexes in the caller's list (``None``: the merged
     system message) and each merged system text's index and length (``merge_system``: the
     multi-system template's merge of every system message into one leading one)."""
-    # The usual input (a list of dicts, string roles) is checked by C-speed passes over the whole
-    # list; anything else message by message.
-    roles: list[Any] | None
-    if type(messages) is list and _DICT_ONLY.issuperset(map(type, messages)):
-        msgs: Sequence[dict[str, Any]] = messages
-        roles = list(map(dict.get, messages, _ROLE_KEY))  # message.get("role") for each, at C speed
-    else:
-        if not is_list(messages):
-            raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-        # As dicts, so that the walk reads every message as the usual one (a mapping's reading is its get).
-        msgs = [_as_dict(message_dict(message, i)) for i, message in enumerate(messages)]
-        roles = [message.get("role") for message in msgs]
-    if not _STR_ONLY.issuperset(map(type, roles)):
-        roles = None
-    origins: Sequence[int | None]
+    msgs: Sequence[dict[str, Any]] = messages
+    roles: list[str] | None = []
+    system_at: list[int] = []  # the system messages' positions
+    usual = type(messages) is list
+    if usual:  # the usual input, read in one pass: a list of dicts with string roles
+        read: list[str] = []
+        append = read.append
+        for message in messages:
+            if type(message) is not dict or type(role := message.get("role")) is not str:
+                usual = False
+                break
+            if role == "system":
+                system_at.append(len(read))
+            append(role)
+        roles = read
+    if not usual:
+        msgs, roles = _read_any(messages)
+        system_at = [] if roles is None else _systems(roles)
     merged: Merged = ()
-    if merge_system and (roles is None or "system" in roles):
-        msgs, roles, origins, merged = _merge_system(msgs, roles, add_vision_id)
-    else:
-        origins = range(len(msgs))
+    origins: Sequence[int | None] = range(len(msgs))
+    if merge_system and (system_at or roles is None):
+        if roles is not None and len(system_at) == 1 and not system_at[0] and type(msgs[0].get("content")) is str:
+            # The usual request: one leading system message with text is the merged message itself
+            # (its turn trims it), or nothing if blank.
+            if not msgs[0]["content"].strip():
+                msgs, roles, origins = msgs[1:], roles[1:], range(1, len(msgs))
+        else:
+            msgs, roles, origins, merged = _merge_system(msgs, roles, system_at, add_vision_id)
     if not msgs:
         raise TemplateError("No messages provided.")
     if roles is None:
@@ -73,10 +89,11 @@ def read_messages(
 
 
 def _merge_system(
-    msgs: Sequence[dict[str, Any]], roles: list[str] | None, add_vision_id: Any
+    msgs: Sequence[dict[str, Any]], roles: list[str] | None, system_at: list[int], add_vision_id: Any
 ) -> tuple[Sequence[dict[str, Any]], list[str], Sequence[int | None], Merged]:
     """The multi-system block: (messages, their roles, their indexes in the caller's list, the index
-    and length of each system text merged).
+    and length of each system text merged). ``system_at``: the system messages' positions (when
+    every role is a string).
 
     Every system message's content is rendered and trimmed, in message order (so that errors come
     in the order the template meets them); the non-empty ones, joined with a blank line, become the
@@ -88,16 +105,11 @@ def _merge_system(
         read: list[Any] = [plain_scalar(message.get("role")) for message in msgs]  # as _checked_role reads them
         bad = next((i for i, role in enumerate(read) if not isinstance(role, str)), None)
         if bad is not None:
-            _system_texts(msgs, read[:bad], add_vision_id)
+            _system_texts(msgs, _systems(read[:bad]), add_vision_id)
             _checked_role(msgs[bad], bad)
         roles = read
-    if roles[0] == "system" and type(msgs[0].get("content")) is str and roles.count("system") == 1:
-        # Fast path for the usual request: one leading system message with
-        # text, the usual case, is the merged message itself (its turn trims it), or nothing if blank.
-        if msgs[0]["content"].strip():
-            return msgs, roles, range(len(msgs)), ()
-        return msgs[1:], roles[1:], range(1, len(msgs)), ()
-    system_at, texts, merged = _system_texts(msgs, roles, add_vision_id)
+        system_at = _systems(read)
+    texts, merged = _system_texts(msgs, system_at, add_vision_id)
     # The other messages, copied run by run between the system ones.
     kept: list[dict[str, Any]] = []
     kept_roles: list[str] = []
@@ -116,20 +128,15 @@ def _merge_system(
 
 
 def _system_texts(
-    msgs: Sequence[dict[str, Any]], roles: list[str], add_vision_id: Any
-) -> tuple[list[int], list[str], list[tuple[int, int]]]:
-    """The positions of the system messages among ``roles``, their non-empty texts in order, and
-    each such text's position and length."""
-    system_at: list[int] = []
+    msgs: Sequence[dict[str, Any]], system_at: list[int], add_vision_id: Any
+) -> tuple[list[str], list[tuple[int, int]]]:
+    """The non-empty texts of the system messages at ``system_at``, in order, and each such text's
+    position and length."""
     texts: list[str] = []
     merged: list[tuple[int, int]] = []
-    at = 0
-    for _ in range(roles.count("system")):
-        at = roles.index("system", at)
-        system_at.append(at)
+    for at in system_at:
         text = system_text(msgs[at], at, add_vision_id)
         if text:
             texts.append(text)
             merged.append((at, len(text)))
-        at += 1
-    return system_at, texts, merged
+    return texts, merged

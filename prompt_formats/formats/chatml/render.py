@@ -26,7 +26,7 @@ from ...format.chat_format import Conversation, Tools
 from ...format.spans import Range
 from ...model.reading import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
 from ...model.tools import PreparedTools, rendered_tools
-from .content import VisionCount, content_text, trimmed_text
+from .content import UNCOUNTED, VisionCount, content_text, trimmed_text
 from .drops import holds_text, note_assistant_drops
 from .read import Merged, read_messages
 from .tokens import (
@@ -112,16 +112,17 @@ def tools_block(tools: Tools) -> str:
 
 
 def _prologue(
-    msgs: Sequence[dict[str, Any]], roles: list[str], tools: Tools, vision: VisionCount, add_vision_id: Any,
-    guard: FastGuard | None,
+    msgs: Sequence[dict[str, Any]], roles: list[str], tools: Tools, add_vision_id: Any, guard: FastGuard | None,
 ) -> list[str]:
     """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
     block = tools_block(tools)
     if roles[0] != "system":
         return prologue_pieces(block, None)
     system = msgs[0] if guard is None else guarded_message(guard, msgs[0], roles[0])
+    content = system.get("content")
     # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
-    return prologue_pieces(block, trimmed_text(system, 0, vision, False, True, add_vision_id))
+    text = content.strip() if type(content) is str else trimmed_text(system, 0, UNCOUNTED, False, True, add_vision_id)
+    return prologue_pieces(block, text)
 
 
 def prologue_pieces(block: str, system_prompt: str | None) -> list[str]:
@@ -154,38 +155,78 @@ def _call_path(index: int | None, calls: Sequence[Mapping[str, Any]], k: int) ->
     return f"messages[{index}].tool_calls[{k}]" + (".function" if "function" in calls[k] else "")
 
 
-def _call_name(name: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
-    """A tool call's name that is not an exact ``str``: its characters (the template concatenates it
-    with text, which copies characters), or the error."""
+def _call_name(name: Any, guard: FastGuard | None, lead: str | None, index: int | None,
+               calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    """A tool call's name that is not an exact ``str`` or holds the guard's ``lead``: as the guard
+    leaves it, then its characters (the template concatenates it with text, which copies
+    characters), or the error."""
+    if lead is not None and isinstance(name, str) and lead in name:
+        name = guarded_name(guard, name)
+    if type(name) is str:
+        return name
     if not isinstance(name, str):
         raise InvalidInputError(_call_path(index, calls, k) + ".name", f"expected a string, got {type_name(name)}")
     return str.__str__(name)
 
 
-def _argument_name(key: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int) -> str:
-    """A tool-call argument's name that is not an exact ``str``: its characters, or the error."""
+def _argument_name(key: Any, guard: FastGuard | None, lead: str | None, index: int | None,
+                   calls: Sequence[Mapping[str, Any]], k: int) -> str:
+    """A tool-call argument's name that is not an exact ``str`` or holds the guard's ``lead``: as
+    :func:`_call_name` reads a name."""
+    if lead is not None and isinstance(key, str) and lead in key:
+        key = guarded_name(guard, key)
+    if type(key) is str:
+        return key
     if not isinstance(key, str):
         problem = f"expected string keys, got {type_name(key)} key {key!r}"
         raise InvalidInputError(_call_path(index, calls, k) + ".arguments", problem)
     return str.__str__(key)
 
 
+def _value_json(value: Any) -> str:
+    """A tool-call argument value that is not an exact ``str``, as the template writes it
+    (``tojson``); raises what ``tojson`` raises."""
+    kind = type(value)
+    # The usual kinds spelt here as tojson spells them (exact types only), saving text_or_json's
+    # and tojson's dispatch.
+    if kind is dict or kind is list:
+        return "".join(json_chunks(value, 0))
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float and isfinite(value):
+        return float.__repr__(value)
+    return text_or_json(value)
+
+
 def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int, key: str) -> str:
-    """A tool-call argument value that is not an exact ``str``, as the template writes it, or the error."""
+    """:func:`_value_json`, or the error naming the argument."""
     try:
-        kind = type(value)
-        # Fast path for the usual argument values of tool calls: the kinds
-        # spelt here as tojson spells them (exact types only), saving text_or_json's and tojson's
-        # dispatch.
-        if kind is dict or kind is list:
-            return "".join(json_chunks(value, 0))
-        if kind is float and isfinite(value):
-            return float.__repr__(value)
-        if kind is int:
-            return int.__repr__(value)
-        return text_or_json(value)
+        return _value_json(value)
     except (TypeError, ValueError, RecursionError) as exc:
         return json_refused(value, f"{_call_path(index, calls, k)}.arguments.{key}", exc)
+
+
+def _function_of(call: Any, index: int | None, k: int) -> dict[Any, Any]:
+    """A tool call's function body (:func:`~prompt_formats.model.reading.call_body`) that is not a
+    dict itself, as a dict (a copy of another mapping, which the compiled build reads natively),
+    or the error."""
+    if type(call) is not dict and not isinstance(call, Mapping):
+        raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
+    function = call_body(call)
+    if type(function) is dict:
+        return function
+    if function is not call and not isinstance(function, Mapping):
+        raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
+    return dict(function.items())
+
+
+def _fields_of(arguments: Any) -> dict[Any, Any] | None:
+    """Arguments that are no dict: a copy of a mapping (read as the usual dict), else ``None``."""
+    if arguments is None or isinstance(arguments, str) or not isinstance(arguments, Mapping):
+        return None  # (an exact str is no Mapping: the ABC's isinstance is a Python-level call)
+    return dict(arguments.items())
 
 
 def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None,
@@ -202,40 +243,32 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     opening = CALL_AFTER_CONTENT if content else CALL_FIRST
     append = out.append
     for k, call in enumerate(calls):
-        if type(call) is not dict and not isinstance(call, Mapping):
-            raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
-        function = call_body(call)
-        if type(function) is not dict and function is not call and not isinstance(function, Mapping):
-            raise _not_an_object(f"messages[{index}].tool_calls[{k}].function", function)
-        # Read as a dict (a copy of another mapping), which the compiled build reads natively.
-        body: dict[Any, Any] = function if type(function) is dict else dict(function.items())
+        function = call_body(call) if type(call) is dict else None
+        body: dict[Any, Any] = function if type(function) is dict else _function_of(call, index, k)
         name = body.get("name")
-        if lead is not None and isinstance(name, str) and lead in name:
-            name = guarded_name(guard, name)
-        if type(name) is not str:
-            name = _call_name(name, index, calls, k)
+        if type(name) is not str or (lead is not None and lead in name):
+            name = _call_name(name, guard, lead, index, calls, k)
         arguments = body.get("arguments")  # absent and null both render nothing
-        if arguments is None:
+        fields = arguments if type(arguments) is dict else _fields_of(arguments)
+        if fields is not None:
             append(f"{opening}{name}>\n")
-        elif type(arguments) is dict or (type(arguments) is not str and isinstance(arguments, Mapping)):
-            # (an exact str is no Mapping: the ABC's isinstance is a Python-level call)
-            append(f"{opening}{name}>\n")
-            fields: dict[Any, Any] = arguments if type(arguments) is dict else dict(arguments.items())
             for key, value in fields.items():
-                if lead is not None and lead in key:
-                    key = guarded_name(guard, key)
-                if type(key) is not str:
-                    key = _argument_name(key, index, calls, k)
-                kind = type(value)
-                if kind is not str:
-                    text = _argument_text(value, index, calls, k, key)
-                    if lead is not None and (lead in text or len(text) > MAX_NESTING or kind not in JSON_KINDS):
-                        text = guarded_json(guard, value, text, _argument_text, index, calls, k, key)
-                    append(f"<parameter={key}>\n{text}\n</parameter>\n")
+                if type(key) is not str or (lead is not None and lead in key):
+                    key = _argument_name(key, guard, lead, index, calls, k)
+                if type(value) is str:
+                    if lead is not None and lead in value:
+                        value = guarded_json(guard, value, value, str)
+                    append(f"<parameter={key}>\n{value}\n</parameter>\n")
                     continue
-                if lead is not None and lead in value:
-                    value = guarded_json(guard, value, value, str)
-                append(f"<parameter={key}>\n{value}\n</parameter>\n")
+                try:
+                    text = _value_json(value)
+                except (TypeError, ValueError, RecursionError):
+                    text = _argument_text(value, index, calls, k, key)
+                if lead is not None and (lead in text or len(text) > MAX_NESTING or type(value) not in JSON_KINDS):
+                    text = guarded_json(guard, value, text, _argument_text, index, calls, k, key)
+                append(f"<parameter={key}>\n{text}\n</parameter>\n")
+        elif arguments is None:
+            append(f"{opening}{name}>\n")
         elif isinstance(arguments, str):
             if lead is not None and lead in arguments:
                 arguments = guarded_json(guard, arguments, arguments, str)
@@ -301,19 +334,22 @@ def _write_assistant(out: list[str], message: dict[str, Any], content: str, inde
 
 
 def _write_turns(
-    out: list[str], msgs: Sequence[dict[str, Any]], roles: list[str], origins: Sequence[int | None],
-    vision: VisionCount, add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None,
-    drops: list[str] | None,
+    out: list[str], msgs: Sequence[dict[str, Any]], roles: list[str], indexes: list[int | None],
+    add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None, drops: list[str] | None,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their
-    reasoning. ``spans`` (render_spans, sessions) notes each turn's ranges as it is written (:class:`TurnSpans`);
+    reasoning; ``indexes``: each message's input index. ``spans`` (render_spans, sessions) notes each
+    turn's ranges as it is written (:class:`TurnSpans`);
     ``drops`` (render_spans) gets the paths of what the template leaves out (:mod:`.drops`)."""
     last = len(roles) - 1
     if spans is not None:
         ranges, generated, starts = spans
         written, at = len(out), sum(map(len, out))  # the prologue's pieces and text come first
     lead = None if guard is None else guard.lead  # untrusted: what is not an assistant's (see render_chatml)
-    for pos, message in enumerate(msgs):
+    vision = None  # the template's image and video counters, made when content that is not a string is met
+    # A leading system message is the prologue's; the turns start after it.
+    first = 1 if roles[0] == "system" else 0
+    for pos, message in enumerate(msgs[first:] if first else msgs, first):
         role = roles[pos]
         content = message.get("content")
         if lead is not None and role != "assistant" and (type(content) is not str or lead in content):
@@ -321,19 +357,20 @@ def _write_turns(
         if type(content) is str:
             content = content.strip()
         else:
-            content = content_text(content, origins[pos], vision, True, False, add_vision_id).strip()
+            vision = vision or VisionCount()
+            content = content_text(content, indexes[pos], vision, True, False, add_vision_id).strip()
         # The template's branches, most frequent first (a role equals at most one of these names).
         if role == "tool":  # a run of tool results is one user turn
             out.extend((TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT, content,
                         TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE))
         elif role == "assistant":
-            content = _write_assistant(out, message, content, origins[pos], pos > thinking_after, guard, lead, drops)
+            content = _write_assistant(out, message, content, indexes[pos], pos > thinking_after, guard, lead, drops)
         elif role == "user":
             out.extend((USER_TURN, content, TURN_END))
-        elif role != "system" or pos:
+        else:
             raise TemplateError("System message must be at the beginning." if role == "system"
                                 else "Unexpected message role.")
-        if spans is not None and (pos or role != "system"):  # (the system text's range is the prologue's)
+        if spans is not None:
             if role == "assistant":  # generated: right after the header, up to and including <|im_end|>
                 end = at + len("".join(out[written:]))  # (a join: faster than summing a few lengths)
                 turn = (at + _ASSISTANT_HEADER, end - 1)
@@ -372,15 +409,16 @@ def render_chatml(
     """
     # The one builder, in the template's order (the module docstring).
     msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
-    vision = VisionCount()  # the template's image and video counters; only list content reads them
-    out = _prologue(msgs, roles, tools, vision, add_vision_id, _fast_guard)
+    # Each message's input index, for errors: a list (a range's item is a Python-level computation).
+    indexes = origins if type(origins) is list else list(origins)
+    out = _prologue(msgs, roles, tools, add_vision_id, _fast_guard)
     # The last user message that is not a wrapped tool response; none raises.
     for last_query in range(len(roles) - 1, -1, -1):
         if roles[last_query] == "user":
             message: Mapping[str, Any] = msgs[last_query]
             if _fast_guard is not None:
                 message = guarded_message(_fast_guard, message, "user")
-            query = trimmed_text(message, origins[last_query], vision, False, False, add_vision_id)
+            query = trimmed_text(message, indexes[last_query], UNCOUNTED, False, False, add_vision_id)
             if not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE)):
                 break
     else:
@@ -389,7 +427,7 @@ def render_chatml(
     if spans is not None and roles[0] == "system":
         spans[0].append(_system_range(out))
         spans[2].append(len(out))
-    _write_turns(out, msgs, roles, origins, vision, add_vision_id, -1 if preserve_thinking is True else last_query,
+    _write_turns(out, msgs, roles, indexes, add_vision_id, -1 if preserve_thinking is True else last_query,
                  spans, _fast_guard, None if _noted is None else _noted.dropped)
     if spans is not None:
         spans[2].append(len(out))
