@@ -19,7 +19,6 @@ from ...format.spans import GeneratedPolicy, RenderedPrompt
 from ...guard import ControlTokenGuard, Policy
 from ...model.arguments import decode_every_call
 from .incremental import ChatMLIncremental, incremental_renderer
-from .lean import lean_prompt
 from .options import serving_options
 from .parse import ChatMLReplyParser
 from .render import NotedRender, chatml_noted, render_chatml, tools_block
@@ -146,11 +145,8 @@ class ChatMLFormat(GuardedFormat):
             tools = guard.guard_tools(tools)
             fast = guard.fast_path(CHATML_READING) if field is None and not self.merge_system else None
             if fast is not None:
-                # The fast path of the usual input (.lean), then the guard's (.untrusted): a prompt, or
-                # None to step aside.
-                prompt = lean_prompt(messages, tools, add_generation_prompt, options, False, fast.lead)
-                if prompt is None:
-                    prompt = render_guarded(fast, render_chatml, messages, tools, add_generation_prompt, options)
+                # The guard's fast path (.untrusted): a prompt, or None to step aside.
+                prompt = render_guarded(fast, render_chatml, messages, tools, add_generation_prompt, options)
                 if prompt is not None:
                     return prompt
             messages = guard.guard_messages(messages, CHATML_READING)
@@ -158,12 +154,6 @@ class ChatMLFormat(GuardedFormat):
             merge, template_options = self.merge_system, options
             return render_continued(
                 lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
-        if guard is None:
-            # The fast path of the usual input (.lean): its prompt, or
-            # None to step aside to the checked builder.
-            prompt = lean_prompt(messages, tools, add_generation_prompt, options, self.merge_system)
-            if prompt is not None:
-                return prompt
         return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
 
     def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
