@@ -35,6 +35,10 @@ _JINJA_REFERENCES = {
     "c4c27f52a5ba363750eac9f603b8658cb9b6e3573e3aa20c5c25c32272d40a54": "chatml-multi-system",
     # tests/fixtures/chatml_upstream.jinja: the strict upstream Qwen3.6 template.
     "b4e85b7db29b03df6110dbcdf19525b9ff260c3c993da8bec7db286fd2b80643": "chatml-safety",
+    # tests/fixtures/families/: the Qwen models' own templates.
+    "a4aee8afcf2e0711942cf848899be66016f8d14a889ff9ede07bca099c28f715": "qwen3.5",
+    "273d8e0e683b885071fb17e08d71e5f2a5ddfb5309756181681de4f5a1822d80": "qwen3.5-nothink",
+    "e84f32a23fdda27689f868aa4a1a5621f41133e51a48d7f3efcbea2839574259": "qwen3.6",
     # tests/fixtures/gpt_oss.jinja: OpenAI's gpt-oss template.
     "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146": "gpt-oss",
 }
@@ -108,7 +112,7 @@ def detect_format(chat_template: object) -> str | None:
 def _unknown_reason(text: str) -> str:
     family = ""
     if "<|im_start|>" in text:
-        family = " (it writes ChatML markers, but is not a template of chatml-multi-system or chatml-safety)"
+        family = " (it writes ChatML markers, but is not the template of any ChatML format)"
     elif "<|start|>" in text:
         family = " (it writes Harmony markers, but is not the template of gpt-oss or harmony)"
     if "generation %}" in text:

@@ -17,6 +17,9 @@ __all__ = ["available_formats", "format_class", "get_format"]
 _FORMATS: dict[str, str] = {
     "chatml-multi-system": "prompt_formats.formats.chatml:ChatMLMultiSystemFormat",
     "chatml-safety": "prompt_formats.formats.chatml:ChatMLSafetyFormat",
+    "qwen3.5": "prompt_formats.formats.chatml:Qwen35Format",
+    "qwen3.5-nothink": "prompt_formats.formats.chatml:Qwen35NoThinkFormat",
+    "qwen3.6": "prompt_formats.formats.chatml:Qwen36Format",
     "gpt-oss": "prompt_formats.formats.harmony.openai:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",
 }

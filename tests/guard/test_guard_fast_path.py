@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.formats.chatml import render_chatml
+from prompt_formats.formats.chatml.template import UPSTREAM
 from prompt_formats.formats.chatml.untrusted import CHATML_READING
 from prompt_formats.guard import MAX_NESTING, ControlTokenGuard
 from tests.support.guard_cases import sprinkle
@@ -36,7 +37,7 @@ def outcome(call: Any) -> tuple[str, Any]:
 def checked(guard: ControlTokenGuard, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> Any:
     def run() -> str:
         guarded_tools = guard.guard_tools(tool_list)
-        return render_chatml(guard.guard_messages(messages, CHATML_READING), guarded_tools, gen, False, **options)
+        return render_chatml(guard.guard_messages(messages, CHATML_READING), guarded_tools, gen, UPSTREAM, **options)
 
     return outcome(run)
 
@@ -49,7 +50,7 @@ def assert_agree(policy: str, messages: Any, tool_list: Any = None, gen: bool = 
     fast = fmt.guard.fast_path(CHATML_READING)
     assert fast is not None
     try:
-        prompt = render_chatml(messages, fmt.guard.guard_tools(tool_list), gen, False, **options, _fast_guard=fast)
+        prompt = render_chatml(messages, fmt.guard.guard_tools(tool_list), gen, UPSTREAM, **options, _fast_guard=fast)
     except Exception:  # the fast path steps aside (the checked path decides)
         return False
     assert ("ok", prompt) == expected

@@ -15,74 +15,17 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.formats.chatml.render import render_chatml
-from prompt_formats.formats.chatml.tokens import CONTROL_TOKENS
+from prompt_formats.formats.chatml.template import MULTI_SYSTEM, UPSTREAM
 from prompt_formats.formats.chatml.untrusted import CHATML_READING
 from tests.support.oracles import render_jinja
 from tests.support.strategies import differential_settings, tools
+from tests.support.usual import usual_conversation
 
 TEMPLATE = "chatml_multi_system.jinja"
-UPSTREAM = "chatml_upstream.jinja"
+UPSTREAM_TEMPLATE = "chatml_upstream.jinja"
 SAFETY = pf.get_format("chatml-safety", policy="reject")
 REJECT = SAFETY.guard
 LEAD = REJECT.fast_path(CHATML_READING).lead
-
-# Text with the template's own markers and the whitespace it trims: the merge, the last-query test
-# and the <think> split must all read it as the template does.
-words = st.one_of(
-    st.sampled_from([" ", "\n", "<think>", "</think>", "<tool_response>", "</tool_response>", "x", "é", "😀"]),
-    st.sampled_from(CONTROL_TOKENS), st.text(max_size=5))
-usual_text = st.lists(words, max_size=5).map("".join)
-scalar = st.one_of(usual_text, st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
-                   st.booleans(), st.none())
-value = st.recursive(scalar, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                     st.dictionaries(usual_text, inner, max_size=3)), max_leaves=6)
-text_part = st.builds(lambda t: {"type": "text", "text": t}, usual_text)
-image_part = st.sampled_from([{"type": "image", "image": "a.png"}, {"type": "image_url", "image_url": {"url": "u"}},
-                              {"image": "b.png"}])
-user_content = st.one_of(usual_text, st.lists(st.one_of(text_part, image_part), max_size=3))
-system_content = st.one_of(usual_text, st.none(), st.lists(text_part, max_size=2))
-arguments = st.one_of(st.dictionaries(usual_text, value, max_size=4), usual_text.map(lambda t: f'{{"q": "{t}"}}'),
-                      st.none())
-
-
-@st.composite
-def usual_call(draw: st.DrawFn) -> dict[str, Any]:
-    body: dict[str, Any] = {"name": draw(st.sampled_from(["get_weather", "search", "x y"]))}
-    if draw(st.integers(0, 5)):
-        body["arguments"] = draw(arguments)
-    if draw(st.booleans()):
-        return {"id": "call_1", "type": "function", "function": body}
-    return body
-
-
-@st.composite
-def usual_assistant(draw: st.DrawFn) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": draw(st.one_of(usual_text, st.none()))}
-    if draw(st.booleans()):
-        message["reasoning_content"] = draw(usual_text)
-    if draw(st.booleans()):
-        message["tool_calls"] = draw(st.lists(usual_call(), max_size=3))
-    return message
-
-
-@st.composite
-def usual_conversation(draw: st.DrawFn, strict: bool = False) -> list[dict[str, Any]]:
-    """A conversation of the usual shape, with at least one real user query (a plain text one first);
-    ``strict``: one system message at most, the first (the upstream template's)."""
-    messages: list[dict[str, Any]] = []
-    if draw(st.booleans()):
-        messages.append({"role": "system", "content": draw(system_content)})
-    messages.append({"role": "user", "content": "hello"})
-    for _ in range(draw(st.integers(0, 3))):
-        kind = draw(st.sampled_from(["user", "assistant", "tool", *(() if strict else ("system",))]))
-        if kind == "assistant":
-            messages.append(draw(usual_assistant()))
-        elif kind == "tool":
-            messages.append({"role": "tool", "content": draw(st.one_of(usual_text, st.lists(text_part, max_size=2)))})
-        else:
-            messages.append({"role": kind, "content": draw(user_content if kind == "user" else system_content)})
-    return messages
-
 
 template_options = st.fixed_dictionaries({}, optional={
     "enable_thinking": st.sampled_from([True, False, None, 0]),
@@ -98,7 +41,7 @@ format_options = st.fixed_dictionaries({}, optional={
 @differential_settings
 @given(usual_conversation(), tools, st.booleans(), template_options)
 def test_the_usual_input_renders_as_the_template(messages, tool_list, gen, options):
-    got = render_chatml(messages, tool_list, gen, True, **options)
+    got = render_chatml(messages, tool_list, gen, MULTI_SYSTEM, **options)
     assert ("ok", got) == render_jinja(TEMPLATE, messages, tool_list, gen, **options)
 
 
@@ -106,8 +49,8 @@ def test_the_usual_input_renders_as_the_template(messages, tool_list, gen, optio
 @differential_settings
 @given(usual_conversation(strict=True), tools, st.booleans(), template_options)
 def test_the_usual_input_renders_as_the_upstream_template(messages, tool_list, gen, options):
-    got = render_chatml(messages, tool_list, gen, False, **options)
-    assert ("ok", got) == render_jinja(UPSTREAM, messages, tool_list, gen, **options)
+    got = render_chatml(messages, tool_list, gen, UPSTREAM, **options)
+    assert ("ok", got) == render_jinja(UPSTREAM_TEMPLATE, messages, tool_list, gen, **options)
 
 
 def without_lead(value: Any) -> Any:
@@ -134,5 +77,5 @@ def untrusted_without_lead(messages: list[dict[str, Any]]) -> list[dict[str, Any
 def test_the_usual_input_under_the_guard_renders_as_the_upstream_template(messages, tool_list, gen, options):
     # Assistant text keeps its markers (<think> included): it is trusted.
     got = SAFETY.render(messages, tool_list, gen, **options)
-    assert ("ok", got) == render_jinja(UPSTREAM, messages, tool_list, gen, **options)
+    assert ("ok", got) == render_jinja(UPSTREAM_TEMPLATE, messages, tool_list, gen, **options)
     assert REJECT.guard_messages(messages, CHATML_READING) is messages

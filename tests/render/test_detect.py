@@ -25,8 +25,12 @@ REFERENCES = {
     "chatml_upstream.jinja": "chatml-safety",
     "gpt_oss.jinja": "gpt-oss",
     "harmony_gpt_oss.gotmpl": "harmony",
+    "families/qwen3_5_think.jinja": "qwen3.5",
+    "families/qwen3_5_nothink.jinja": "qwen3.5-nothink",
+    "families/qwen3_6.jinja": "qwen3.6",
 }
-JINJA = [name for name in REFERENCES if name.endswith(".jinja")]
+# The rewrites Jinja ignores are the same for every template: those of the seeds stand for them.
+JINJA = [name for name in REFERENCES if name.endswith(".jinja") and not name.startswith("families/")]
 ALL_FORMATS = sorted({*pf.available_formats(), *REFERENCES.values()})
 
 

@@ -26,6 +26,9 @@ EXTRA_HARMONY = ['{"city":  "Paris" ,"n":[1, 2.50]}', "{ }", " to=functions.get_
 MARKERS = {
     "chatml-multi-system": CHATML_MARKERS + EXTRA_CHATML,
     "chatml-safety": CHATML_MARKERS + EXTRA_CHATML,
+    "qwen3.5": CHATML_MARKERS + EXTRA_CHATML,
+    "qwen3.5-nothink": CHATML_MARKERS + EXTRA_CHATML,
+    "qwen3.6": CHATML_MARKERS + EXTRA_CHATML,
     "harmony": HARMONY_MARKERS + EXTRA_HARMONY,
     "gpt-oss": HARMONY_MARKERS + EXTRA_HARMONY,
 }

@@ -9,7 +9,8 @@ is still the engine's (so a stored file cannot drift, nor hold our own output), 
 that ours equals it.
 
 Cases the engines cannot make reproducible are left out: a crash of the engine itself (gpt-oss's
-Jinja2 type errors, which ours meets with InvalidInputError), and a gpt-oss or Harmony case without
+Jinja2 type errors, the Qwen templates' ``arguments|items`` of a non-object, which ours meets with
+InvalidInputError), and a gpt-oss or Harmony case without
 a ``current_date`` string (the default is today's date).
 """
 
@@ -56,6 +57,17 @@ def _chatml_cases() -> st.SearchStrategy[dict[str, Any]]:
     })
 
 
+def _qwen3_5_cases() -> st.SearchStrategy[dict[str, Any]]:
+    from tests.support.strategies import chatml_options, conversation, tools
+
+    # Qwen3.5's templates read no preserve_thinking (the format refuses it).
+    options = chatml_options.map(lambda o: {k: v for k, v in o.items() if k != "preserve_thinking"})
+    return st.fixed_dictionaries({
+        "messages": conversation(extra_roles=("developer",)), "tools": tools,
+        "add_generation_prompt": st.booleans(), "options": options,
+    })
+
+
 def _gpt_oss_cases() -> st.SearchStrategy[dict[str, Any]]:
     from tests.support.gpt_oss_strategies import conversation, options, tools
 
@@ -73,6 +85,9 @@ def _harmony_cases() -> st.SearchStrategy[dict[str, Any]]:
 CORPORA = (
     Corpus("chatml-multi-system", {}, "Jinja2: chatml_multi_system.jinja", _chatml_cases),
     Corpus("chatml-safety", {"policy": "allow"}, "Jinja2: chatml_upstream.jinja", _chatml_cases),
+    Corpus("qwen3.5", {}, "Jinja2: families/qwen3_5_think.jinja", _qwen3_5_cases),
+    Corpus("qwen3.5-nothink", {}, "Jinja2: families/qwen3_5_nothink.jinja", _qwen3_5_cases),
+    Corpus("qwen3.6", {}, "Jinja2: families/qwen3_6.jinja", _chatml_cases),
     Corpus("gpt-oss", {}, "Jinja2: gpt_oss.jinja", _gpt_oss_cases),
     Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases),
 )
@@ -98,10 +113,10 @@ def engine_outcomes(corpus: Corpus, cases: list[dict[str, Any]], go_oracle: Any 
 
         found = [outcome(c["messages"], c["tools"], c["add_generation_prompt"], c["options"]) for c in cases]
         return [None if o == CRASH else o for o in found]
-    from tests.support.oracles import render_jinja
+    from tests.support.oracles import render_jinja_or_crash
 
-    template = "chatml_multi_system.jinja" if corpus.format == "chatml-multi-system" else "chatml_upstream.jinja"
-    return [render_jinja(template, c["messages"], c["tools"], c["add_generation_prompt"], **c["options"])
+    template = corpus.engine.removeprefix("Jinja2: ")
+    return [render_jinja_or_crash(template, c["messages"], c["tools"], c["add_generation_prompt"], **c["options"])
             for c in cases]
 
 
@@ -168,12 +183,14 @@ def write(corpus: Corpus, go_oracle: Any = None) -> int:
     return len(stored)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m tests.support.golden [FORMAT ...]: those formats' files (default: all)
+    import sys
     import tempfile
 
+    chosen = [corpus for corpus in CORPORA if not sys.argv[1:] or corpus.format in sys.argv[1:]]
     with tempfile.TemporaryDirectory() as scratch:
         from tests.support.harmony_oracle import running_oracle
 
         with running_oracle(Path(scratch)) as go:
-            for corpus in CORPORA:
+            for corpus in chosen:
                 print(corpus.format, write(corpus, go))

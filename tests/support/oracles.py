@@ -96,6 +96,18 @@ def render_jinja(
     return ("ok", text)
 
 
+def render_jinja_or_crash(
+    template_name: str, messages: list[Any], tools: Any = None, add_generation_prompt: bool = False, **options: Any
+) -> Outcome | None:
+    """:func:`render_jinja`, or ``None`` where Jinja2 itself refuses the input (a type error: the
+    Qwen templates' ``arguments|items`` of a value that is no mapping)."""
+    try:
+        return render_jinja(template_name, messages, tools, add_generation_prompt, **options)
+    except TypeError as exc:
+        assert "Can only get item pairs from a mapping" in str(exc), exc
+        return None
+
+
 def render_ours(render: Callable[..., str], *args: Any, **kwargs: Any) -> Outcome:
     """Call one of our ``render`` methods, mapping a ``TemplateError`` to ``("error", message)``."""
     from prompt_formats import TemplateError

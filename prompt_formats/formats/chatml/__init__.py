@@ -14,16 +14,17 @@ from typing import Any, ClassVar
 from ...errors import FormatError, InvalidInputError, type_name
 from ...format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
 from ...format.continuation import continued_field, render_continued
-from ...format.options import BOOLEAN, STRICT, STRICT_PARSE, Option, describe
+from ...format.options import BOOLEAN, Option, describe
 from ...format.spans import GeneratedPolicy, RenderedPrompt
 from ...guard import ControlTokenGuard, Policy
 from ...model.arguments import decode_every_call
 from .incremental import ChatMLIncremental, incremental_renderer
-from .options import serving_options
+from .options import SERVING_SPECS, parse_specs, render_specs, serving_options
 from .parse import ChatMLReplyParser
 from .render import NotedRender, chatml_noted, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
 from .spans import continued_prompt, rendered_prompt
+from .template import MULTI_SYSTEM, QWEN3_5, QWEN3_5_NOTHINK, QWEN3_6, UPSTREAM, Template
 from .tokens import CONTROL_TOKENS
 from .untrusted import CHATML_READING, render_guarded
 
@@ -39,23 +40,7 @@ __all__ = [
     "typed_parameter_value",
 ]
 
-_OPTION_SPECS = (
-    Option("enable_thinking", BOOLEAN,
-           "only exactly False disables thinking in the generation prompt (empty think block)"),
-    Option("preserve_thinking", BOOLEAN, "only exactly True keeps the <think> block of every assistant turn"),
-    Option("add_vision_id", BOOLEAN, "truthy: number images and videos ('Picture 1: ', 'Video 1: ')"),
-)
-# Not the template's variables: what a server or transformers does around the template.
-_SERVING_SPECS = (
-    Option("decode_tool_arguments", frozenset({"boolean", "null"}),
-           "true: a tool call's string arguments holding a JSON object are decoded before rendering, as vLLM "
-           "does (default: false, rendered as the template's 'arguments' parameter)"),
-    Option("continue_final_message", frozenset({"boolean", "null", "string"}),
-           "true (or 'content', or a reasoning field's name): the prompt ends inside the final message's text, "
-           "so the model continues it, as transformers does (not with add_generation_prompt)"),
-)
-_SERVING_NAMES = frozenset(spec.name for spec in _SERVING_SPECS)
-_OPTIONS = describe((*_OPTION_SPECS, *_SERVING_SPECS, STRICT))
+_SERVING_NAMES = frozenset(spec.name for spec in SERVING_SPECS)
 
 
 class ChatMLFormat(GuardedFormat):
@@ -65,24 +50,14 @@ class ChatMLFormat(GuardedFormat):
     and tools before rendering (off by default: the output is then exactly the template's).
     """
 
-    merge_system: bool = False
+    template: ClassVar[Template] = UPSTREAM
     parses = True
     renders_spans = True
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
     control_tokens = CONTROL_TOKENS
-    option_specs = (*_OPTION_SPECS, *_SERVING_SPECS, STRICT)
-    options = _OPTIONS
-    parse_option_specs = (
-        Option("enable_thinking", BOOLEAN, "as in render: only exactly False means the prompt closed the think block"),
-        *(Option(name, BOOLEAN, "accepted so render's options can be passed as they are; no effect on parsing")
-          for name in ("preserve_thinking", "add_vision_id")),
-        Option("decode_tool_arguments", frozenset({"boolean", "null"}),
-               "accepted so render's options can be passed as they are; no effect on parsing"),
-        STRICT_PARSE,
-        Option("continue_final_message", frozenset({"boolean", "null", "string"}),
-               "as in render: the completion continues the final message's content (true, 'content') or its "
-               "reasoning (a reasoning field's name), its leading whitespace kept"),
-    )
+    option_specs = render_specs(UPSTREAM)
+    options = describe(option_specs)
+    parse_option_specs = parse_specs(UPSTREAM)
     parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
     def stream_parser(
@@ -109,13 +84,13 @@ class ChatMLFormat(GuardedFormat):
         if context:
             self.check_options(context, self.parse_options)
             continued = continued_field(context.get("continue_final_message"), False)
-        return ChatMLReplyParser(tool_schemas(tools), context.get("enable_thinking") is not False, id_factory,
+        return ChatMLReplyParser(tool_schemas(tools), self.template.thinks(context.get("enable_thinking")), id_factory,
                                  continued)
 
     renders_incrementally = True
 
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> ChatMLIncremental | None:
-        return incremental_renderer(self.guard, tools, self.merge_system, options)
+        return incremental_renderer(self.guard, tools, self.template, options)
 
     def render(
         self,
@@ -143,18 +118,19 @@ class ChatMLFormat(GuardedFormat):
         guard = self.guard
         if guard is not None:
             tools = guard.guard_tools(tools)
-            fast = guard.fast_path(CHATML_READING) if field is None and not self.merge_system else None
+            fast = guard.fast_path(CHATML_READING) if field is None and not self.template.merge_system else None
             if fast is not None:
                 # The guard's fast path (.untrusted): a prompt, or None to step aside.
-                prompt = render_guarded(fast, render_chatml, messages, tools, add_generation_prompt, options)
+                prompt = render_guarded(fast, partial(render_chatml, template=self.template), messages, tools,
+                                        add_generation_prompt, options)
                 if prompt is not None:
                     return prompt
             messages = guard.guard_messages(messages, CHATML_READING)
         if field is not None:
-            merge, template_options = self.merge_system, options
+            template, template_options = self.template, options
             return render_continued(
-                lambda tagged: render_chatml(tagged, tools, False, merge, **template_options), messages, field)
-        return render_chatml(messages, tools, add_generation_prompt, self.merge_system, **options)
+                lambda tagged: render_chatml(tagged, tools, False, template, **template_options), messages, field)
+        return render_chatml(messages, tools, add_generation_prompt, self.template, **options)
 
     def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
                       policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
@@ -175,19 +151,19 @@ class ChatMLFormat(GuardedFormat):
         guard = self.guard
         if guard is not None:  # the tools first, then the messages (so its errors come in that order)
             tools = guard.guard_tools(tools)
-            fast = guard.fast_path(CHATML_READING) if field is None and not self.merge_system else None
+            fast = guard.fast_path(CHATML_READING) if field is None and not self.template.merge_system else None
             # The guard's fast path, as in render:
             # its prompt and ranges, or None to step aside to the checked path.
             if fast is not None:
                 noted = NotedRender()
-                text = render_guarded(fast, partial(render_chatml, _noted=noted), messages, tools,
-                                      add_generation_prompt, options)
+                walk = partial(render_chatml, template=self.template, _noted=noted)
+                text = render_guarded(fast, walk, messages, tools, add_generation_prompt, options)
                 if text is not None:
                     return rendered_prompt(text, noted, len(messages), policy)
             messages = guard.guard_messages(messages, CHATML_READING)
         if field is not None:
-            return continued_prompt(messages, tools, self.merge_system, options, field, policy)
-        text, noted = chatml_noted(messages, tools, add_generation_prompt, self.merge_system, options)
+            return continued_prompt(messages, tools, self.template, options, field, policy)
+        text, noted = chatml_noted(messages, tools, add_generation_prompt, self.template, options)
         return rendered_prompt(text, noted, len(messages), policy)
 
     def _serving_options(
@@ -217,7 +193,7 @@ class ChatMLMultiSystemFormat(ChatMLFormat):
     name = "chatml-multi-system"
     summary = ("Qwen3.6 ChatML as its Jinja template renders it, every system message merged into one leading "
                "system turn (for agent clients that send several)")
-    merge_system = True
+    template = MULTI_SYSTEM
 
 
 class ChatMLSafetyFormat(ChatMLFormat):
@@ -236,7 +212,6 @@ class ChatMLSafetyFormat(ChatMLFormat):
     name = "chatml-safety"
     summary = ("Qwen3.6 ChatML as the strict upstream template renders it, with a guard against control tokens "
                "in untrusted text (--config policy=escape|reject|allow)")
-    merge_system = False
     config_specs = (
         Option("policy", frozenset({"string"}), "escape, reject or allow a control token found in untrusted text"),
         Option("tokens", frozenset({"array"}), "the control tokens: the Qwen3 ChatML set (default), or it extended"),
@@ -268,3 +243,51 @@ class ChatMLSafetyFormat(ChatMLFormat):
             + ("" if guard.tokens == CONTROL_TOKENS else f", tokens={guard.tokens!r}")
             + ")"
         )
+
+
+class Qwen36Format(ChatMLFormat):
+    """The ``qwen3.6`` format: Qwen3.6's template as its model repositories ship it.
+
+    It differs from the seeds (``chatml-safety``'s template) in one place: a tool call's ``arguments``
+    are iterated as an object (``arguments|items``), so a string (an OpenAI request's JSON text),
+    ``null`` or any other non-object is refused where the engine refuses it
+    (``decode_tool_arguments=True`` decodes JSON text first, as vLLM does). Reference:
+    ``tests/fixtures/families/qwen3_6.jinja``.
+    """
+
+    name = "qwen3.6"
+    summary = "Qwen3.6 as its model repositories ship the template (XML tool calls, thinking on by default)"
+    template = QWEN3_6
+
+
+class Qwen35Format(ChatMLFormat):
+    """The ``qwen3.5`` format: Qwen3.5's template (thinking on by default).
+
+    Qwen3.6's turns, with two differences: no ``preserve_thinking`` (only the assistant turns after
+    the last user query keep their think block), and an argument value that is neither an object
+    nor an array written as Python prints it (``True``, ``None``, ``1.5``), not as JSON.
+    Reference: ``tests/fixtures/families/qwen3_5_think.jinja``.
+    """
+
+    name = "qwen3.5"
+    summary = "Qwen3.5 as its template renders it (XML tool calls, thinking on by default)"
+    template = QWEN3_5
+    option_specs = render_specs(QWEN3_5)
+    options = describe(option_specs)
+    parse_option_specs = parse_specs(QWEN3_5)
+    parse_options = describe(parse_option_specs)
+
+
+class Qwen35NoThinkFormat(Qwen35Format):
+    """The ``qwen3.5-nothink`` format: Qwen3.5's template with thinking off by default (the generation
+    prompt closes an empty think block unless ``enable_thinking=True``).
+    Reference: ``tests/fixtures/families/qwen3_5_nothink.jinja``.
+    """
+
+    name = "qwen3.5-nothink"
+    summary = "Qwen3.5 with thinking off by default, as its no-think template renders it (XML tool calls)"
+    template = QWEN3_5_NOTHINK
+    option_specs = render_specs(QWEN3_5_NOTHINK)
+    options = describe(option_specs)
+    parse_option_specs = parse_specs(QWEN3_5_NOTHINK)
+    parse_options = describe(parse_option_specs)

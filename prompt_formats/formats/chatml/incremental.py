@@ -33,9 +33,8 @@ from typing import TYPE_CHECKING, Any
 from ...format.history import ExtendingRenderer, RenderAgain
 from .options import renders_in_full
 from .render import chatml_pieces
+from .template import Template
 from .tokens import (
-    GENERATION_PROMPT,
-    GENERATION_PROMPT_NO_THINKING,
     TOOL_RESPONSE_CLOSE,
     TOOL_RESPONSE_OPEN,
     TURN_END,
@@ -57,7 +56,7 @@ _PLACEHOLDER_QUERY = {"role": "user", "content": "q"}
 
 
 def incremental_renderer(
-    guard: ControlTokenGuard | None, tools: Tools, merge_system: bool, options: Mapping[str, Any]
+    guard: ControlTokenGuard | None, tools: Tools, template: Template, options: Mapping[str, Any]
 ) -> ChatMLIncremental | None:
     """The per-session state for these tools and options, or ``None`` where only full renders are exact:
     a turn's text is then not a function of the message and its neighbours (images numbered across
@@ -71,7 +70,7 @@ def incremental_renderer(
         except Exception:  # every render raises it: full renders do
             return None
     template_options = {name: options[name] for name in _TEMPLATE_OPTIONS if name in options}
-    return ChatMLIncremental(guard, tools, merge_system, template_options)
+    return ChatMLIncremental(guard, tools, template, template_options)
 
 
 def _is_real_query(kind: str, text: str) -> bool:
@@ -85,12 +84,21 @@ def _is_real_query(kind: str, text: str) -> bool:
 class ChatMLIncremental(ExtendingRenderer):
     """One session's rendered turns (see the module docstring). Not shared: the session holds it under a lock."""
 
-    __slots__ = ("_guard", "_has_system", "_kinds", "_last_query", "_merge", "_options",
-                 "_prologue", "_texts", "_tools")
+    __slots__ = (
+        "_guard",
+        "_has_system",
+        "_kinds",
+        "_last_query",
+        "_options",
+        "_prologue",
+        "_template",
+        "_texts",
+        "_tools",
+    )
 
-    def __init__(self, guard: ControlTokenGuard | None, tools: Tools, merge_system: bool,
+    def __init__(self, guard: ControlTokenGuard | None, tools: Tools, template: Template,
                  template_options: dict[str, Any]) -> None:
-        self._guard, self._tools, self._merge, self._options = guard, tools, merge_system, template_options
+        self._guard, self._tools, self._template, self._options = guard, tools, template, template_options
         self._reset()
 
     def _reset(self) -> None:
@@ -107,9 +115,7 @@ class ChatMLIncremental(ExtendingRenderer):
 
     def render(self, messages: Conversation, add_generation_prompt: bool | None) -> str | None:
         """The prompt ``render`` gives, or ``None`` (state dropped) to step aside to a full render."""
-        enable_thinking = self._options.get("enable_thinking")
-        tail = (GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT
-                ) if add_generation_prompt else ""
+        tail = self._template.generation_prompt(self._options.get("enable_thinking")) if add_generation_prompt else ""
         stable = self._stable(messages)
         return None if stable is None else self._joined(stable, tail)
 
@@ -117,7 +123,7 @@ class ChatMLIncremental(ExtendingRenderer):
         """The window's pieces, roles, origins and where each message's pieces start (``TurnSpans``)."""
         if self._guard is not None:
             window = self._guard.guard_messages(window, CHATML_READING)
-        pieces, roles, origins, _, (_, _, starts) = chatml_pieces(window, tools, False, self._merge, self._options)
+        pieces, roles, origins, _, (_, _, starts) = chatml_pieces(window, tools, False, self._template, self._options)
         return pieces, roles, origins, starts
 
     def _first(self, messages: list[Any]) -> int:
@@ -172,7 +178,7 @@ class ChatMLIncremental(ExtendingRenderer):
         if new_query >= 0:
             self._last_query = new_query
             keep_from = min(keep_from, self._drop_reasoning(messages, query + 1, keep_from))
-        if self._merge and "system" in kinds[old:]:
+        if self._template.merge_system and "system" in kinds[old:]:
             self._new_prologue(messages)
         return keep_from
 
@@ -183,7 +189,7 @@ class ChatMLIncremental(ExtendingRenderer):
     def _drop_reasoning(self, messages: list[Any], start: int, stop: int) -> int:
         """Re-render the assistant turns ``start`` to ``stop - 1`` as turns before the last query
         (without reasoning); the first index re-rendered (``stop`` if none)."""
-        if self._options.get("preserve_thinking") is True:
+        if self._template.keeps_every_think_block(self._options.get("preserve_thinking")):
             return stop  # every assistant turn keeps its reasoning
         indexes = [index for index in range(start, stop) if self._kinds[index] == "assistant"]
         if not indexes:

@@ -14,10 +14,57 @@ from typing import Any
 
 from ...errors import FormatError
 from ...format.continuation import continued_field
-from ...format.options import strict_flag
+from ...format.options import BOOLEAN, STRICT, STRICT_PARSE, Option, strict_flag
 from ...model.arguments import decode_arguments_option
+from .template import Template
 
-__all__ = ["renders_in_full", "serving_options"]
+__all__ = ["SERVING_SPECS", "parse_specs", "render_specs", "renders_in_full", "serving_options"]
+
+# Not the template's variables: what a server or transformers does around the template.
+SERVING_SPECS = (
+    Option("decode_tool_arguments", frozenset({"boolean", "null"}),
+           "true: a tool call's string arguments holding a JSON object are decoded before rendering, as vLLM "
+           "does (default: false, rendered as the template renders a string)"),
+    Option("continue_final_message", frozenset({"boolean", "null", "string"}),
+           "true (or 'content', or a reasoning field's name): the prompt ends inside the final message's text, "
+           "so the model continues it, as transformers does (not with add_generation_prompt)"),
+)
+_SAME_AS_RENDER = "accepted so render's options can be passed as they are; no effect on parsing"
+
+
+def _template_specs(template: Template) -> tuple[Option, ...]:
+    """The template's own variables, as it reads them."""
+    thinking = ("only exactly False disables thinking in the generation prompt (empty think block)"
+                if template.thinking_by_default else
+                "only exactly True enables thinking in the generation prompt (else an empty think block)")
+    return (
+        Option("enable_thinking", BOOLEAN, thinking),
+        *((Option("preserve_thinking", BOOLEAN, "only exactly True keeps the <think> block of every assistant turn"),)
+          if template.preserve_thinking else ()),
+        Option("add_vision_id", BOOLEAN, "truthy: number images and videos ('Picture 1: ', 'Video 1: ')"),
+    )
+
+
+def render_specs(template: Template) -> tuple[Option, ...]:
+    """``render``'s options under ``template``: its variables, the serving options, ``strict``."""
+    return (*_template_specs(template), *SERVING_SPECS, STRICT)
+
+
+def parse_specs(template: Template) -> tuple[Option, ...]:
+    """The parser's options under ``template``: ``render``'s, of which ``enable_thinking`` and
+    ``continue_final_message`` say where the completion starts."""
+    thinking = ("as in render: only exactly False means the prompt closed the think block"
+                if template.thinking_by_default else
+                "as in render: only exactly True means the prompt opened a think block")
+    return (
+        Option("enable_thinking", BOOLEAN, thinking),
+        *(Option(spec.name, spec.kinds, _SAME_AS_RENDER) for spec in _template_specs(template)[1:]),
+        Option("decode_tool_arguments", frozenset({"boolean", "null"}), _SAME_AS_RENDER),
+        STRICT_PARSE,
+        Option("continue_final_message", frozenset({"boolean", "null", "string"}),
+               "as in render: the completion continues the final message's content (true, 'content') or its "
+               "reasoning (a reasoning field's name), its leading whitespace kept"),
+    )
 
 
 def serving_options(options: Mapping[str, Any], add_generation_prompt: Any) -> tuple[bool, str | None]:

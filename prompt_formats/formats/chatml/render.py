@@ -16,11 +16,11 @@ input raises the same message first), the same quirks. In template order:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from math import isfinite
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from ..._text.tojson import json_chunks, json_refused, printed, text_or_json, tojson
+from ..._text.tojson import json_refused, printed, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format.chat_format import Conversation, Tools
 from ...format.spans import Range
@@ -29,6 +29,7 @@ from ...model.tools import PreparedTools, rendered_tools
 from .content import UNCOUNTED, VisionCount, content_text, trimmed_text
 from .drops import holds_text, note_assistant_drops
 from .read import Merged, read_messages
+from .template import UPSTREAM, Template
 from .tokens import (
     ASSISTANT_THINKING,
     ASSISTANT_TURN,
@@ -36,8 +37,6 @@ from .tokens import (
     CALL_FIRST,
     CALL_NEXT,
     CALLS_END,
-    GENERATION_PROMPT,
-    GENERATION_PROMPT_NO_THINKING,
     SYSTEM_TURN,
     THINK_BLOCK_END,
     THINK_CLOSE,
@@ -183,27 +182,11 @@ def _argument_name(key: Any, guard: FastGuard | None, lead: str | None, index: i
     return str.__str__(key)
 
 
-def _value_json(value: Any) -> str:
-    """A tool-call argument value that is not an exact ``str``, as the template writes it
-    (``tojson``); raises what ``tojson`` raises."""
-    kind = type(value)
-    # The usual kinds spelt here as tojson spells them (exact types only), saving text_or_json's
-    # and tojson's dispatch.
-    if kind is dict or kind is list:
-        return "".join(json_chunks(value, 0))
-    if kind is int:
-        return int.__repr__(value)
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is float and isfinite(value):
-        return float.__repr__(value)
-    return text_or_json(value)
-
-
-def _argument_text(value: Any, index: int | None, calls: Sequence[Mapping[str, Any]], k: int, key: str) -> str:
-    """:func:`_value_json`, or the error naming the argument."""
+def _argument_text(value_text: Callable[[Any], str], value: Any, index: int | None,
+                   calls: Sequence[Mapping[str, Any]], k: int, key: str) -> str:
+    """``value_text(value)`` (the template's writing of an argument value), or the error naming the argument."""
     try:
-        return _value_json(value)
+        return value_text(value)
     except (TypeError, ValueError, RecursionError) as exc:
         return json_refused(value, f"{_call_path(index, calls, k)}.arguments.{key}", exc)
 
@@ -230,7 +213,7 @@ def _fields_of(arguments: Any) -> dict[Any, Any] | None:
 
 
 def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | None, guard: FastGuard | None,
-                      lead: str | None, drops: list[str] | None) -> None:
+                      lead: str | None, drops: list[str] | None, template: Template) -> None:
     """The turn's tool calls, and its end. Names and argument values are made exact strings first, so
     that the f-strings copy characters and call nothing. ``lead``: ``guard``'s (what is no string fails a test);
     ``drops``: gets the path of arguments that are neither an object nor a string (the template writes none)."""
@@ -242,6 +225,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
     # just when it is.)
     opening = CALL_AFTER_CONTENT if content else CALL_FIRST
     append = out.append
+    value_text = template.value_text
     for k, call in enumerate(calls):
         function = call_body(call) if type(call) is dict else None
         body: dict[Any, Any] = function if type(function) is dict else _function_of(call, index, k)
@@ -261,12 +245,14 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                     append(f"<parameter={key}>\n{value}\n</parameter>\n")
                     continue
                 try:
-                    text = _value_json(value)
+                    text = value_text(value)
                 except (TypeError, ValueError, RecursionError):
-                    text = _argument_text(value, index, calls, k, key)
+                    text = _argument_text(value_text, value, index, calls, k, key)
                 if lead is not None and (lead in text or len(text) > MAX_NESTING or type(value) not in JSON_KINDS):
-                    text = guarded_json(guard, value, text, _argument_text, index, calls, k, key)
+                    text = guarded_json(guard, value, text, partial(_argument_text, value_text), index, calls, k, key)
                 append(f"<parameter={key}>\n{text}\n</parameter>\n")
+        elif not template.string_arguments and "arguments" in body:  # `arguments|items` of a non-object
+            raise template.arguments_refused(arguments, _call_path(index, calls, k) + ".arguments")
         elif arguments is None:
             append(f"{opening}{name}>\n")
         elif isinstance(arguments, str):
@@ -305,7 +291,7 @@ def _system_range(prologue: list[str]) -> tuple[Range, ...]:
 
 
 def _write_assistant(out: list[str], message: dict[str, Any], content: str, index: int | None, kept: bool,
-                     guard: FastGuard | None, lead: str | None, drops: list[str] | None) -> str:
+                     guard: FastGuard | None, lead: str | None, drops: list[str] | None, template: Template) -> str:
     """An assistant turn (``kept``: with its reasoning); its content as written (after a ``<think>``
     block split off). ``drops``: as in :func:`_write_turns`."""
     # A reasoning field's text, else the content's <think> block (the content: what follows it).
@@ -327,7 +313,7 @@ def _write_assistant(out: list[str], message: dict[str, Any], content: str, inde
     if drops is not None:
         note_assistant_drops(drops, message, message.get("content"), index, reasoning_field(message), split, kept)
     if calls := message.get("tool_calls"):
-        _write_tool_calls(out, calls, content, index, guard, lead, drops)
+        _write_tool_calls(out, calls, content, index, guard, lead, drops, template)
     else:
         out.append(TURN_END)
     return content
@@ -336,6 +322,7 @@ def _write_assistant(out: list[str], message: dict[str, Any], content: str, inde
 def _write_turns(
     out: list[str], msgs: Sequence[dict[str, Any]], roles: list[str], indexes: list[int | None],
     add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None, drops: list[str] | None,
+    template: Template,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their
     reasoning; ``indexes``: each message's input index. ``spans`` (render_spans, sessions) notes each
@@ -364,7 +351,8 @@ def _write_turns(
             out.extend((TOOL_RESPONSE_FIRST if pos and roles[pos - 1] != "tool" else TOOL_RESPONSE_NEXT, content,
                         TOOL_RESPONSE_LAST if pos == last or roles[pos + 1] != "tool" else TOOL_RESPONSE_MORE))
         elif role == "assistant":
-            content = _write_assistant(out, message, content, indexes[pos], pos > thinking_after, guard, lead, drops)
+            content = _write_assistant(out, message, content, indexes[pos], pos > thinking_after, guard, lead, drops,
+                                       template)
         elif role == "user":
             out.extend((USER_TURN, content, TURN_END))
         else:
@@ -389,7 +377,7 @@ def render_chatml(
     messages: Conversation,
     tools: Tools = None,
     add_generation_prompt: Any = False,
-    merge_system: bool = False,
+    template: Template = UPSTREAM,
     *,
     enable_thinking: Any = None,
     preserve_thinking: Any = None,
@@ -397,18 +385,19 @@ def render_chatml(
     _fast_guard: FastGuard | None = None,
     _noted: NotedRender | None = None,
 ) -> str:
-    """Render ``messages`` exactly as the Qwen3.6 template does.
-
-    ``merge_system=True`` is the multi-system template (every system message merged into one leading
-    system turn); ``False`` the upstream one (a system message anywhere but first raises).
-    Options have the template's semantics: ``enable_thinking`` disables only when it ``is False``,
-    ``preserve_thinking`` enables only when it ``is True``, ``add_vision_id`` by truthiness.
+    """Render ``messages`` exactly as ``template`` does (:class:`~.template.Template`: the Qwen3.6
+    template's differences, e.g. ``MULTI_SYSTEM``, every system message merged into one leading
+    system turn, or ``UPSTREAM``, where a system message anywhere but first raises).
+    Options have the template's semantics: ``enable_thinking`` disables only when it ``is False`` (or,
+    when the template thinks only when asked, enables only when it ``is True``),
+    ``preserve_thinking`` enables only when it ``is True`` (when the template reads it),
+    ``add_vision_id`` by truthiness.
     Cost is linear in the size of the input: each message is visited a bounded number of times and
     the prompt is joined once, at the end. ``_fast_guard``: the guard's fast path (:mod:`.untrusted`);
     ``_noted`` (render_spans and sessions): gets the pieces and the turns' ranges (:class:`NotedRender`).
     """
     # The one builder, in the template's order (the module docstring).
-    msgs, roles, origins, merged = read_messages(messages, merge_system, add_vision_id)
+    msgs, roles, origins, merged = read_messages(messages, template.merge_system, add_vision_id)
     # Each message's input index, for errors: a list (a range's item is a Python-level computation).
     indexes = origins if type(origins) is list else list(origins)
     out = _prologue(msgs, roles, tools, add_vision_id, _fast_guard)
@@ -427,12 +416,13 @@ def render_chatml(
     if spans is not None and roles[0] == "system":
         spans[0].append(_system_range(out))
         spans[2].append(len(out))
-    _write_turns(out, msgs, roles, indexes, add_vision_id, -1 if preserve_thinking is True else last_query,
-                 spans, _fast_guard, None if _noted is None else _noted.dropped)
+    _write_turns(out, msgs, roles, indexes, add_vision_id,
+                 -1 if template.keeps_every_think_block(preserve_thinking) else last_query,
+                 spans, _fast_guard, None if _noted is None else _noted.dropped, template)
     if spans is not None:
         spans[2].append(len(out))
     if add_generation_prompt:
-        out.append(GENERATION_PROMPT_NO_THINKING if enable_thinking is False else GENERATION_PROMPT)
+        out.append(template.generation_prompt(enable_thinking))
     if _noted is not None:
         _noted.pieces, _noted.roles, _noted.origins, _noted.merged = out, roles, origins, merged
     return "".join(out)
@@ -462,22 +452,22 @@ ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], Merged, TurnSpa
 
 
 def chatml_pieces(
-    messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, options: Mapping[str, Any]
+    messages: Conversation, tools: Tools, add_generation_prompt: Any, template: Template, options: Mapping[str, Any]
 ) -> ChatMLPieces:
     """:func:`render_chatml`'s pieces before the join, with the ranges of every turn (the same
     builder, so the same errors and ``"".join(pieces)`` the same text). ``options``: the template's
     options, checked by the caller."""
-    noted = chatml_noted(messages, tools, add_generation_prompt, merge_system, options)[1]
+    noted = chatml_noted(messages, tools, add_generation_prompt, template, options)[1]
     return noted.pieces, noted.roles, noted.origins, noted.merged, noted.spans
 
 
 def chatml_noted(
-    messages: Conversation, tools: Tools, add_generation_prompt: Any, merge_system: bool, options: Mapping[str, Any]
+    messages: Conversation, tools: Tools, add_generation_prompt: Any, template: Template, options: Mapping[str, Any]
 ) -> tuple[str, NotedRender]:
     """:func:`render_chatml`'s prompt and what it noted (for ``render_spans``). ``options``: the
     template's options, checked by the caller."""
     noted = NotedRender()
-    text = render_chatml(messages, tools, add_generation_prompt, merge_system, enable_thinking=options.get(
+    text = render_chatml(messages, tools, add_generation_prompt, template, enable_thinking=options.get(
         "enable_thinking"), preserve_thinking=options.get("preserve_thinking"),
         add_vision_id=options.get("add_vision_id"), _noted=noted)
     return text, noted

@@ -25,6 +25,7 @@ from ...format.spans import GeneratedPolicy, Range, RenderedPrompt, cut_prompt
 from ...model.messages import message_dict
 from .drops import note_cut_drops
 from .render import NotedRender, chatml_noted
+from .template import Template
 
 __all__ = ["continued_prompt", "rendered_prompt"]
 
@@ -76,7 +77,7 @@ def _split_merged(merged_range: tuple[Range, ...], merged: Sequence[tuple[int, i
         at += size + _BLANK_LINE
 
 
-def continued_prompt(messages: Conversation, tools: Tools, merge_system: bool, options: Mapping[str, Any],
+def continued_prompt(messages: Conversation, tools: Tools, template: Template, options: Mapping[str, Any],
                      field: str, policy: GeneratedPolicy) -> RenderedPrompt:
     """The :class:`RenderedPrompt` of ``render``'s prompt under ``continue_final_message`` (``field``
     continued): the tagged conversation rendered and noted as without it, then cut where
@@ -88,7 +89,7 @@ def continued_prompt(messages: Conversation, tools: Tools, merge_system: bool, o
     renders: list[tuple[str, NotedRender]] = []
 
     def noted_render(tagged: Any) -> str:
-        renders.append(chatml_noted(tagged, tools, False, merge_system, options))
+        renders.append(chatml_noted(tagged, tools, False, template, options))
         return renders[-1][0]
 
     prompt = render_continued(noted_render, messages, field)

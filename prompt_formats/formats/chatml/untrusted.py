@@ -99,6 +99,6 @@ def render_guarded(
 
     Never raises: every exception, the guard's and the renderer's, means "step aside"."""
     try:
-        return render(messages, tools, add_generation_prompt, False, **options, _fast_guard=fast)
+        return render(messages, tools, add_generation_prompt, **options, _fast_guard=fast)
     except Exception:  # the checked path decides, and raises its errors in its order
         return None

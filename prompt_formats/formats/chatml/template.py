@@ -1,0 +1,118 @@
+"""What tells the ChatML family's templates apart: a :class:`Template`, read by the one walk.
+
+Every Qwen3.5–3.6 template writes the same turns in the same order (:mod:`.render`); they differ in
+a handful of places, each declared here as a field, so that a format is its template's differences
+and nothing else. The walk reads them once per render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from math import isfinite
+from typing import Any
+
+import attrs
+
+from ..._text.tojson import json_chunks, printed, text_or_json, tojson
+from ...errors import InvalidInputError, type_name
+from .tokens import GENERATION_PROMPT, GENERATION_PROMPT_NO_THINKING
+
+__all__ = ["MULTI_SYSTEM", "QWEN3_5", "QWEN3_5_NOTHINK", "QWEN3_6", "UPSTREAM", "Template", "json_value",
+           "string_value"]
+
+
+def json_value(value: Any) -> str:
+    """A tool-call argument value that is not an exact ``str``, as ``value|string if value is string
+    else value|tojson`` writes it (Qwen3.6); raises what ``tojson`` raises."""
+    kind = type(value)
+    # The usual kinds spelt here as tojson spells them (exact types only), saving text_or_json's
+    # and tojson's dispatch.
+    if kind is dict or kind is list:
+        return "".join(json_chunks(value, 0))
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float and isfinite(value):
+        return float.__repr__(value)
+    return text_or_json(value)
+
+
+def string_value(value: Any) -> str:
+    """A tool-call argument value that is not an exact ``str``, as ``value|tojson if value is mapping
+    or (value is sequence and value is not string) else value|string`` writes it (Qwen3.5): an
+    object or array as JSON, anything else as Python prints it (``True``, ``None``, ``1.5``); raises
+    what ``tojson`` or ``str`` raises."""
+    kind = type(value)
+    if kind is dict or kind is list:
+        return "".join(json_chunks(value, 0))
+    if kind is int or kind is float or kind is bool or value is None:
+        return repr(value)
+    if isinstance(value, str):
+        return printed(value)
+    if isinstance(value, Mapping) or _is_sequence(value):
+        return tojson(value)
+    shown = str(value)
+    return shown if type(shown) is str else str.__str__(shown)
+
+
+def _is_sequence(value: Any) -> bool:
+    """Jinja's ``sequence`` test: the value has a length and items."""
+    if isinstance(value, Sequence):
+        return True
+    try:
+        len(value)
+        value.__getitem__  # noqa: B018 - the test reads the attribute, as Jinja's does
+    except Exception:
+        return False
+    return True
+
+
+@attrs.frozen
+class Template:
+    """One ChatML template, as its differences from the Qwen3.6 template the walk writes.
+
+    ``merge_system``: every system message merged into one leading system turn (the multi-system
+    seed) instead of refusing a system message anywhere but first.
+    ``string_arguments``: a tool call's string ``arguments`` are written as one ``arguments``
+    parameter and any other non-object as nothing (the seeds); ``False``: the model's own template
+    iterates them as an object (``arguments|items``), which the engine refuses for anything else
+    (absent, they write nothing).
+    ``value_text``: how an argument value that is no string is written (:func:`json_value`,
+    :func:`string_value`).
+    ``preserve_thinking``: the template reads the ``preserve_thinking`` option.
+    ``thinking_by_default``: the generation prompt opens a think block unless ``enable_thinking``
+    is ``False`` (else only when it is ``True``).
+    """
+
+    merge_system: bool = False
+    string_arguments: bool = True
+    value_text: Callable[[Any], str] = json_value
+    preserve_thinking: bool = True
+    thinking_by_default: bool = True
+
+    def thinks(self, enable_thinking: Any) -> bool:
+        """Whether the generation prompt opens a think block under ``enable_thinking``."""
+        return enable_thinking is not False if self.thinking_by_default else enable_thinking is True
+
+    def generation_prompt(self, enable_thinking: Any) -> str:
+        """The generation prompt: a think block opened, or an empty one closed."""
+        return GENERATION_PROMPT if self.thinks(enable_thinking) else GENERATION_PROMPT_NO_THINKING
+
+    def keeps_every_think_block(self, preserve_thinking: Any) -> bool:
+        """Whether every assistant turn keeps its think block (else only those after the last query)."""
+        return self.preserve_thinking and preserve_thinking is True
+
+    def arguments_refused(self, arguments: Any, path: str) -> InvalidInputError:
+        """The engine's refusal of ``arguments|items`` for a value that is no object."""
+        hint = " (decode_tool_arguments=true decodes JSON text first)" if isinstance(arguments, str) else ""
+        return InvalidInputError(path, f"expected an object, got {type_name(arguments)}{hint}")
+
+
+#: The seeds: Qwen3.6's template as the project first took it (string arguments one parameter).
+UPSTREAM = Template()
+MULTI_SYSTEM = Template(merge_system=True)
+#: The models' own templates.
+QWEN3_6 = Template(string_arguments=False)
+QWEN3_5 = Template(string_arguments=False, value_text=string_value, preserve_thinking=False)
+QWEN3_5_NOTHINK = attrs.evolve(QWEN3_5, thinking_by_default=False)
