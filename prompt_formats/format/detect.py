@@ -39,8 +39,13 @@ _JINJA_REFERENCES = {
     "a4aee8afcf2e0711942cf848899be66016f8d14a889ff9ede07bca099c28f715": "qwen3.5",
     "273d8e0e683b885071fb17e08d71e5f2a5ddfb5309756181681de4f5a1822d80": "qwen3.5-nothink",
     "e84f32a23fdda27689f868aa4a1a5621f41133e51a48d7f3efcbea2839574259": "qwen3.6",
+    "c3cf9e34abf4f9e36c2d72165aa9c132d3e2a725b6c2586aaa3a8af9d7a81041": "qwen3.8",
     # tests/fixtures/gpt_oss.jinja: OpenAI's gpt-oss template.
     "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146": "gpt-oss",
+}
+# The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's ends in a newline).
+_JINJA_EXACT = {
+    "514d5304fcac63bda60e6faf860d5657010cf43cbc4c633c8bf678ee184e7a37": "qwen3.8",
 }
 _GO_REFERENCES = {
     # tests/fixtures/harmony_gpt_oss.gotmpl: the Ollama template the harmony format reproduces.
@@ -86,7 +91,7 @@ def match_template(chat_template: object) -> TemplateMatch:
         hint = " (several named templates: pass the text of one)" if isinstance(chat_template, (dict, list)) else ""
         return TemplateMatch(None, f"expected the template's text, a string, got {type_name(chat_template)}{hint}")
     exact = _digest(chat_template)
-    name = _GO_REFERENCES.get(exact) or _JINJA_REFERENCES.get(exact)
+    name = _GO_REFERENCES.get(exact) or _JINJA_REFERENCES.get(exact) or _JINJA_EXACT.get(exact)
     how = "an exact copy of"
     if name is None:
         name = _JINJA_REFERENCES.get(_digest(normalize_jinja_source(chat_template)))

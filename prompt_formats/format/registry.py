@@ -20,6 +20,7 @@ _FORMATS: dict[str, str] = {
     "qwen3.5": "prompt_formats.formats.chatml:Qwen35Format",
     "qwen3.5-nothink": "prompt_formats.formats.chatml:Qwen35NoThinkFormat",
     "qwen3.6": "prompt_formats.formats.chatml:Qwen36Format",
+    "qwen3.8": "prompt_formats.formats.chatml:Qwen38Format",
     "gpt-oss": "prompt_formats.formats.harmony.openai:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",
 }

@@ -510,6 +510,9 @@ LOSSY: list[list[dict[str, Any]]] = [
      {"role": "tool", "content": "sunny"}, {"role": "tool", "content": "done"},
      {"role": "assistant", "content": "Sunny.", "reasoning_content": "read it"},
      {"role": "user", "content": "Thanks"}],
+    # a second reasoning field: no template reads two (Qwen3.8 keeps every think block, so it loses only this)
+    [{"role": "user", "content": "Hi"},
+     {"role": "assistant", "content": "A", "reasoning_content": "R", "thinking": "T"}],
 ]
 
 

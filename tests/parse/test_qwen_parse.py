@@ -17,7 +17,7 @@ COMPLETIONS = [
 
 
 @pytest.mark.parametrize("completion", COMPLETIONS)
-@pytest.mark.parametrize("name", ["qwen3.5", "qwen3.6"])
+@pytest.mark.parametrize("name", ["qwen3.5", "qwen3.6", "qwen3.8"])
 def test_thinking_formats_parse_as_chatml(name: str, completion: str) -> None:
     fmt = pf.get_format(name)
     for options in ({}, {"enable_thinking": False}, {"enable_thinking": True}):

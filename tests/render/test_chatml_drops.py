@@ -23,6 +23,7 @@ MULTI = pf.get_format("chatml-multi-system")
 UPSTREAM = pf.get_format("chatml-safety", policy="allow")
 FORMATS = {"multi": (MULTI, "chatml_multi_system.jinja"), "upstream": (UPSTREAM, "chatml_upstream.jinja"),
            "qwen3.6": (pf.get_format("qwen3.6"), "families/qwen3_6.jinja"),
+           "qwen3.8": (pf.get_format("qwen3.8"), "families/qwen3_8.jinja"),
            "qwen3.5": (pf.get_format("qwen3.5"), "families/qwen3_5_think.jinja"),
            "qwen3.5-nothink": (pf.get_format("qwen3.5-nothink"), "families/qwen3_5_nothink.jinja")}
 # What the template reacts to in a content: the <think> split, a user's wrapped tool response.

@@ -27,12 +27,16 @@ TEMPLATES = {
     "qwen3.5": "families/qwen3_5_think.jinja",
     "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
     "qwen3.6": "families/qwen3_6.jinja",
+    "qwen3.8": "families/qwen3_8.jinja",
 }
+efforts = st.sampled_from(["xhigh", "medium", "low", "high", "", None, 5])
 #: What each format's template reads of the ChatML options (Qwen3.5 has no preserve_thinking).
 OPTIONS = {
     "qwen3.5": chatml_options.map(lambda o: {k: v for k, v in o.items() if k != "preserve_thinking"}),
     "qwen3.5-nothink": chatml_options.map(lambda o: {k: v for k, v in o.items() if k != "preserve_thinking"}),
     "qwen3.6": chatml_options,
+    "qwen3.8": st.tuples(chatml_options, st.fixed_dictionaries({}, optional={"reasoning_effort": efforts})).map(
+        lambda pair: {**pair[0], **pair[1]}),
 }
 
 
@@ -124,3 +128,28 @@ def test_qwen3_5_prints_values_as_python_does() -> None:
     expected = oracle(TEMPLATES["qwen3.5"], messages, None, False, {})
     assert expected[0] == "ok" and "<parameter=a>\nTrue\n" in expected[1]  # the case tests what it means to
     assert ("ok", pf.get_format("qwen3.5").render(messages)) == expected
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+@pytest.mark.parametrize("arguments", ["", None, [], "{}", 0])
+def test_arguments_that_are_no_object(name: str, arguments: Any) -> None:
+    # Qwen3.8 writes nothing for an empty string; every other template refuses what is no object.
+    messages = [{"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "", "tool_calls": [{"name": "f", "arguments": arguments}]}]
+    expected = oracle(TEMPLATES[name], messages, None, True, {})
+    assert expected[0] == ("ok" if name == "qwen3.8" and arguments == "" else "crash")
+    assert ours(name, messages, None, True, {}) == expected
+
+
+@pytest.mark.parametrize("effort", ["xhigh", "medium", "low", "high", None, 5, ""])
+@pytest.mark.parametrize("thinking", [{}, {"enable_thinking": True}, {"enable_thinking": False},
+                                      {"enable_thinking": None}])
+@pytest.mark.parametrize("system", [None, "", "  S  "])
+def test_qwen3_8_reasoning_effort(effort: Any, thinking: dict[str, Any], system: str | None) -> None:
+    messages = [*([] if system is None else [{"role": "system", "content": system}]), {"role": "user", "content": "q"}]
+    for tool_list in (None, [{"type": "function", "function": {"name": "f"}}]):
+        options = {**thinking, "reasoning_effort": effort}
+        assert ours("qwen3.8", messages, tool_list, True, options) == oracle(
+            TEMPLATES["qwen3.8"], messages, tool_list, True, options)
+    expected = oracle(TEMPLATES["qwen3.8"], messages, None, True, thinking)
+    assert ours("qwen3.8", messages, None, True, thinking) == expected

@@ -27,9 +27,9 @@ from tests.support.strategies import chatml_options, conversation, differential_
 MULTI = pf.get_format("chatml-multi-system")
 ALLOW = pf.get_format("chatml-safety", policy="allow")
 ESCAPE = pf.get_format("chatml-safety")
-QWEN36 = pf.get_format("qwen3.6")
-FORMATS = [(MULTI, "chatml_multi_system.jinja"), (ALLOW, "chatml_upstream.jinja"), (QWEN36, "families/qwen3_6.jinja")]
-IDS = ["multi", "safety-allow", "qwen3.6"]
+FORMATS = [(MULTI, "chatml_multi_system.jinja"), (ALLOW, "chatml_upstream.jinja"),
+           (pf.get_format("qwen3.6"), "families/qwen3_6.jinja"), (pf.get_format("qwen3.8"), "families/qwen3_8.jinja")]
+IDS = ["multi", "safety-allow", "qwen3.6", "qwen3.8"]
 
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-(10**30), 10**30),
                       st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5))

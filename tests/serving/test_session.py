@@ -36,7 +36,9 @@ TOOLS: list[dict[str, Any]] = [
     }},
 ]
 DATE = "2025-08-05"
-CHATML_TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja"}
+CHATML_TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja",
+                    "qwen3.5": "families/qwen3_5_think.jinja", "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
+                    "qwen3.6": "families/qwen3_6.jinja", "qwen3.8": "families/qwen3_8.jinja"}
 #: (format name, configuration): every registered format as ``get_format`` gives it, and the upstream
 #: ChatML template without its guard (so wrapped tool responses, which the guard escapes, are compared too).
 CASES = [(name, {}) for name in pf.available_formats()] + [("chatml-safety", {"policy": "allow"})]
@@ -121,7 +123,11 @@ def format_options(draw: st.DrawFn, name: str) -> dict[str, Any]:
         return {"current_date": DATE, **draw(st.sampled_from([{}, {"think": False}, {"reasoning_effort": "high"}]))}
     if name == "gpt-oss":
         return {"current_date": DATE, **draw(st.sampled_from([{}, {"reasoning_effort": "low"}]))}
-    optional = {"enable_thinking": st.booleans(), "preserve_thinking": st.just(True)}
+    optional: dict[str, st.SearchStrategy[Any]] = {"enable_thinking": st.booleans()}
+    if "preserve_thinking" in pf.get_format(name).options:
+        optional["preserve_thinking"] = st.just(True) if name != "qwen3.8" else st.sampled_from([True, False, None])
+    if "reasoning_effort" in pf.get_format(name).options:
+        optional["reasoning_effort"] = st.sampled_from(["xhigh", "medium", "low"])
     return draw(st.fixed_dictionaries({}, optional=optional))
 
 

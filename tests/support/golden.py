@@ -68,6 +68,17 @@ def _qwen3_5_cases() -> st.SearchStrategy[dict[str, Any]]:
     })
 
 
+def _qwen3_8_cases() -> st.SearchStrategy[dict[str, Any]]:
+    from tests.support.strategies import chatml_options, conversation, tools
+
+    effort = st.sampled_from(["xhigh", "medium", "low", "max"])
+    efforts = st.fixed_dictionaries({}, optional={"reasoning_effort": effort})
+    return st.fixed_dictionaries({
+        "messages": conversation(extra_roles=("developer",)), "tools": tools, "add_generation_prompt": st.booleans(),
+        "options": st.tuples(chatml_options, efforts).map(lambda pair: {**pair[0], **pair[1]}),
+    })
+
+
 def _gpt_oss_cases() -> st.SearchStrategy[dict[str, Any]]:
     from tests.support.gpt_oss_strategies import conversation, options, tools
 
@@ -88,6 +99,7 @@ CORPORA = (
     Corpus("qwen3.5", {}, "Jinja2: families/qwen3_5_think.jinja", _qwen3_5_cases),
     Corpus("qwen3.5-nothink", {}, "Jinja2: families/qwen3_5_nothink.jinja", _qwen3_5_cases),
     Corpus("qwen3.6", {}, "Jinja2: families/qwen3_6.jinja", _chatml_cases),
+    Corpus("qwen3.8", {}, "Jinja2: families/qwen3_8.jinja", _qwen3_8_cases),
     Corpus("gpt-oss", {}, "Jinja2: gpt_oss.jinja", _gpt_oss_cases),
     Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases),
 )

@@ -24,7 +24,7 @@ from .parse import ChatMLReplyParser
 from .render import NotedRender, chatml_noted, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
 from .spans import continued_prompt, rendered_prompt
-from .template import MULTI_SYSTEM, QWEN3_5, QWEN3_5_NOTHINK, QWEN3_6, UPSTREAM, Template
+from .template import MULTI_SYSTEM, QWEN3_5, QWEN3_5_NOTHINK, QWEN3_6, QWEN3_8, UPSTREAM, Template
 from .tokens import CONTROL_TOKENS
 from .untrusted import CHATML_READING, render_guarded
 
@@ -290,4 +290,25 @@ class Qwen35NoThinkFormat(Qwen35Format):
     option_specs = render_specs(QWEN3_5_NOTHINK)
     options = describe(option_specs)
     parse_option_specs = parse_specs(QWEN3_5_NOTHINK)
+    parse_options = describe(parse_option_specs)
+
+
+class Qwen38Format(ChatMLFormat):
+    """The ``qwen3.8`` format: Qwen3.8's template.
+
+    Qwen3.6's turns (arguments iterated as an object), with Qwen3.8's differences: ``reasoning_effort``
+    (``xhigh`` by default, ``medium``, ``low``) writes its instructions first in the system turn while
+    thinking is on (``enable_thinking`` not passed, or ``True``); every assistant turn keeps its think
+    block unless ``preserve_thinking`` is passed and is not ``True``; the reasoning is read from a
+    reasoning field only (an inline ``<think>`` block stays in the content); empty string arguments
+    write nothing; a system message without text makes no turn.
+    Reference: ``tests/fixtures/families/qwen3_8.jinja``.
+    """
+
+    name = "qwen3.8"
+    summary = "Qwen3.8 as its template renders it (XML tool calls, reasoning effort, every think block kept)"
+    template = QWEN3_8
+    option_specs = render_specs(QWEN3_8)
+    options = describe(option_specs)
+    parse_option_specs = parse_specs(QWEN3_8)
     parse_options = describe(parse_option_specs)

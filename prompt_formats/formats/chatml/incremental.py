@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ...format.history import ExtendingRenderer, RenderAgain
 from .options import renders_in_full
 from .render import chatml_pieces
-from .template import Template
+from .template import ABSENT, Template
 from .tokens import (
     TOOL_RESPONSE_CLOSE,
     TOOL_RESPONSE_OPEN,
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ChatMLIncremental", "incremental_renderer"]
 
-_TEMPLATE_OPTIONS = ("enable_thinking", "preserve_thinking", "add_vision_id")
+_TEMPLATE_OPTIONS = ("enable_thinking", "preserve_thinking", "reasoning_effort", "add_vision_id")
 # How many stable turns are joined into one chunk of the prompt's head: the prompt is then the
 # prologue, a few chunks and the last turns, so that joining it copies each turn's text once.
 _CHUNK = 16
@@ -115,7 +115,8 @@ class ChatMLIncremental(ExtendingRenderer):
 
     def render(self, messages: Conversation, add_generation_prompt: bool | None) -> str | None:
         """The prompt ``render`` gives, or ``None`` (state dropped) to step aside to a full render."""
-        tail = self._template.generation_prompt(self._options.get("enable_thinking")) if add_generation_prompt else ""
+        thinking = self._options.get("enable_thinking", ABSENT)
+        tail = self._template.generation_prompt(thinking) if add_generation_prompt else ""
         stable = self._stable(messages)
         return None if stable is None else self._joined(stable, tail)
 
@@ -189,7 +190,7 @@ class ChatMLIncremental(ExtendingRenderer):
     def _drop_reasoning(self, messages: list[Any], start: int, stop: int) -> int:
         """Re-render the assistant turns ``start`` to ``stop - 1`` as turns before the last query
         (without reasoning); the first index re-rendered (``stop`` if none)."""
-        if self._template.keeps_every_think_block(self._options.get("preserve_thinking")):
+        if self._template.keeps_every_think_block(self._options.get("preserve_thinking", ABSENT)):
             return stop  # every assistant turn keeps its reasoning
         indexes = [index for index in range(start, stop) if self._kinds[index] == "assistant"]
         if not indexes:

@@ -37,10 +37,15 @@ def _template_specs(template: Template) -> tuple[Option, ...]:
     thinking = ("only exactly False disables thinking in the generation prompt (empty think block)"
                 if template.thinking_by_default else
                 "only exactly True enables thinking in the generation prompt (else an empty think block)")
+    preserving = ("every assistant turn keeps its <think> block unless this is passed and is not exactly True"
+                  if template.preserving_by_default else
+                  "only exactly True keeps the <think> block of every assistant turn")
+    effort = Option("reasoning_effort", frozenset({"string", "null"}),
+                    "xhigh (default), medium or low: the instructions written first in the system turn while thinking")
     return (
         Option("enable_thinking", BOOLEAN, thinking),
-        *((Option("preserve_thinking", BOOLEAN, "only exactly True keeps the <think> block of every assistant turn"),)
-          if template.preserve_thinking else ()),
+        *((Option("preserve_thinking", BOOLEAN, preserving),) if template.preserve_thinking else ()),
+        *((effort,) if template.reasoning_effort else ()),
         Option("add_vision_id", BOOLEAN, "truthy: number images and videos ('Picture 1: ', 'Video 1: ')"),
     )
 

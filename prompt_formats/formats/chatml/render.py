@@ -29,7 +29,7 @@ from ...model.tools import PreparedTools, rendered_tools
 from .content import UNCOUNTED, VisionCount, content_text, trimmed_text
 from .drops import holds_text, note_assistant_drops
 from .read import Merged, read_messages
-from .template import UPSTREAM, Template
+from .template import ABSENT, UPSTREAM, Template
 from .tokens import (
     ASSISTANT_THINKING,
     ASSISTANT_TURN,
@@ -112,24 +112,34 @@ def tools_block(tools: Tools) -> str:
 
 def _prologue(
     msgs: Sequence[dict[str, Any]], roles: list[str], tools: Tools, add_vision_id: Any, guard: FastGuard | None,
-) -> list[str]:
-    """The prompt's first pieces: the tools block and the system message's text, or either, or none."""
+    template: Template, instructions: str,
+) -> tuple[list[str], int]:
+    """The prompt's first pieces (the tools block and the system message's text, or either, or none),
+    and the length of the system text, which ends the prologue's text but for ``<|im_end|>\n``."""
     block = tools_block(tools)
     if roles[0] != "system":
-        return prologue_pieces(block, None)
+        return prologue_pieces(block, None, template, instructions), 0
     system = msgs[0] if guard is None else guarded_message(guard, msgs[0], roles[0])
     content = system.get("content")
     # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
     text = content.strip() if type(content) is str else trimmed_text(system, 0, UNCOUNTED, False, True, add_vision_id)
-    return prologue_pieces(block, text)
+    return prologue_pieces(block, text, template, instructions), len(text)
 
 
-def prologue_pieces(block: str, system_prompt: str | None) -> list[str]:
-    """The prompt's first pieces from the tools block and the system message's trimmed text
-    (``None``: there is no system message; an empty one still makes a turn when no tools are offered)."""
+def prologue_pieces(block: str, system_prompt: str | None, template: Template, instructions: str = "") -> list[str]:
+    """The prompt's first pieces from the tools block, the system message's trimmed text (``None``:
+    there is no system message; an empty one still makes a turn when no tools are offered, if the
+    template writes one) and the reasoning ``instructions`` the template writes first."""
+    if instructions:
+        if block:
+            block = SYSTEM_TURN + instructions + "\n\n" + block[len(SYSTEM_TURN):]
+        else:
+            return [SYSTEM_TURN + instructions + ("\n\n" + system_prompt if system_prompt else "") + TURN_END]
     if block:
         return [block, "\n\n" + system_prompt, TURN_END] if system_prompt else [block, TURN_END]
-    return [] if system_prompt is None else [SYSTEM_TURN + system_prompt + TURN_END]
+    if system_prompt is None or not (system_prompt or template.empty_system_turn):
+        return []
+    return [SYSTEM_TURN + system_prompt + TURN_END]
 
 
 # --- The assistant's turn. ---------------------------------------------------------------------------
@@ -252,7 +262,9 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                     text = guarded_json(guard, value, text, partial(_argument_text, value_text), index, calls, k, key)
                 append(f"<parameter={key}>\n{text}\n</parameter>\n")
         elif not template.string_arguments and "arguments" in body:  # `arguments|items` of a non-object
-            raise template.arguments_refused(arguments, _call_path(index, calls, k) + ".arguments")
+            if not (template.skips_empty_arguments and arguments == ""):
+                raise template.arguments_refused(arguments, _call_path(index, calls, k) + ".arguments")
+            append(f"{opening}{name}>\n")
         elif arguments is None:
             append(f"{opening}{name}>\n")
         elif isinstance(arguments, str):
@@ -280,14 +292,13 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
 TurnSpans = tuple[list[tuple[Range, ...]], list[Range], list[int]]
 
 
-def _system_range(prologue: list[str]) -> tuple[Range, ...]:
-    """The system text's range in the prologue's pieces (:func:`_prologue`)."""
-    if len(prologue) == 3:  # tools block, "\n\n" + text, TURN_END
-        start = len(prologue[0]) + len("\n\n")
-        return ((start, len(prologue[0]) + len(prologue[1])),)
-    if len(prologue) == 1 and len(prologue[0]) > len(SYSTEM_TURN) + len(TURN_END):  # SYSTEM_TURN + text + TURN_END
-        return ((len(SYSTEM_TURN), len(prologue[0]) - len(TURN_END)),)
-    return ()
+def _system_range(prologue: list[str], length: int) -> tuple[Range, ...]:
+    """The range of the system text, ``length`` long, in the prologue's pieces (:func:`_prologue`):
+    it ends their text but for ``<|im_end|>\n``."""
+    if not length:
+        return ()
+    end = sum(map(len, prologue)) - len(TURN_END)
+    return ((end - length, end),)
 
 
 def _write_assistant(out: list[str], message: dict[str, Any], content: str, index: int | None, kept: bool,
@@ -301,7 +312,7 @@ def _write_assistant(out: list[str], message: dict[str, Any], content: str, inde
     split = False
     if reasoning is None:
         reasoning = ""
-        if THINK_CLOSE in content:
+        if THINK_CLOSE in content and template.split_inline_think:
             reasoning, content = split_think(content)
             split = True
     elif type(reasoning) is not str and not isinstance(reasoning, str):
@@ -379,8 +390,9 @@ def render_chatml(
     add_generation_prompt: Any = False,
     template: Template = UPSTREAM,
     *,
-    enable_thinking: Any = None,
-    preserve_thinking: Any = None,
+    enable_thinking: Any = ABSENT,
+    preserve_thinking: Any = ABSENT,
+    reasoning_effort: Any = ABSENT,
     add_vision_id: Any = None,
     _fast_guard: FastGuard | None = None,
     _noted: NotedRender | None = None,
@@ -400,7 +412,8 @@ def render_chatml(
     msgs, roles, origins, merged = read_messages(messages, template.merge_system, add_vision_id)
     # Each message's input index, for errors: a list (a range's item is a Python-level computation).
     indexes = origins if type(origins) is list else list(origins)
-    out = _prologue(msgs, roles, tools, add_vision_id, _fast_guard)
+    instructions = template.reasoning_instructions(enable_thinking, reasoning_effort)
+    out, system_length = _prologue(msgs, roles, tools, add_vision_id, _fast_guard, template, instructions)
     # The last user message that is not a wrapped tool response; none raises.
     for last_query in range(len(roles) - 1, -1, -1):
         if roles[last_query] == "user":
@@ -414,7 +427,7 @@ def render_chatml(
         raise TemplateError("No user query found in messages.")
     spans = None if _noted is None else _noted.spans
     if spans is not None and roles[0] == "system":
-        spans[0].append(_system_range(out))
+        spans[0].append(_system_range(out, system_length))
         spans[2].append(len(out))
     _write_turns(out, msgs, roles, indexes, add_vision_id,
                  -1 if template.keeps_every_think_block(preserve_thinking) else last_query,
@@ -467,7 +480,9 @@ def chatml_noted(
     """:func:`render_chatml`'s prompt and what it noted (for ``render_spans``). ``options``: the
     template's options, checked by the caller."""
     noted = NotedRender()
-    text = render_chatml(messages, tools, add_generation_prompt, template, enable_thinking=options.get(
-        "enable_thinking"), preserve_thinking=options.get("preserve_thinking"),
-        add_vision_id=options.get("add_vision_id"), _noted=noted)
+    text = render_chatml(messages, tools, add_generation_prompt, template,
+                         enable_thinking=options.get("enable_thinking", ABSENT),
+                         preserve_thinking=options.get("preserve_thinking", ABSENT),
+                         reasoning_effort=options.get("reasoning_effort", ABSENT),
+                         add_vision_id=options.get("add_vision_id"), _noted=noted)
     return text, noted

@@ -14,11 +14,31 @@ from typing import Any
 import attrs
 
 from ..._text.tojson import json_chunks, printed, text_or_json, tojson
-from ...errors import InvalidInputError, type_name
-from .tokens import GENERATION_PROMPT, GENERATION_PROMPT_NO_THINKING
+from ...errors import InvalidInputError, TemplateError, type_name
+from .tokens import (
+    GENERATION_PROMPT,
+    GENERATION_PROMPT_NO_THINKING,
+    REASONING_EFFORTS,
+    REASONING_LOW,
+    REASONING_XHIGH,
+)
 
-__all__ = ["MULTI_SYSTEM", "QWEN3_5", "QWEN3_5_NOTHINK", "QWEN3_6", "UPSTREAM", "Template", "json_value",
-           "string_value"]
+__all__ = ["ABSENT", "MULTI_SYSTEM", "QWEN3_5", "QWEN3_5_NOTHINK", "QWEN3_6", "QWEN3_8", "UPSTREAM", "Template",
+           "json_value", "string_value"]
+
+
+class _Absent:
+    """An option the caller did not pass: the template reads it as undefined (which a template may
+    read otherwise than ``None``)."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __reduce__(self) -> str:
+        return "ABSENT"  # one object, also after pickling
+
+
+ABSENT: Any = _Absent()
 
 
 def json_value(value: Any) -> str:
@@ -80,16 +100,27 @@ class Template:
     (absent, they write nothing).
     ``value_text``: how an argument value that is no string is written (:func:`json_value`,
     :func:`string_value`).
-    ``preserve_thinking``: the template reads the ``preserve_thinking`` option.
+    ``preserve_thinking``: the template reads the ``preserve_thinking`` option;
+    ``preserving_by_default``: every think block is kept unless the option is passed and not ``True``.
     ``thinking_by_default``: the generation prompt opens a think block unless ``enable_thinking``
     is ``False`` (else only when it is ``True``).
+    ``split_inline_think``: an assistant content without a reasoning field gives up its inline
+    ``<think>`` block as the reasoning (else it is written as it is).
+    ``skips_empty_arguments``: an empty string ``arguments`` writes nothing (under ``|items``).
+    ``reasoning_effort``: the template reads ``reasoning_effort`` and writes its instructions first
+    in the system turn; ``empty_system_turn``: a system message with no text still makes a turn.
     """
 
     merge_system: bool = False
     string_arguments: bool = True
     value_text: Callable[[Any], str] = json_value
     preserve_thinking: bool = True
+    preserving_by_default: bool = False
     thinking_by_default: bool = True
+    split_inline_think: bool = True
+    skips_empty_arguments: bool = False
+    reasoning_effort: bool = False
+    empty_system_turn: bool = True
 
     def thinks(self, enable_thinking: Any) -> bool:
         """Whether the generation prompt opens a think block under ``enable_thinking``."""
@@ -101,7 +132,22 @@ class Template:
 
     def keeps_every_think_block(self, preserve_thinking: Any) -> bool:
         """Whether every assistant turn keeps its think block (else only those after the last query)."""
+        if self.preserving_by_default:
+            return preserve_thinking is ABSENT or preserve_thinking is True
         return self.preserve_thinking and preserve_thinking is True
+
+    def reasoning_instructions(self, enable_thinking: Any, reasoning_effort: Any) -> str:
+        """The instructions the template writes first in the system turn for ``reasoning_effort``
+        (default ``xhigh``; none with thinking off or passed other than ``True``, or ``medium``);
+        raises the template's error for another effort."""
+        if not self.reasoning_effort or not (enable_thinking is ABSENT or enable_thinking is True):
+            return ""
+        effort = "xhigh" if reasoning_effort is ABSENT else reasoning_effort
+        if effort not in REASONING_EFFORTS:
+            shown = str.__str__(reasoning_effort) if isinstance(reasoning_effort, str) else str(reasoning_effort)
+            raise TemplateError(f"Unexpected reasoning effort {shown}. Supported types are xhigh (default), "
+                                "medium, and low.")
+        return REASONING_XHIGH if effort == "xhigh" else REASONING_LOW if effort == "low" else ""
 
     def arguments_refused(self, arguments: Any, path: str) -> InvalidInputError:
         """The engine's refusal of ``arguments|items`` for a value that is no object."""
@@ -116,3 +162,5 @@ MULTI_SYSTEM = Template(merge_system=True)
 QWEN3_6 = Template(string_arguments=False)
 QWEN3_5 = Template(string_arguments=False, value_text=string_value, preserve_thinking=False)
 QWEN3_5_NOTHINK = attrs.evolve(QWEN3_5, thinking_by_default=False)
+QWEN3_8 = Template(string_arguments=False, preserving_by_default=True, split_inline_think=False,
+                   skips_empty_arguments=True, reasoning_effort=True, empty_system_turn=False)

@@ -73,3 +73,14 @@ TOOLS_FOOTER = (
     "call, but NOT after\n- If there is no function call available, answer the question like normal with "
     "your current knowledge and do not tell the user about function calls\n</IMPORTANT>"
 )
+
+#: Qwen3.8's reasoning-effort instructions, written first in the system turn (``medium`` writes none).
+REASONING_EFFORTS = ("xhigh", "medium", "low")
+REASONING_XHIGH = (
+    "Reasoning effort is set to xhigh. Please think carefully through the task, validate key assumptions, "
+    "consider plausible alternatives, and prioritize correctness, consistency, and clarity in the final answer."
+)
+REASONING_LOW = (
+    "Reasoning effort is set to low. Keep your thinking brief and focused, moving directly to the conclusion "
+    "without unnecessary elaboration."
+)
