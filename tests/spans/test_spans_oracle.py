@@ -33,7 +33,8 @@ pytestmark = [pytest.mark.jinja]
 placement_settings = settings(
     max_examples=max(100, EXAMPLES // 4), deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
 )
-CHATML = ["chatml_multi_system.jinja", "chatml_upstream.jinja"]
+CHATML = ["chatml_multi_system.jinja", "chatml_upstream.jinja", *(f"families/{name}.jinja" for name in (
+    "qwen3_5_think", "qwen3_5_nothink", "qwen3_6", "qwen3_8"))]
 CHATML_HEADER, CHATML_END = "<|im_start|>assistant\n", "<|im_end|>"
 HARMONY_HEADER, HARMONY_ENDS = "<|start|>assistant", ("<|end|>", "<|call|>", "<|return|>")
 

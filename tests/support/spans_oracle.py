@@ -25,6 +25,8 @@ TAGGED = {
     "chatml_multi_system.jinja": "chatml_multi_system_generation.jinja",
     "chatml_upstream.jinja": "chatml_upstream_generation.jinja",
     "gpt_oss.jinja": "gpt_oss_generation.jinja",
+    **{f"families/{name}.jinja": f"families/{name}_generation.jinja"
+       for name in ("qwen3_5_think", "qwen3_5_nothink", "qwen3_6", "qwen3_8")},
 }
 
 Outcome = tuple[str, Any]
