@@ -457,7 +457,7 @@ def agent_request(
 # template reads ``message.content`` as a string; an assistant tool call with reasoning loses its
 # preamble, which that template refuses beside reasoning).
 
-Flavour = Literal["chatml", "chatml-strict", "harmony", "gpt-oss"]
+Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "harmony", "gpt-oss"]
 
 # Proportions (per request unless said otherwise).
 TEXT_PARTS = 0.30  # of user and system messages: content given as a list of text parts
@@ -579,6 +579,23 @@ def _dress_message(rng: random.Random, message: Message, flavour: Flavour) -> Me
     return message
 
 
+def objects_only(messages: list[Message]) -> list[Message]:
+    """Every tool call's JSON-string arguments decoded (left out when they are no object): the Qwen
+    models' own templates iterate them as an object, as a server that decodes them sends them."""
+    def decoded(call: dict[str, Any]) -> dict[str, Any]:
+        body = dict(call["function"])
+        if isinstance(body.get("arguments"), str):
+            value = json.loads(body["arguments"])
+            if isinstance(value, dict):
+                body["arguments"] = value
+            else:
+                del body["arguments"]
+        return {**call, "function": body}
+
+    return [{**m, "tool_calls": [decoded(c) for c in m["tool_calls"]]} if m.get("tool_calls") else m
+            for m in messages]
+
+
 def without_call_preambles(messages: list[Message]) -> list[Message]:
     """An assistant tool call with reasoning loses its content (the gpt-oss template refuses both)."""
     return [{**m, "content": ""} if m["role"] == "assistant" and m.get("tool_calls") and m.get("reasoning_content")
@@ -600,7 +617,7 @@ def _options(rng: random.Random, flavour: Flavour, has_image: bool) -> dict[str,
         return {}
     if flavour.startswith("chatml"):
         options: dict[str, Any] = {"enable_thinking": rng.random() < 0.6}
-        if rng.random() < 0.3:
+        if rng.random() < 0.3 and flavour != "chatml-objects":  # (Qwen3.5's templates have no such option)
             options["preserve_thinking"] = True
         if has_image:
             options["add_vision_id"] = True
@@ -629,9 +646,11 @@ def _dress(
         messages = [m for i, m in enumerate(messages) if m["role"] != "system" or i == 0]
         if rng.random() < EXTRA_SYSTEM:
             messages = _extra_system(rng, messages)
-    if flavour == "chatml-strict":  # its template raises on a later system message (gpt-oss drops it)
+    if flavour in ("chatml-strict", "chatml-objects"):  # its template raises on a later system message
         messages = _inline_reminders(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
+    if flavour == "chatml-objects":
+        messages = objects_only(messages)
     has_image = flavour.startswith("chatml") and rng.random() < (AGENT_IMAGES if agent else IMAGES)
     if has_image:
         _add_image(rng, messages)
@@ -679,6 +698,8 @@ def agent_jobs(sessions: int = 2, seed: int = 0, flavour: Flavour = "chatml", ev
 
 FLAVOURS: dict[str, Flavour] = {
     "chatml-multi-system": "chatml", "chatml-safety": "chatml-strict", "harmony": "harmony", "gpt-oss": "gpt-oss",
+    "qwen3.5": "chatml-objects", "qwen3.5-nothink": "chatml-objects", "qwen3.6": "chatml-objects",
+    "qwen3.8": "chatml-objects",
 }
 #: The options of the fixed (not held-out) corpora: Harmony and gpt-oss read today's date otherwise.
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -697,7 +718,7 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
     import prompt_formats as pf  # the package the caller imported (the tree or an installed build)
 
     flavour = FLAVOURS[name]
-    reminders: Literal["system", "inline"] = "inline" if flavour == "chatml-strict" else "system"
+    reminders: Literal["system", "inline"] = "inline" if flavour in ("chatml-strict", "chatml-objects") else "system"
 
     def make(r: int) -> list[Job]:
         options = {"current_date": "2025-08-05", "reasoning_effort": "medium"} if flavour == "harmony" else {}
@@ -709,6 +730,7 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
                 tools = pf.prepare_tools(request.tools)
                 pf.get_format(name).render([{"role": "user", "content": "hello"}], tools, True, **options)
             messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
+            messages = objects_only(messages) if flavour == "chatml-objects" else messages
             jobs.append(Job(messages, tools, options))
         return as_received(jobs)
 

@@ -44,6 +44,10 @@ TEMPLATES = {
     "chatml-multi-system": "chatml_multi_system.jinja",
     "chatml-safety": "chatml_upstream.jinja",
     "gpt-oss": "gpt_oss.jinja",
+    "qwen3.5": "families/qwen3_5_think.jinja",
+    "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
+    "qwen3.6": "families/qwen3_6.jinja",
+    "qwen3.8": "families/qwen3_8.jinja",
 }
 
 Renderer = Callable[..., str]

@@ -1,6 +1,6 @@
 """The headline table: every row of docs/performance.md's table, ours against the reference engines.
 
-Rows (``--only`` takes the groups): for each format (``chatml-multi-system``, ``chatml-safety``,
+Rows (``--only`` takes the groups): for each format (``chatml-multi-system``, ``chatml-safety``, the Qwen formats,
 ``harmony``, ``gpt-oss``) the everyday corpus, the agent sessions' follow-up requests, agent-257 with
 plain tools and agent-257 with a prepared toolset (corpus.py); ``guard`` (the guard's share of
 ``chatml-safety``'s time on clean input, and attacked input against Jinja2); ``parse`` (Harmony
@@ -56,7 +56,8 @@ import engines  # noqa: E402
 from corpus import FLAVOURS, Job  # noqa: E402
 from timing import Contender, Timing, child_run, interleaved, markdown_table, straight, warm_blocks  # noqa: E402
 
-GROUPS = ["chatml-multi-system", "chatml-safety", "harmony", "gpt-oss", "guard", "parse", "command"]
+GROUPS = ["chatml-multi-system", "chatml-safety", "qwen3.5", "qwen3.5-nothink", "qwen3.6", "qwen3.8", "harmony",
+          "gpt-oss", "guard", "parse", "command"]
 HEADER = ["format", "corpus", "reference", "ours ms", "reference ms", "ratio (reference / ours)"]
 BOTH_HEADER = ["format", "corpus", "reference", "pure ms", "compiled ms", "reference ms (pure's run, compiled's run)",
                "ratio, pure", "ratio, compiled"]

@@ -24,6 +24,7 @@ import hashlib
 import attrs
 
 from ..errors import type_name
+from .reference_lines import REFERENCE_LINES
 from .registry import available_formats
 
 __all__ = ["TemplateMatch", "detect_format", "match_template"]
@@ -75,6 +76,25 @@ def normalize_jinja_source(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
+def line_digests(text: str) -> tuple[str, ...]:
+    """Each line of ``text`` (its surrounding whitespace taken off) as 8 hex digits of its SHA-256."""
+    return tuple(_digest(line.strip())[:8] for line in text.split("\n"))
+
+
+def _nearest(text: str) -> str:
+    """``; nearest: NAME (K of its N lines in common)`` for the reference template sharing the most
+    lines with ``text`` (at least half of its own), else nothing."""
+    found = set(line_digests(normalize_jinja_source(text)))
+    best, best_shared, best_total = "", 0, 1
+    for name, lines in REFERENCE_LINES.items():
+        shared = sum(1 for line in lines if line in found)
+        if shared * best_total > best_shared * len(lines) and name in available_formats():
+            best, best_shared, best_total = name, shared, len(lines)
+    if not best or 2 * best_shared < best_total:
+        return ""
+    return f"; nearest: {best!r} ({best_shared} of its {best_total} lines in common), not the same template"
+
+
 def _digest(text: str) -> str:
     # surrogatepass: a lone surrogate cannot be in a reference template, but must not raise either.
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -124,5 +144,5 @@ def _unknown_reason(text: str) -> str:
         family += "; it carries {% generation %} tags, which no reference template has"
     return (
         "not the reference template of any format: only exact copies are recognised, up to line endings "
-        f"and a final newline{family}"
+        f"and a final newline{family}{_nearest(text)}"
     )

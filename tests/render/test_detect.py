@@ -238,3 +238,23 @@ def test_reasons_for_near_misses() -> None:
 def test_any_text_is_answered_without_raising(text: str) -> None:
     match = pf.match_template(text)
     assert match.format is None and match.reason
+
+
+def test_the_reference_lines_are_the_fixtures() -> None:
+    from tests.support.reference_lines import TARGET, source
+
+    assert TARGET.read_text(encoding="utf-8") == source()  # python -m tests.support.reference_lines rewrites it
+
+
+@pytest.mark.parametrize(("fixture", "name"), [(f, n) for f, n in REFERENCES.items() if f.endswith(".jinja")])
+def test_a_template_close_to_a_reference_names_it_as_the_nearest(fixture: str, name: str) -> None:
+    lines = fixture_text(fixture).removesuffix("\n").split("\n")  # (Qwen3.8's ends in a newline)
+    edited = "\n".join([*lines[:5], "{#- a local change -#}", *lines[6:]])
+    match = pf.match_template(edited)
+    assert match.format is None  # never switched to: only the same template is
+    assert f"; nearest: {name!r} ({len(lines) - 1} of its {len(lines)} lines in common)" in match.reason
+
+
+def test_an_unrelated_template_names_no_nearest() -> None:
+    match = pf.match_template("{% for m in messages %}{{ m.content }}\n{% endfor %}")
+    assert match.format is None and "nearest" not in match.reason

@@ -412,7 +412,8 @@ def render_chatml(
     msgs, roles, origins, merged = read_messages(messages, template.merge_system, add_vision_id)
     # Each message's input index, for errors: a list (a range's item is a Python-level computation).
     indexes = origins if type(origins) is list else list(origins)
-    instructions = template.reasoning_instructions(enable_thinking, reasoning_effort)
+    effort = template.reasoning_effort  # (Qwen3.8's instructions: a call only for the template that writes them)
+    instructions = template.reasoning_instructions(enable_thinking, reasoning_effort) if effort else ""
     out, system_length = _prologue(msgs, roles, tools, add_vision_id, _fast_guard, template, instructions)
     # The last user message that is not a wrapped tool response; none raises.
     for last_query in range(len(roles) - 1, -1, -1):
