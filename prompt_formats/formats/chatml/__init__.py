@@ -60,6 +60,15 @@ class ChatMLFormat(GuardedFormat):
     parse_option_specs = parse_specs(UPSTREAM)
     parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A format that names its template takes that template's options (what it reads)."""
+        super().__init_subclass__(**kwargs)
+        if "template" in cls.__dict__:
+            cls.option_specs = render_specs(cls.template)
+            cls.options = describe(cls.option_specs)
+            cls.parse_option_specs = parse_specs(cls.template)
+            cls.parse_options = describe(cls.parse_option_specs)
+
     def stream_parser(
         self,
         tools: Tools = None,
@@ -272,10 +281,6 @@ class Qwen35Format(ChatMLFormat):
     name = "qwen3.5"
     summary = "Qwen3.5 as its template renders it (XML tool calls, thinking on by default)"
     template = QWEN3_5
-    option_specs = render_specs(QWEN3_5)
-    options = describe(option_specs)
-    parse_option_specs = parse_specs(QWEN3_5)
-    parse_options = describe(parse_option_specs)
 
 
 class Qwen35NoThinkFormat(Qwen35Format):
@@ -287,10 +292,6 @@ class Qwen35NoThinkFormat(Qwen35Format):
     name = "qwen3.5-nothink"
     summary = "Qwen3.5 with thinking off by default, as its no-think template renders it (XML tool calls)"
     template = QWEN3_5_NOTHINK
-    option_specs = render_specs(QWEN3_5_NOTHINK)
-    options = describe(option_specs)
-    parse_option_specs = parse_specs(QWEN3_5_NOTHINK)
-    parse_options = describe(parse_option_specs)
 
 
 class Qwen38Format(ChatMLFormat):
@@ -308,7 +309,3 @@ class Qwen38Format(ChatMLFormat):
     name = "qwen3.8"
     summary = "Qwen3.8 as its template renders it (XML tool calls, reasoning effort, every think block kept)"
     template = QWEN3_8
-    option_specs = render_specs(QWEN3_8)
-    options = describe(option_specs)
-    parse_option_specs = parse_specs(QWEN3_8)
-    parse_options = describe(parse_option_specs)
