@@ -82,17 +82,19 @@ def line_digests(text: str) -> tuple[str, ...]:
 
 
 def _nearest(text: str) -> str:
-    """``; nearest: NAME (K of its N lines in common)`` for the reference template sharing the most
-    lines with ``text`` (at least half of its own), else nothing."""
+    """``; nearest: NAME (K of its N distinct lines in common)`` for the reference template sharing the
+    largest share of its distinct lines with ``text`` (at least half), else nothing. (Distinct: a line
+    every template repeats, ``{%- endif %}``, counts once.)"""
     found = set(line_digests(normalize_jinja_source(text)))
     best, best_shared, best_total = "", 0, 1
     for name, lines in REFERENCE_LINES.items():
-        shared = sum(1 for line in lines if line in found)
-        if shared * best_total > best_shared * len(lines) and name in available_formats():
-            best, best_shared, best_total = name, shared, len(lines)
+        distinct = set(lines)
+        shared = len(distinct & found)
+        if shared * best_total > best_shared * len(distinct) and name in available_formats():
+            best, best_shared, best_total = name, shared, len(distinct)
     if not best or 2 * best_shared < best_total:
         return ""
-    return f"; nearest: {best!r} ({best_shared} of its {best_total} lines in common), not the same template"
+    return f"; nearest: {best!r} ({best_shared} of its {best_total} distinct lines in common), not the same template"
 
 
 def _digest(text: str) -> str:

@@ -153,3 +153,23 @@ def test_qwen3_8_reasoning_effort(effort: Any, thinking: dict[str, Any], system:
             TEMPLATES["qwen3.8"], messages, tool_list, True, options)
     expected = oracle(TEMPLATES["qwen3.8"], messages, None, True, thinking)
     assert ours("qwen3.8", messages, None, True, thinking) == expected
+
+
+class _Unprintable:
+    def __str__(self) -> Any:
+        return 5
+
+
+@pytest.mark.parametrize("effort", [10**5000, _Unprintable()], ids=["integer-past-the-digit-limit", "str-not-a-str"])
+def test_an_effort_the_engine_cannot_print_is_refused_naming_the_option(effort: Any) -> None:
+    # Jinja itself fails printing it into the template's error message; ours names the option.
+    with pytest.raises(pf.InvalidInputError, match=r"^reasoning_effort: expected xhigh, medium or low, got a "):
+        pf.get_format("qwen3.8").render([{"role": "user", "content": "q"}], reasoning_effort=effort)
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_an_argument_key_whose_repr_fails_is_refused_naming_the_arguments(name: str) -> None:
+    messages = [{"role": "user", "content": "q"},
+                {"role": "assistant", "content": "", "tool_calls": [{"name": "f", "arguments": {10**5000: 1}}]}]
+    with pytest.raises(pf.InvalidInputError, match=r"^messages\[1\]\.tool_calls\[0\]\.arguments: expected string keys"):
+        pf.get_format(name).render(messages)

@@ -187,7 +187,11 @@ def _argument_name(key: Any, guard: FastGuard | None, lead: str | None, index: i
     if type(key) is str:
         return key
     if not isinstance(key, str):
-        problem = f"expected string keys, got {type_name(key)} key {key!r}"
+        try:
+            shown = f" {key!r}"
+        except Exception:  # a repr that raises (an integer past str()'s digit limit): the type alone
+            shown = ""
+        problem = f"expected string keys, got {type_name(key)} key{shown}"
         raise InvalidInputError(_call_path(index, calls, k) + ".arguments", problem)
     return str.__str__(key)
 

@@ -144,7 +144,13 @@ class Template:
             return ""
         effort = "xhigh" if reasoning_effort is ABSENT else reasoning_effort
         if effort not in REASONING_EFFORTS:
-            shown = str.__str__(reasoning_effort) if isinstance(reasoning_effort, str) else str(reasoning_effort)
+            unprintable = f"expected xhigh, medium or low, got a {type_name(reasoning_effort)} that cannot be printed"
+            try:
+                shown = str.__str__(reasoning_effort) if isinstance(reasoning_effort, str) else str(reasoning_effort)
+            except Exception:  # the engine fails where the template prints it: the error names the option
+                raise InvalidInputError("reasoning_effort", unprintable) from None
+            if type(shown) is not str:
+                raise InvalidInputError("reasoning_effort", unprintable)
             raise TemplateError(f"Unexpected reasoning effort {shown}. Supported types are xhigh (default), "
                                 "medium, and low.")
         return REASONING_XHIGH if effort == "xhigh" else REASONING_LOW if effort == "low" else ""
