@@ -27,7 +27,7 @@ Usage::
 
     .venv/bin/python benchmarks/compare.py --against REV [--format chatml-multi-system] [--corpus everyday]
         [--calls render,render_spans] [--rounds 9]
-    .venv/bin/python benchmarks/compare.py --without chatml-guard [--format chatml-safety] [--rounds 9]
+    .venv/bin/python benchmarks/compare.py --without chatml-lean [--format chatml-safety] [--rounds 9]
     .venv/bin/python benchmarks/compare.py --against REV --instructions [--passes 3] [--format harmony]
     .venv/bin/python benchmarks/compare.py --against REV --command [--records 20000] [--rounds 5]
     .venv/bin/python benchmarks/compare.py --fast-paths
@@ -74,6 +74,9 @@ class FastPath(NamedTuple):
 # The fast path -> benchmark row mapping (the library's comments do not name benchmarks). ``--without``
 # steps aside those of :data:`STEP_ASIDE`; the others are measured against the revision before them.
 FAST_PATHS = [
+    FastPath("chatml-lean", "formats/chatml/lean.py (lean_prompt)",
+             "headline.py, chatml-multi-system and chatml-safety everyday rows (taken by every agent request too)",
+             "compare.py --without chatml-lean [--format chatml-safety]"),
     FastPath("chatml-guard", "formats/chatml/untrusted.py (render_guarded: the guard's fast path)",
              "headline.py, chatml-safety rows and guard rows; bench_guard.py; bench_render.py spans, chatml-safety",
              "compare.py --without chatml-guard --format chatml-safety [--calls render_spans]"),
@@ -139,6 +142,9 @@ FAST_PATHS = [
 
 def _step_aside(name: str) -> tuple[Any, str, Any]:
     """``(module, attribute, replacement)``: what ``--without name`` puts in place during its side's passes."""
+    if name == "chatml-lean":
+        module = importlib.import_module("prompt_formats.formats.chatml")
+        return module, "lean_prompt", lambda *args, **kwargs: None
     if name == "chatml-guard":
         module = importlib.import_module("prompt_formats.formats.chatml")
         return module, "render_guarded", lambda *args, **kwargs: None
@@ -149,7 +155,7 @@ def _step_aside(name: str) -> tuple[Any, str, Any]:
     raise SystemExit(f"compare: --without {name}: not one of {', '.join(STEP_ASIDE)}")
 
 
-STEP_ASIDE = ("chatml-guard", "gpt-oss-namespace")
+STEP_ASIDE = ("chatml-lean", "chatml-guard", "gpt-oss-namespace")
 
 
 @contextlib.contextmanager

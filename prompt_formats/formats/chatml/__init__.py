@@ -19,6 +19,7 @@ from ...format.spans import GeneratedPolicy, RenderedPrompt
 from ...guard import ControlTokenGuard, Policy
 from ...model.arguments import decode_every_call
 from .incremental import ChatMLIncremental, incremental_renderer
+from .lean import lean_prompt
 from .options import SERVING_SPECS, parse_specs, render_specs, serving_options
 from .parse import ChatMLReplyParser
 from .render import NotedRender, chatml_noted, render_chatml, tools_block
@@ -129,9 +130,14 @@ class ChatMLFormat(GuardedFormat):
             tools = guard.guard_tools(tools)
             fast = guard.fast_path(CHATML_READING) if field is None and not self.template.merge_system else None
             if fast is not None:
-                # The guard's fast path (.untrusted): a prompt, or None to step aside.
-                prompt = render_guarded(fast, partial(render_chatml, template=self.template), messages, tools,
-                                        add_generation_prompt, options)
+                # The fast path of the seeds' usual input (.lean), then the guard's (.untrusted): a
+                # prompt, or None to step aside.
+                prompt = None
+                if self.template is UPSTREAM:
+                    prompt = lean_prompt(messages, tools, add_generation_prompt, options, False, fast.lead)
+                if prompt is None:
+                    prompt = render_guarded(fast, partial(render_chatml, template=self.template), messages, tools,
+                                            add_generation_prompt, options)
                 if prompt is not None:
                     return prompt
             messages = guard.guard_messages(messages, CHATML_READING)
@@ -139,6 +145,12 @@ class ChatMLFormat(GuardedFormat):
             template, template_options = self.template, options
             return render_continued(
                 lambda tagged: render_chatml(tagged, tools, False, template, **template_options), messages, field)
+        if guard is None and (self.template is MULTI_SYSTEM or self.template is UPSTREAM):
+            # The fast path of the seeds' usual input (.lean): its prompt, or None to step aside to
+            # the walk.
+            prompt = lean_prompt(messages, tools, add_generation_prompt, options, self.template.merge_system)
+            if prompt is not None:
+                return prompt
         return render_chatml(messages, tools, add_generation_prompt, self.template, **options)
 
     def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
