@@ -17,17 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import prompt_formats as pf
 from prompt_formats.formats.chatml.lean import lean_prompt
 from prompt_formats.formats.chatml.untrusted import CHATML_READING
 from tests.support.oracles import render_jinja
 from tests.support.strategies import chatml_options, conversation, differential_settings, tools
-from tests.support.usual import usual_conversation
+from tests.support.usual import LEAD, REJECT, untrusted_without_lead, usual_conversation
 
 TEMPLATE = "chatml_multi_system.jinja"
 UPSTREAM = "chatml_upstream.jinja"
-REJECT = pf.get_format("chatml-safety", policy="reject").guard
-LEAD = REJECT.fast_path(CHATML_READING).lead
 
 template_options = st.fixed_dictionaries({}, optional={
     "enable_thinking": st.sampled_from([True, False, None, 0]),
@@ -52,23 +49,6 @@ def test_the_usual_input_takes_the_path_and_renders_as_the_upstream_template(mes
     got = lean_prompt(messages, tool_list, gen, options, False)
     assert got is not None
     assert ("ok", got) == render_jinja(UPSTREAM, messages, tool_list, gen, **options)
-
-
-def without_lead(value: Any) -> Any:
-    """``value`` with the guard's lead taken out of every string in it (keys too)."""
-    if isinstance(value, str):
-        return value.replace(LEAD, "")
-    if isinstance(value, dict):
-        return {without_lead(k): without_lead(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_lead(item) for item in value]
-    return value
-
-
-def untrusted_without_lead(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The guard's lead taken out of what it reads: every message but the assistant's, and tool calls."""
-    return [({**m, "tool_calls": without_lead(m["tool_calls"])} if "tool_calls" in m else m)
-            if m["role"] == "assistant" else without_lead(m) for m in messages]
 
 
 @pytest.mark.jinja

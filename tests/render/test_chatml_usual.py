@@ -7,8 +7,6 @@ guard finds nothing in it. Expected values come only from the oracle.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,13 +17,11 @@ from prompt_formats.formats.chatml.template import MULTI_SYSTEM, UPSTREAM
 from prompt_formats.formats.chatml.untrusted import CHATML_READING
 from tests.support.oracles import render_jinja
 from tests.support.strategies import differential_settings, tools
-from tests.support.usual import usual_conversation
+from tests.support.usual import REJECT, untrusted_without_lead, usual_conversation, without_lead
 
 TEMPLATE = "chatml_multi_system.jinja"
 UPSTREAM_TEMPLATE = "chatml_upstream.jinja"
 SAFETY = pf.get_format("chatml-safety", policy="reject")
-REJECT = SAFETY.guard
-LEAD = REJECT.fast_path(CHATML_READING).lead
 
 template_options = st.fixed_dictionaries({}, optional={
     "enable_thinking": st.sampled_from([True, False, None, 0]),
@@ -51,23 +47,6 @@ def test_the_usual_input_renders_as_the_template(messages, tool_list, gen, optio
 def test_the_usual_input_renders_as_the_upstream_template(messages, tool_list, gen, options):
     got = render_chatml(messages, tool_list, gen, UPSTREAM, **options)
     assert ("ok", got) == render_jinja(UPSTREAM_TEMPLATE, messages, tool_list, gen, **options)
-
-
-def without_lead(value: Any) -> Any:
-    """``value`` with the guard's lead taken out of every string in it (keys too)."""
-    if isinstance(value, str):
-        return value.replace(LEAD, "")
-    if isinstance(value, dict):
-        return {without_lead(k): without_lead(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_lead(item) for item in value]
-    return value
-
-
-def untrusted_without_lead(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The guard's lead taken out of what it reads: every message but the assistant's, and tool calls."""
-    return [({**m, "tool_calls": without_lead(m["tool_calls"])} if "tool_calls" in m else m)
-            if m["role"] == "assistant" else without_lead(m) for m in messages]
 
 
 @pytest.mark.jinja

@@ -9,7 +9,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+import prompt_formats as pf
 from prompt_formats.formats.chatml.tokens import CONTROL_TOKENS
+from prompt_formats.formats.chatml.untrusted import CHATML_READING
 
 # Text with the template's own markers and the whitespace it trims: the merge, the last-query test
 # and the <think> split must all read it as the template does.
@@ -71,3 +73,25 @@ def usual_conversation(draw: st.DrawFn, strict: bool = False, objects_only: bool
         else:
             messages.append({"role": kind, "content": draw(user_content if kind == "user" else system_content)})
     return messages
+
+
+#: ``chatml-safety``'s guard under ``reject``, and the lead its fast path tests strings for.
+REJECT = pf.get_format("chatml-safety", policy="reject").guard
+LEAD = REJECT.fast_path(CHATML_READING).lead
+
+
+def without_lead(value: Any) -> Any:
+    """``value`` with the guard's lead taken out of every string in it (keys too)."""
+    if isinstance(value, str):
+        return value.replace(LEAD, "")
+    if isinstance(value, dict):
+        return {without_lead(k): without_lead(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_lead(item) for item in value]
+    return value
+
+
+def untrusted_without_lead(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The guard's lead taken out of what it reads: every message but the assistant's, and tool calls."""
+    return [({**m, "tool_calls": without_lead(m["tool_calls"])} if "tool_calls" in m else m)
+            if m["role"] == "assistant" else without_lead(m) for m in messages]
