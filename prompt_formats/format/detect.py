@@ -86,11 +86,12 @@ def _nearest(text: str) -> str:
     largest share of its distinct lines with ``text`` (at least half), else nothing. (Distinct: a line
     every template repeats, ``{%- endif %}``, counts once.)"""
     found = set(line_digests(normalize_jinja_source(text)))
+    registered = set(available_formats())
     best, best_shared, best_total = "", 0, 1
     for name, lines in REFERENCE_LINES.items():
         distinct = set(lines)
         shared = len(distinct & found)
-        if shared * best_total > best_shared * len(distinct) and name in available_formats():
+        if shared * best_total > best_shared * len(distinct) and name in registered:
             best, best_shared, best_total = name, shared, len(distinct)
     if not best or 2 * best_shared < best_total:
         return ""

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from tests.support.oracles import alias_reasoning, jinja_template
+from tests.support.oracles import render_jinja_or_crash
 from tests.support.strategies import chatml_options, conversation, differential_settings, tools
 from tests.support.usual import usual_conversation, usual_text, value
 
@@ -43,18 +43,8 @@ OPTIONS = {
 def oracle(template: str, messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:
     """The template's outcome: ``("ok", text)``, ``("error", message)`` for its ``raise_exception``,
     ``("crash", "")`` where Jinja itself refuses the input (a mapping filter over a non-mapping)."""
-    import jinja2
-
-    try:
-        return "ok", jinja_template(template).render(
-            messages=alias_reasoning(messages), tools=tool_list, documents=None, add_generation_prompt=gen, **options)
-    except jinja2.exceptions.TemplateError as exc:
-        if type(exc) is not jinja2.exceptions.TemplateError:
-            raise
-        return "error", str(exc)
-    except TypeError as exc:
-        assert "Can only get item pairs from a mapping" in str(exc)
-        return "crash", ""
+    found = render_jinja_or_crash(template, messages, tool_list, gen, **options)
+    return ("crash", "") if found is None else found
 
 
 def ours(name: str, messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:

@@ -61,12 +61,12 @@ def parse_specs(template: Template) -> tuple[Option, ...]:
     thinking = ("as in render: only exactly False means the prompt closed the think block"
                 if template.thinking_by_default else
                 "as in render: only exactly True means the prompt opened a think block")
+    decode, continued = SERVING_SPECS
     return (
         Option("enable_thinking", BOOLEAN, thinking),
-        *(Option(spec.name, spec.kinds, _SAME_AS_RENDER) for spec in _template_specs(template)[1:]),
-        Option("decode_tool_arguments", frozenset({"boolean", "null"}), _SAME_AS_RENDER),
+        *(Option(spec.name, spec.kinds, _SAME_AS_RENDER) for spec in (*_template_specs(template)[1:], decode)),
         STRICT_PARSE,
-        Option("continue_final_message", frozenset({"boolean", "null", "string"}),
+        Option(continued.name, continued.kinds,
                "as in render: the completion continues the final message's content (true, 'content') or its "
                "reasoning (a reasoning field's name), its leading whitespace kept"),
     )

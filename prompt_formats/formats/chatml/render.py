@@ -120,9 +120,8 @@ def _prologue(
     if roles[0] != "system":
         return prologue_pieces(block, None, template, instructions), 0
     system = msgs[0] if guard is None else guarded_message(guard, msgs[0], roles[0])
-    content = system.get("content")
     # The system message is first, and its index is 0 or it is the merged one: errors name it as 0.
-    text = content.strip() if type(content) is str else trimmed_text(system, 0, UNCOUNTED, False, True, add_vision_id)
+    text = trimmed_text(system, 0, UNCOUNTED, False, True, add_vision_id)
     return prologue_pieces(block, text, template, instructions), len(text)
 
 
