@@ -112,9 +112,10 @@ def tag_final_message(messages: Any, field: str, template: str | None = None) ->
     return [*messages[:index], final], text
 
 
-def render_continued(render: Callable[[Any], str], messages: Any, field: str) -> str:
-    """``render(tagged messages)`` cut where transformers cuts it for ``continue_final_message``."""
-    tagged, text = tag_final_message(messages, field)
+def render_continued(render: Callable[[Any], str], messages: Any, field: str, template: str | None = None) -> str:
+    """``render(tagged messages)`` cut where transformers cuts it for ``continue_final_message``;
+    ``template``: the fields the template reads, as :func:`tag_final_message` takes them."""
+    tagged, text = tag_final_message(messages, field, template)
     return cut_at_tag(render(tagged), text)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from operator import is_
 from typing import Any, Final
 
-__all__ = ["ExtendingRenderer", "RenderAgain", "drop_chunks_after", "extension"]
+__all__ = ["ExtendingRenderer", "RenderAgain", "drop_chunks_after", "extension", "joined_prompt"]
 
 _DICT_ONLY = frozenset({dict})
 #: Whether this module runs compiled (its file is then the C extension, not this source or its bytecode).
@@ -51,6 +51,25 @@ def drop_chunks_after(chunks: list[str], ends: list[int], stable: int) -> None:
     while ends and ends[-1] > stable:
         ends.pop()
         chunks.pop()
+
+
+#: How many stable turns are joined into one chunk of the prompt's head: the prompt is then the
+#: prologue, a few chunks and the last turns, so that joining it copies each turn's text once.
+_CHUNK = 16
+
+
+def joined_prompt(head: tuple[str, ...], texts: list[str], chunks: list[str], ends: list[int], stable: int,
+                  tail: str) -> str:
+    """The prompt of an incremental renderer: ``head`` (the pieces before the turns), the ``chunks``
+    of turns (``texts``) before ``stable`` (one more when enough turns are stable: it is added to
+    ``chunks`` and ``ends``), the other turns, ``tail``."""
+    upto = ends[-1] if ends else 0
+    end = min(stable, len(texts) - 2)  # the next request re-renders the last turn, often the one before
+    if end - upto >= _CHUNK:
+        chunks.append("".join(texts[upto:end]))
+        ends.append(end)
+        upto = end
+    return "".join((*head, *chunks, *texts[upto:], tail))
 
 
 class RenderAgain(Exception):

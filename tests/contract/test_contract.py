@@ -256,9 +256,19 @@ def test_bad_tools_raise_format_error(name: str, tools: Any) -> None:
 
 def test_bad_known_junk_is_refused(fmt: pf.ChatFormat) -> None:
     # The generated cases above may all render; these certainly cannot.
-    for messages in ("not a list", [3], [{"role": 7, "content": "x"}], [{"role": "user", "content": 3.5}]):
+    for messages in ("not a list", [3]):
         with pytest.raises(pf.FormatError):
             fmt.render(messages)
+    # A role or a content the template cannot write: refused, or (a template that writes nothing for
+    # it) its text reported dropped, and refused under strict=True.
+    for messages in ([{"role": 7, "content": "x"}], [{"role": "user", "content": 3.5}]):
+        try:
+            fmt.render(messages)
+        except pf.FormatError:
+            continue
+        assert fmt.render_spans(messages).dropped == ("messages[0].content",)
+        with pytest.raises(pf.InvalidInputError, match=r"^messages\[0\]\.content: "):
+            fmt.render(messages, strict=True)
     if fmt.parses:
         with pytest.raises(pf.FormatError):
             fmt.parse(3)  # type: ignore[arg-type]

@@ -101,7 +101,9 @@ def _content_leaves(content: Any, path: Leaf, markers: Sequence[str]) -> Iterato
     if isinstance(content, str):
         yield path, content, _marked(content, markers)
         return
-    if not isinstance(content, (list, tuple)):
+    if not isinstance(content, (list, tuple)):  # an object or a scalar: its keys and values
+        for leaf, value in _value_leaves(content, path):
+            yield leaf, value, set()
         return
     run: list[tuple[Leaf, str]] = []
     for index, part in enumerate([*content, None]):

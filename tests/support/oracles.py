@@ -108,6 +108,30 @@ def render_jinja_or_crash(
         return None
 
 
+def without_nones(messages: Any) -> Any:
+    """Each message's keys whose value is ``None`` dropped, as transformers drops them
+    (``_normalize_chat_messages``); anything that is no list of dicts as it is."""
+    if not isinstance(messages, list):
+        return messages
+    return [{key: value for key, value in message.items() if value is not None} if isinstance(message, dict)
+            else message for message in messages]
+
+
+def render_jinja_as_transformers(
+    template_name: str, messages: Any, tools: Any = None, add_generation_prompt: bool = False, **options: Any
+) -> Outcome | None:
+    """:func:`render_jinja` of the messages as transformers hands them to the template (each
+    message's ``None``-valued keys dropped, then the reasoning aliased), or ``None`` where the
+    engine itself fails: a type error (text concatenated with a value that is no string, a value
+    ``tojson`` cannot encode, an undefined one among them) or an undefined value used."""
+    import jinja2
+
+    try:
+        return render_jinja(template_name, without_nones(messages), tools, add_generation_prompt, **options)
+    except (TypeError, jinja2.exceptions.UndefinedError):
+        return None
+
+
 def render_ours(render: Callable[..., str], *args: Any, **kwargs: Any) -> Outcome:
     """Call one of our ``render`` methods, mapping a ``TemplateError`` to ``("error", message)``."""
     from prompt_formats import TemplateError

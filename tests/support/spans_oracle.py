@@ -26,7 +26,8 @@ TAGGED = {
     "chatml_upstream.jinja": "chatml_upstream_generation.jinja",
     "gpt_oss.jinja": "gpt_oss_generation.jinja",
     **{f"families/{name}.jinja": f"families/{name}_generation.jinja"
-       for name in ("qwen3_5_think", "qwen3_5_nothink", "qwen3_6", "qwen3_8")},
+       for name in ("qwen3_5_think", "qwen3_5_nothink", "qwen3_6", "qwen3_8", "qwen3", "qwen3_instruct_2507",
+                    "qwen2_5")},
 }
 
 Outcome = tuple[str, Any]
@@ -41,11 +42,13 @@ def render_with_generation(
     **kwargs: Any,
 ) -> tuple[str, list[tuple[int, int]]]:
     """The fixture rendered by ``transformers.utils.chat_template_utils.render_jinja_template`` with
-    ``return_assistant_tokens_mask=True``: the prompt text and transformers' generation indices."""
-    from transformers.utils.chat_template_utils import render_jinja_template
+    ``return_assistant_tokens_mask=True``, the messages normalised first as ``apply_chat_template``
+    does (``_normalize_chat_messages``: each message's ``None``-valued keys dropped): the prompt text
+    and transformers' generation indices."""
+    from transformers.utils.chat_template_utils import _normalize_chat_messages, render_jinja_template
 
     texts, indices = render_jinja_template(
-        conversations=[messages],
+        conversations=[_normalize_chat_messages(messages)],
         tools=tools,
         chat_template=fixture_text(template_name),
         add_generation_prompt=add_generation_prompt,

@@ -17,10 +17,9 @@ from ...format.continuation import continued_field, render_continued
 from ...format.options import BOOLEAN, Option, describe
 from ...format.spans import GeneratedPolicy, RenderedPrompt
 from ...guard import ControlTokenGuard, Policy
-from ...model.arguments import decode_every_call
 from .incremental import ChatMLIncremental, incremental_renderer
 from .lean import lean_prompt
-from .options import SERVING_SPECS, parse_specs, render_specs, serving_options
+from .options import parse_specs, render_specs, take_serving_options
 from .parse import ChatMLReplyParser
 from .render import NotedRender, chatml_noted, render_chatml, tools_block
 from .schema import schema_types, tool_schemas, typed_parameter_value
@@ -40,9 +39,6 @@ __all__ = [
     "tools_block",
     "typed_parameter_value",
 ]
-
-_SERVING_NAMES = frozenset(spec.name for spec in SERVING_SPECS)
-
 
 class ChatMLFormat(GuardedFormat):
     """Base of the two ChatML formats: the Qwen3.6 template's options and turn rules.
@@ -183,22 +179,18 @@ class ChatMLFormat(GuardedFormat):
                     return rendered_prompt(text, noted, len(messages), policy)
             messages = guard.guard_messages(messages, CHATML_READING)
         if field is not None:
-            return continued_prompt(messages, tools, self.template, options, field, policy)
+            template = self.template
+            return continued_prompt(
+                messages, tools, lambda tagged: chatml_noted(tagged, tools, False, template, options), field, policy)
         text, noted = chatml_noted(messages, tools, add_generation_prompt, self.template, options)
         return rendered_prompt(text, noted, len(messages), policy)
 
     def _serving_options(
         self, messages: Conversation, options: dict[str, Any], add_generation_prompt: bool | None
     ) -> tuple[Conversation, dict[str, Any], str | None]:
-        """``options`` checked, then the serving ones taken out: the messages (their call arguments
-        decoded under ``decode_tool_arguments``), the template's options, and the field
-        ``continue_final_message`` cuts the prompt in (``None``: not cut)."""
+        """``options`` checked, then the serving ones taken out (:func:`.options.take_serving_options`)."""
         self.check_options(options)
-        if _SERVING_NAMES.isdisjoint(options):
-            return messages, options, None
-        decode, field = serving_options(options, add_generation_prompt)
-        options = {name: value for name, value in options.items() if name not in _SERVING_NAMES}
-        return decode_every_call(messages) if decode else messages, options, field
+        return take_serving_options(messages, options, add_generation_prompt)
 
 
 class ChatMLMultiSystemFormat(ChatMLFormat):

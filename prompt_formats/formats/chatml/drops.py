@@ -30,7 +30,7 @@ from typing import Any
 from ...model.reading import REASONING_FIELDS, part_kind
 from .tokens import THINK_CLOSE, THINK_OPEN, TOOL_RESPONSE_CLOSE, TOOL_RESPONSE_OPEN
 
-__all__ = ["holds_text", "note_assistant_drops"]
+__all__ = ["EVERY_FIELD", "holds_text", "losing_fields", "note_assistant_drops"]
 
 # Markup, not text, in a part the template leaves out: the test's markers (tests/support/drops.py)
 # are those the template reacts to in an assistant's or a user's content.
@@ -74,19 +74,24 @@ def _split_loses_text(content: str, keep_reasoning: bool, filler: str | None) ->
     return any(_text_outside_markup(piece, filler) for piece in lost)
 
 
+def _is_text(part: Any) -> bool:
+    """Whether a content item is a text part whose text is a string (anything else is no text)."""
+    return isinstance(part, Mapping) and part_kind(part) == "text" and isinstance(part["text"], str)
+
+
 def _text_only(content: Any) -> tuple[str, str | None]:
     """A content's text with each part that is no text as one character found nowhere in it (the
     filler; ``None`` when there is no such part), trimmed: where the template's text would have
     an image's or a video's placeholder, which can neither be trimmed nor make a marker."""
     if isinstance(content, str) or not isinstance(content, (list, tuple)):
         return ("" if content is None else str(content)).strip(), None
-    texts = [part["text"] for part in content if part_kind(part) == "text"]
-    if len(texts) == len(content):
-        return "".join(texts).strip(), None
-    filler, seen = "\ue000", "".join(texts)
+    texts = [part["text"] if _is_text(part) else None for part in content]
+    if None not in texts:
+        return "".join(texts).strip(), None  # type: ignore[arg-type]  # (every item a string)
+    filler, seen = "\ue000", "".join(text for text in texts if text is not None)
     while filler in seen:
         filler = chr(ord(filler) + 1)
-    pieces = [part["text"] if part_kind(part) == "text" else filler for part in content]
+    pieces = [filler if text is None else text for text in texts]
     return "".join(pieces).strip(), filler
 
 
@@ -122,7 +127,7 @@ def _calls_hold_text(calls: Any) -> bool:
     return False
 
 
-def _losing_fields(message: Mapping[str, Any], fields: tuple[str, ...]) -> list[str]:
+def losing_fields(message: Mapping[str, Any], fields: tuple[str, ...]) -> list[str]:
     """The ``fields`` of ``message`` that hold text (a content: outside the markup the template reacts to)."""
     lost = []
     for field in fields:
@@ -137,7 +142,7 @@ def _losing_fields(message: Mapping[str, Any], fields: tuple[str, ...]) -> list[
     return lost
 
 
-_EVERY_FIELD = ("content", *REASONING_FIELDS, "tool_calls")
+EVERY_FIELD = ("content", *REASONING_FIELDS, "tool_calls")
 
 
 def _after_continued(message: Mapping[str, Any], field: str) -> tuple[str, ...]:
@@ -161,9 +166,9 @@ def note_cut_drops(dropped: list[str], messages: list[Mapping[str, Any]], cut_wh
     ``chatml-multi-system`` ends the prompt in the leading system turn), and the fields of the final
     message written after the continued ``field``. A field lost whole replaces the paths under it."""
     final = len(messages) - 1
-    cut: dict[int, list[str]] = {index: _losing_fields(messages[index], _EVERY_FIELD)
+    cut: dict[int, list[str]] = {index: losing_fields(messages[index], EVERY_FIELD)
                                  for index in range(final) if cut_whole[index]}
-    cut[final] = _losing_fields(messages[final], _after_continued(messages[final], field))
+    cut[final] = losing_fields(messages[final], _after_continued(messages[final], field))
     out = []
     for path in dropped:
         index = _index_of(path)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...format.history import ExtendingRenderer, RenderAgain
+from ...format.history import ExtendingRenderer, RenderAgain, joined_prompt
 from .options import renders_in_full
 from .render import chatml_pieces
 from .template import ABSENT, Template
@@ -49,9 +49,6 @@ if TYPE_CHECKING:
 __all__ = ["ChatMLIncremental", "incremental_renderer"]
 
 _TEMPLATE_OPTIONS = ("enable_thinking", "preserve_thinking", "reasoning_effort", "add_vision_id")
-# How many stable turns are joined into one chunk of the prompt's head: the prompt is then the
-# prologue, a few chunks and the last turns, so that joining it copies each turn's text once.
-_CHUNK = 16
 _PLACEHOLDER_QUERY = {"role": "user", "content": "q"}
 
 
@@ -118,7 +115,8 @@ class ChatMLIncremental(ExtendingRenderer):
         thinking = self._options.get("enable_thinking", ABSENT)
         tail = self._template.generation_prompt(thinking) if add_generation_prompt else ""
         stable = self._stable(messages)
-        return None if stable is None else self._joined(stable, tail)
+        return None if stable is None else joined_prompt(self._prologue, self._texts, self._chunks,
+                                                        self._chunk_ends, stable, tail)
 
     def _pieces(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], Sequence[int | None], list[int]]:
         """The window's pieces, roles, origins and where each message's pieces start (``TurnSpans``)."""
@@ -208,15 +206,3 @@ class ChatMLIncremental(ExtendingRenderer):
         if (roles[0] == "system") is not self._has_system:
             raise RenderAgain  # the conversation gained its first system turn: every turn is rendered again
         self._prologue = tuple(pieces[:starts[0]])
-
-    def _joined(self, stable: int, tail: str) -> str:
-        """The prompt: the prologue, the chunks of turns before ``stable`` (one more when enough
-        turns are stable), the other turns, ``tail``."""
-        texts, chunks, ends = self._texts, self._chunks, self._chunk_ends
-        upto = ends[-1] if ends else 0
-        end = min(stable, len(texts) - 2)  # the next request re-renders the last turn, often the one before
-        if end - upto >= _CHUNK:
-            chunks.append("".join(texts[upto:end]))
-            ends.append(end)
-            upto = end
-        return "".join((*self._prologue, *chunks, *texts[upto:], tail))

@@ -15,10 +15,13 @@ from typing import Any
 from ...errors import FormatError
 from ...format.continuation import continued_field
 from ...format.options import BOOLEAN, STRICT, STRICT_PARSE, Option, strict_flag
-from ...model.arguments import decode_arguments_option
+from ...model.arguments import decode_arguments_option, decode_every_call
 from .template import Template
 
-__all__ = ["SERVING_SPECS", "parse_specs", "render_specs", "renders_in_full", "serving_options"]
+__all__ = [
+    "CONTINUES", "SAME_AS_RENDER", "SERVING_SPECS", "parse_specs", "render_specs", "renders_in_full", "serving_options",
+    "take_serving_options",
+]
 
 # Not the template's variables: what a server or transformers does around the template.
 SERVING_SPECS = (
@@ -29,7 +32,11 @@ SERVING_SPECS = (
            "true (or 'content', or a reasoning field's name): the prompt ends inside the final message's text, "
            "so the model continues it, as transformers does (not with add_generation_prompt)"),
 )
-_SAME_AS_RENDER = "accepted so render's options can be passed as they are; no effect on parsing"
+_SERVING_NAMES = frozenset(spec.name for spec in SERVING_SPECS)
+CONTINUES = Option(SERVING_SPECS[1].name, SERVING_SPECS[1].kinds,
+                   "as in render: the completion continues the final message's content (true, 'content') or its "
+                   "reasoning (a reasoning field's name), its leading whitespace kept")
+SAME_AS_RENDER = "accepted so render's options can be passed as they are; no effect on parsing"
 
 
 def _template_specs(template: Template) -> tuple[Option, ...]:
@@ -58,17 +65,15 @@ def render_specs(template: Template) -> tuple[Option, ...]:
 def parse_specs(template: Template) -> tuple[Option, ...]:
     """The parser's options under ``template``: ``render``'s, of which ``enable_thinking`` and
     ``continue_final_message`` say where the completion starts."""
+    decode = SERVING_SPECS[0]
     thinking = ("as in render: only exactly False means the prompt closed the think block"
                 if template.thinking_by_default else
                 "as in render: only exactly True means the prompt opened a think block")
-    decode, continued = SERVING_SPECS
     return (
         Option("enable_thinking", BOOLEAN, thinking),
-        *(Option(spec.name, spec.kinds, _SAME_AS_RENDER) for spec in (*_template_specs(template)[1:], decode)),
+        *(Option(spec.name, spec.kinds, SAME_AS_RENDER) for spec in (*_template_specs(template)[1:], decode)),
         STRICT_PARSE,
-        Option(continued.name, continued.kinds,
-               "as in render: the completion continues the final message's content (true, 'content') or its "
-               "reasoning (a reasoning field's name), its leading whitespace kept"),
+        CONTINUES,
     )
 
 
@@ -90,3 +95,15 @@ def renders_in_full(options: Mapping[str, Any]) -> bool:
     except FormatError:
         return True
     return decode or field is not None or strict or bool(options.get("add_vision_id"))
+
+
+def take_serving_options(messages: Any, options: dict[str, Any], add_generation_prompt: Any
+                         ) -> tuple[Any, dict[str, Any], str | None]:
+    """``options`` (checked by the caller) with the serving ones taken out: the messages (their call
+    arguments decoded under ``decode_tool_arguments``), the template's options, and the field
+    ``continue_final_message`` cuts the prompt in (``None``: not cut)."""
+    if _SERVING_NAMES.isdisjoint(options):
+        return messages, options, None
+    decode, field = serving_options(options, add_generation_prompt)
+    options = {name: value for name, value in options.items() if name not in _SERVING_NAMES}
+    return decode_every_call(messages) if decode else messages, options, field

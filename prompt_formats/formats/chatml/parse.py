@@ -82,6 +82,7 @@ class ChatMLReplyParser(StreamParser):
         "_content",
         "_id_factory",
         "_json",
+        "_json_calls",
         "_json_from",
         "_junk_calls",
         "_late_think_end",
@@ -98,9 +99,12 @@ class ChatMLReplyParser(StreamParser):
         thinking: bool,
         id_factory: Callable[[], str] | None = None,
         continued: str | None = None,
+        json_calls: bool = False,
     ) -> None:
-        """``continued``: the field the prompt left open (``continue_final_message``), or ``None``."""
+        """``continued``: the field the prompt left open (``continue_final_message``), or ``None``;
+        ``json_calls``: the template writes calls in the JSON form (no note for one)."""
         super().__init__()
+        self._json_calls = json_calls
         self._schemas = schemas
         self._id_factory = id_factory or new_call_id
         # A continued text (continue_final_message) goes on from the prompt's: no start to skip.
@@ -380,8 +384,9 @@ class ChatMLReplyParser(StreamParser):
         out.append(ToolCallStart(index, call_id, name))
         out.append(ToolCallArgumentsDelta(index, text))
         out.append(ToolCallEnd(index, ToolCall(name=name, arguments=arguments, id=call_id, arguments_text=text)))
-        out.append(Note(f"{label} written in the JSON form (a JSON object of name and arguments in "
-                        "'<tool_call>', as Qwen2.5 and Qwen3 write it): read as a call"))
+        if not self._json_calls:
+            out.append(Note(f"{label} written in the JSON form (a JSON object of name and arguments in "
+                            "'<tool_call>', as Qwen2.5 and Qwen3 write it): read as a call"))
         if not closed:
             out.append(Malformed(f"{label} not closed by '</tool_call>': its JSON read up to where the next "
                                  "tag or the end of the completion begins"))

@@ -37,6 +37,8 @@ from .tokens import (
     CALL_FIRST,
     CALL_NEXT,
     CALLS_END,
+    JSON_TOOLS_FOOTER,
+    JSON_TOOLS_HEADER,
     SYSTEM_TURN,
     THINK_BLOCK_END,
     THINK_CLOSE,
@@ -69,7 +71,6 @@ __all__ = [
 
 _ASSISTANT_HEADER = len(ASSISTANT_TURN)
 
-_TOOLS_KEY = "chatml.tools_block"
 # A message holding none of these keys has no reasoning field (reading.reasoning_of): the first is
 # looked up alone, the others only when the message holds one of them.
 _REASONING_FIELDS = frozenset(REASONING_FIELDS)
@@ -79,10 +80,10 @@ _FIRST_REASONING_FIELD = REASONING_FIELDS[0]
 # --- The prologue and the last query. ----------------------------------------------------------------
 
 
-def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
+def _tools_text(tools: Sequence[Mapping[str, Any]], header: str, footer: str) -> str:
     if not tools:  # the template's `if tools`
         return ""
-    pieces = [TOOLS_HEADER]
+    pieces = [header]
     append = pieces.append
     for i, tool in enumerate(tools):
         if type(tool) is not dict and not isinstance(tool, Mapping):
@@ -92,22 +93,37 @@ def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
             append(tojson(tool))
         except (TypeError, ValueError, RecursionError) as exc:
             append(json_refused(tool, f"tools[{i}]", exc))
-    append(TOOLS_FOOTER)
+    append(footer)
     return "".join(pieces)
 
 
-def tools_block(tools: Tools) -> str:
+def _xml_tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
+    return _tools_text(tools, TOOLS_HEADER, TOOLS_FOOTER)
+
+
+def _json_tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
+    return _tools_text(tools, JSON_TOOLS_HEADER, JSON_TOOLS_FOOTER)
+
+
+# Per call form: the key the block is cached under on a toolset, and its builder.
+_TOOLS_BLOCKS = {False: ("chatml.tools_block", _xml_tools_text), True: ("chatml.json_tools_block", _json_tools_text)}
+
+
+def tools_block(tools: Tools, json_calls: bool = False) -> str:
     """The system turn's tools text (without the system prompt); empty when no tools are offered.
+    ``json_calls``: the block of the templates that write JSON calls (Qwen2.5–Qwen3), which starts
+    at ``# Tools`` (else the system turn's opening comes with it).
 
     Rendered once per toolset (:func:`~prompt_formats.model.tools.rendered_tools`).
     """
+    key, build = _TOOLS_BLOCKS[json_calls]
     if isinstance(tools, PreparedTools):  # (its truth is a Python-level call: _tools_text tests its tuple)
-        return rendered_tools(tools, _TOOLS_KEY, _tools_text)
+        return rendered_tools(tools, key, build)
     if not tools:
         return ""
     if type(tools) is not list and not is_list(tools):
         raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-    return rendered_tools(tools, _TOOLS_KEY, _tools_text)
+    return rendered_tools(tools, key, build)
 
 
 def _prologue(

@@ -15,7 +15,7 @@ layout changes fails them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...errors import InvalidInputError
@@ -24,8 +24,7 @@ from ...format.continuation import TAG_TEXT, render_continued
 from ...format.spans import GeneratedPolicy, Range, RenderedPrompt, cut_prompt
 from ...model.messages import message_dict
 from .drops import note_cut_drops
-from .render import NotedRender, chatml_noted
-from .template import Template
+from .render import NotedRender
 
 __all__ = ["continued_prompt", "rendered_prompt"]
 
@@ -77,10 +76,12 @@ def _split_merged(merged_range: tuple[Range, ...], merged: Sequence[tuple[int, i
         at += size + _BLANK_LINE
 
 
-def continued_prompt(messages: Conversation, tools: Tools, template: Template, options: Mapping[str, Any],
-                     field: str, policy: GeneratedPolicy) -> RenderedPrompt:
+def continued_prompt(messages: Conversation, tools: Tools, walk: Callable[[Any], tuple[str, NotedRender]],
+                     field: str, policy: GeneratedPolicy, reads: str | None = None) -> RenderedPrompt:
     """The :class:`RenderedPrompt` of ``render``'s prompt under ``continue_final_message`` (``field``
-    continued): the tagged conversation rendered and noted as without it, then cut where
+    continued): the tagged conversation rendered and noted as without it (``walk(tagged)``: the
+    template's walk, no generation prompt, its prompt and what it noted; ``reads``: the fields it
+    reads, where it does not read every reasoning field), then cut where
     transformers cuts it (:func:`~prompt_formats.format.continuation.render_continued`, as ``render`` cuts
     it). Every range is cut there: the continued message's runs to the end of the prompt (generated,
     where it is an assistant's); ``dropped`` adds what the cut leaves out. Raises
@@ -89,10 +90,10 @@ def continued_prompt(messages: Conversation, tools: Tools, template: Template, o
     renders: list[tuple[str, NotedRender]] = []
 
     def noted_render(tagged: Any) -> str:
-        renders.append(chatml_noted(tagged, tools, False, template, options))
+        renders.append(walk(tagged))
         return renders[-1][0]
 
-    prompt = render_continued(noted_render, messages, field)
+    prompt = render_continued(noted_render, messages, field, reads)
     text, noted = renders[-1]
     if TAG_TEXT in prompt:
         raise _holding_tag(messages, tools)

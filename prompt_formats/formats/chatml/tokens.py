@@ -84,3 +84,27 @@ REASONING_LOW = (
     "Reasoning effort is set to low. Keep your thinking brief and focused, moving directly to the conclusion "
     "without unnecessary elaboration."
 )
+
+# --- The templates that write JSON tool calls (Qwen2.5, Qwen3, Qwen3-Instruct-2507, Qwen3-VL). -------
+
+#: Qwen2.5's system prompt when the conversation has none.
+QWEN2_5_DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+JSON_TOOLS_HEADER = (
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
+)
+JSON_TOOLS_FOOTER = (
+    "\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
+    '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n'
+    "</tool_call>" + TURN_END
+)
+#: A call: this, its name, JSON_CALL_ARGUMENTS, its arguments, JSON_CALL_END.
+JSON_CALL_OPEN = TOOL_CALL_OPEN + '\n{"name": "'
+JSON_CALL_ARGUMENTS = '", "arguments": '
+JSON_CALL_END = "}\n" + TOOL_CALL_CLOSE
+#: A run of tool results is one user turn (the JSON templates put the newline before each result).
+JSON_TOOL_RUN_OPEN = IM_START + "user"
+JSON_TOOL_RESPONSE_OPEN = "\n" + TOOL_RESPONSE_OPEN + "\n"
+JSON_TOOL_RESPONSE_CLOSE = "\n" + TOOL_RESPONSE_CLOSE
+#: Qwen3's generation prompt with enable_thinking=False: an empty think block.
+EMPTY_THINK_BLOCK = THINK_OPEN + "\n\n" + THINK_CLOSE + "\n\n"
