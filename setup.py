@@ -25,6 +25,8 @@ COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/formats/chatml/content.py",
     "prompt_formats/formats/chatml/drops.py",
     "prompt_formats/formats/chatml/incremental.py",
+    "prompt_formats/formats/chatml/json_calls/incremental.py",
+    "prompt_formats/formats/chatml/json_calls/render.py",
     "prompt_formats/formats/chatml/lean.py",
     "prompt_formats/formats/chatml/read.py",
     "prompt_formats/formats/chatml/render.py",

@@ -41,12 +41,17 @@ _JINJA_REFERENCES = {
     "273d8e0e683b885071fb17e08d71e5f2a5ddfb5309756181681de4f5a1822d80": "qwen3.5-nothink",
     "e84f32a23fdda27689f868aa4a1a5621f41133e51a48d7f3efcbea2839574259": "qwen3.6",
     "c3cf9e34abf4f9e36c2d72165aa9c132d3e2a725b6c2586aaa3a8af9d7a81041": "qwen3.8",
+    "a55ee1b1660128b7098723e0abcd92caa0788061051c62d51cbe87d9cf1974d8": "qwen3",
+    "64f85b198065d0fba2a81f37e10ed68161ce2c19a754c7100e67e0ca2ee9c326": "qwen3-instruct-2507",
+    "55b2f4a26ac9ee719330a61a0c39d9e538b0e9322212f048326318cff4f8674a": "qwen2.5",
     # tests/fixtures/gpt_oss.jinja: OpenAI's gpt-oss template.
     "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146": "gpt-oss",
 }
-# The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's ends in a newline).
+# The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's and Qwen2.5's end in
+# a newline).
 _JINJA_EXACT = {
     "514d5304fcac63bda60e6faf860d5657010cf43cbc4c633c8bf678ee184e7a37": "qwen3.8",
+    "cd8e9439f0570856fd70470bf8889ebd8b5d1107207f67a5efb46e342330527f": "qwen2.5",
 }
 _GO_REFERENCES = {
     # tests/fixtures/harmony_gpt_oss.gotmpl: the Ollama template the harmony format reproduces.

@@ -21,6 +21,9 @@ _FORMATS: dict[str, str] = {
     "qwen3.5-nothink": "prompt_formats.formats.chatml:Qwen35NoThinkFormat",
     "qwen3.6": "prompt_formats.formats.chatml:Qwen36Format",
     "qwen3.8": "prompt_formats.formats.chatml:Qwen38Format",
+    "qwen3": "prompt_formats.formats.chatml.json_calls:Qwen3Format",
+    "qwen3-instruct-2507": "prompt_formats.formats.chatml.json_calls:Qwen3Instruct2507Format",
+    "qwen2.5": "prompt_formats.formats.chatml.json_calls:Qwen25Format",
     "gpt-oss": "prompt_formats.formats.harmony.openai:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",
 }

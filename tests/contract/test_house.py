@@ -316,12 +316,14 @@ def test_no_module_of_the_package_imports_itself_back() -> None:
 ROLE_OPENERS = {
     "formats/chatml": {"SYSTEM_TURN", "USER_TURN", "ASSISTANT_TURN", "ASSISTANT_THINKING", "TOOL_RESPONSE_FIRST",
                        "TOOL_RESPONSE_NEXT", "TOOLS_HEADER"},
+    "formats/chatml/json_calls": {"SYSTEM_TURN", "ASSISTANT_TURN", "ASSISTANT_THINKING", "JSON_TOOL_RUN_OPEN"},
     "formats/harmony/ollama": {"SYSTEM_START", "USER", "ANALYSIS", "FINAL", "PYTHON_RESULT"},
     "formats/harmony/openai": {"SYSTEM", "DEVELOPER", "USER", "ANALYSIS", "FINAL", "CALL_HEAD", "RESULT_HEAD"},
 }
 #: Each template's walk, and the second writers not yet folded into it (each must still be one, so
 #: that an entry cannot outlive its reason).
-WALKS = {"formats/chatml": "render.py", "formats/harmony/ollama": "render.py", "formats/harmony/openai": "render.py"}
+WALKS = {"formats/chatml": "render.py", "formats/chatml/json_calls": "render.py", "formats/harmony/ollama": "render.py",
+         "formats/harmony/openai": "render.py"}
 SECOND_WRITERS = {
     "formats/chatml/lean.py": "the fast path of the seeds' usual input, a second writer of their template",
 }

@@ -26,6 +26,19 @@ from tests.support.peer_cases import ANY, Call, Ours, PeerCase, all_cases, case_
 CASES = all_cases()
 DISAGREEMENTS = disagreements()
 FORMATS = {"chatml": ("chatml-multi-system", "chatml-safety"), "harmony": ("harmony", "gpt-oss")}
+#: The formats whose prompt never opens a think block (the model writes its own): they take the
+#: ChatML cases read with thinking off.
+JSON_CALL_FORMATS = ("qwen3", "qwen3-instruct-2507", "qwen2.5")
+
+
+def formats_of(case: PeerCase) -> tuple[str, ...]:
+    """The formats a case is read by."""
+    return FORMATS[case.family] + (JSON_CALL_FORMATS if case.family == "chatml" and not case.thinking else ())
+
+
+def context_of(case: PeerCase, fmt_name: str) -> dict[str, Any]:
+    """The parse options that say where the case's completion starts."""
+    return {"enable_thinking": case.thinking} if fmt_name in ("chatml-multi-system", "chatml-safety") else {}
 
 
 def json_equal(got: Any, want: Any) -> bool:
@@ -61,8 +74,7 @@ def expected_of(case: PeerCase) -> Expected:
 def parse(case: PeerCase, fmt_name: str) -> AssistantReply:
     fmt = pf.get_format(fmt_name)
     tools = list(case.tools) if case.tools is not None else None
-    context = {"enable_thinking": case.thinking} if case.family == "chatml" else {}
-    return fmt.parse(case.text, tools, id_factory=counting_ids(), **context)
+    return fmt.parse(case.text, tools, id_factory=counting_ids(), **context_of(case, fmt_name))
 
 
 def call_markup(case: PeerCase, name: str) -> Sequence[str]:
@@ -92,7 +104,7 @@ def problems(case: PeerCase, reply: AssistantReply, want: Expected) -> list[str]
 
 
 def _params() -> list[Any]:
-    return [pytest.param(case, fmt, id=f"{fmt}:{case.id}") for case in CASES for fmt in FORMATS[case.family]]
+    return [pytest.param(case, fmt, id=f"{fmt}:{case.id}") for case in CASES for fmt in formats_of(case)]
 
 
 @pytest.mark.parametrize(("case", "fmt_name"), _params())
@@ -117,7 +129,7 @@ def _fixed_splits(case: PeerCase) -> list[list[str]]:
 def test_stream_gives_what_parse_gives(case: PeerCase, fmt_name: str) -> None:
     fmt = pf.get_format(fmt_name)
     tools = list(case.tools) if case.tools is not None else None
-    context = {"enable_thinking": case.thinking} if case.family == "chatml" else {}
+    context = context_of(case, fmt_name)
     assert "".join(case.chunks or ()) in ("", case.text)
     want = parse(case, fmt_name)
     for deltas in _fixed_splits(case):
@@ -128,10 +140,10 @@ def test_stream_gives_what_parse_gives(case: PeerCase, fmt_name: str) -> None:
 @given(st.data())
 def test_stream_gives_what_parse_gives_for_random_splits(data: st.DataObject) -> None:
     case = data.draw(st.sampled_from(CASES))
-    fmt_name = data.draw(st.sampled_from(FORMATS[case.family]))
+    fmt_name = data.draw(st.sampled_from(formats_of(case)))
     fmt = pf.get_format(fmt_name)
     tools = list(case.tools) if case.tools is not None else None
-    context = {"enable_thinking": case.thinking} if case.family == "chatml" else {}
+    context = context_of(case, fmt_name)
     deltas = data.draw(splits(case.text))
     _, got = stream(lambda: fmt.stream_parser(tools, id_factory=counting_ids(), **context), deltas)
     assert got == parse(case, fmt_name)

@@ -46,3 +46,35 @@ def test_nothink_default_is_the_prompt_its_template_writes() -> None:
 def test_qwen3_5_takes_no_preserve_thinking() -> None:
     with pytest.raises(pf.FormatError, match="preserve_thinking"):
         pf.get_format("qwen3.5").render([{"role": "user", "content": "q"}], preserve_thinking=True)
+
+
+JSON_COMPLETIONS = [
+    "<think>\nplan\n</think>\n\nHello",
+    "Hello",
+    '<think>\n\n</think>\n\nSure.\n<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>',
+    '<tool_call>\n{"name": "f", "arguments": "{\\"a\\": 1}"}\n</tool_call>\n<tool_call>\n{"name": "g"}\n</tool_call>',
+    "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+]
+JSON_NOTE = "written in the JSON form"
+
+
+@pytest.mark.parametrize("completion", JSON_COMPLETIONS)
+@pytest.mark.parametrize("name", ["qwen3", "qwen3-instruct-2507", "qwen2.5"])
+def test_json_call_formats_read_the_json_form_as_their_own(name: str, completion: str) -> None:
+    # What the ChatML parser reads after a closed think block (the model opens its own), without
+    # the note a JSON call gets where the template writes XML calls.
+    fmt = pf.get_format(name)
+    expected = MULTI.parse(completion, id_factory=counting_ids(), enable_thinking=False)
+    reply = fmt.parse(completion, id_factory=counting_ids())
+    assert reply.notes == tuple(note for note in expected.notes if JSON_NOTE not in note)
+    assert (reply.reasoning, reply.content, reply.tool_calls, reply.malformed) == (
+        expected.reasoning, expected.content, expected.tool_calls, expected.malformed)
+    if '{"name"' in completion:
+        assert reply.tool_calls and any(JSON_NOTE in note for note in expected.notes)  # the case tests the note
+
+
+def test_qwen3_takes_enable_thinking_and_the_others_refuse_it() -> None:
+    assert pf.get_format("qwen3").parse("Hello", enable_thinking=False).content == "Hello"
+    for name in ("qwen3-instruct-2507", "qwen2.5"):
+        with pytest.raises(pf.UnknownOptionError, match="enable_thinking"):
+            pf.get_format(name).parse("Hello", enable_thinking=False)

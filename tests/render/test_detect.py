@@ -30,6 +30,9 @@ REFERENCES = {
     "families/qwen3_5_nothink.jinja": "qwen3.5-nothink",
     "families/qwen3_6.jinja": "qwen3.6",
     "families/qwen3_8.jinja": "qwen3.8",
+    "families/qwen3.jinja": "qwen3",
+    "families/qwen3_instruct_2507.jinja": "qwen3-instruct-2507",
+    "families/qwen2_5.jinja": "qwen2.5",
 }
 # The rewrites Jinja ignores are the same for every template: those of the seeds stand for them.
 JINJA = [name for name in REFERENCES if name.endswith(".jinja") and not name.startswith("families/")]

@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.serving.openai import accumulate, stream_deltas
-from tests.support.parser_cases import CHATML_MARKERS, HARMONY_MARKERS, completions, counting_ids, splits, stream
+from tests.support.parser_cases import (
+    CHATML_MARKERS,
+    HARMONY_MARKERS,
+    JSON_CALL_MARKERS,
+    completions,
+    counting_ids,
+    splits,
+    stream,
+)
 from tests.support.strategies import differential_settings
 
 TOOLS = [
@@ -30,6 +38,9 @@ MARKERS = {
     "qwen3.5-nothink": CHATML_MARKERS + EXTRA_CHATML,
     "qwen3.6": CHATML_MARKERS + EXTRA_CHATML,
     "qwen3.8": CHATML_MARKERS + EXTRA_CHATML,
+    "qwen3": JSON_CALL_MARKERS + CHATML_MARKERS[:6],
+    "qwen3-instruct-2507": JSON_CALL_MARKERS,
+    "qwen2.5": JSON_CALL_MARKERS,
     "harmony": HARMONY_MARKERS + EXTRA_HARMONY,
     "gpt-oss": HARMONY_MARKERS + EXTRA_HARMONY,
 }

@@ -38,8 +38,14 @@ CASES = [
     ("qwen3.5-nothink", {}, "families/qwen3_5_nothink.jinja"),
     ("qwen3.6", {}, "families/qwen3_6.jinja"),
     ("qwen3.8", {}, "families/qwen3_8.jinja"),
+    ("qwen3", {}, "families/qwen3.jinja"),
+    ("qwen3-instruct-2507", {}, "families/qwen3_instruct_2507.jinja"),
+    ("qwen2.5", {}, "families/qwen2_5.jinja"),
 ]
 POLICIES = ["all", "last", "after_last_user"]
+#: The templates that write a content that is no string as nothing (or, Qwen2.5's tool results, as
+#: Python prints it): the JSON-call ones.
+STRING_CONTENT_TEMPLATES = ("families/qwen3.jinja", "families/qwen3_instruct_2507.jinja", "families/qwen2_5.jinja")
 
 
 @cache
@@ -119,6 +125,8 @@ def check_message_spans(rendered: pf.RenderedPrompt, messages: list[Any], tool_l
             continue  # the continued reasoning comes before the content, which the cut leaves out
         if message["role"] == "assistant" and "</think>" in "".join(fragments):
             continue  # the template splits the joined content at "</think>" and may drop what is before
+        if template in STRING_CONTENT_TEMPLATES and not isinstance(message.get("content"), str):
+            continue  # written as nothing, or (Qwen2.5's tool results) as Python prints it
         for fragment in fragments:
             assert fragment.strip() in own, (index, fragment)
     order = [
@@ -175,6 +183,9 @@ def test_render_spans_equals_transformers(name: str, config: dict[str, Any], tem
         except pf.InvalidInputError as exc:
             if expected[0] == "error" and expected[1].startswith("TypeError: Can only get item pairs"):
                 assert exc.path.endswith(".arguments")  # the Qwen templates' `arguments|items` of a non-object
+                return
+            if expected[0] == "error" and expected[1].startswith(("TypeError: ", "UndefinedError: ")):
+                assert exc.path.startswith("messages")  # the engine fails (text concatenated with no string)
                 return
             assert field is not None  # transformers' ValueError (continue_final_message)
             if gen:

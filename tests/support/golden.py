@@ -42,6 +42,8 @@ class Corpus:
     options: dict[str, Any]  # get_format's options: chatml-safety's guard lets everything through
     engine: str
     cases: Callable[[], st.SearchStrategy[dict[str, Any]]]
+    raises: bool = True  # the template has errors of its own (the Go template and the JSON-call ones have none)
+    drops_nones: bool = False  # the engine is fed the messages without their None-valued keys, as transformers
 
     @property
     def path(self) -> Path:
@@ -79,6 +81,22 @@ def _qwen3_8_cases() -> st.SearchStrategy[dict[str, Any]]:
     })
 
 
+def _json_call_cases(thinking: bool) -> Callable[[], st.SearchStrategy[dict[str, Any]]]:
+    def cases() -> st.SearchStrategy[dict[str, Any]]:
+        from tests.support.strategies import conversation, tools
+        from tests.support.usual import usual_conversation, with_string_contents
+
+        options = st.fixed_dictionaries({}, optional={"enable_thinking": st.sampled_from([True, False, None])})
+        messages = st.one_of(conversation(extra_roles=("developer",)),
+                             usual_conversation(strict=True).map(with_string_contents))
+        return st.fixed_dictionaries({
+            "messages": messages, "tools": tools,
+            "add_generation_prompt": st.booleans(), "options": options if thinking else st.just({}),
+        })
+
+    return cases
+
+
 def _gpt_oss_cases() -> st.SearchStrategy[dict[str, Any]]:
     from tests.support.gpt_oss_strategies import conversation, options, tools
 
@@ -100,8 +118,12 @@ CORPORA = (
     Corpus("qwen3.5-nothink", {}, "Jinja2: families/qwen3_5_nothink.jinja", _qwen3_5_cases),
     Corpus("qwen3.6", {}, "Jinja2: families/qwen3_6.jinja", _chatml_cases),
     Corpus("qwen3.8", {}, "Jinja2: families/qwen3_8.jinja", _qwen3_8_cases),
+    Corpus("qwen3", {}, "Jinja2: families/qwen3.jinja", _json_call_cases(True), False, True),
+    Corpus("qwen3-instruct-2507", {}, "Jinja2: families/qwen3_instruct_2507.jinja", _json_call_cases(False), False,
+           True),
+    Corpus("qwen2.5", {}, "Jinja2: families/qwen2_5.jinja", _json_call_cases(False), False, True),
     Corpus("gpt-oss", {}, "Jinja2: gpt_oss.jinja", _gpt_oss_cases),
-    Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases),
+    Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases, False),
 )
 
 
@@ -125,10 +147,11 @@ def engine_outcomes(corpus: Corpus, cases: list[dict[str, Any]], go_oracle: Any 
 
         found = [outcome(c["messages"], c["tools"], c["add_generation_prompt"], c["options"]) for c in cases]
         return [None if o == CRASH else o for o in found]
-    from tests.support.oracles import render_jinja_or_crash
+    from tests.support.oracles import render_jinja_as_transformers, render_jinja_or_crash
 
     template = corpus.engine.removeprefix("Jinja2: ")
-    return [render_jinja_or_crash(template, c["messages"], c["tools"], c["add_generation_prompt"], **c["options"])
+    engine = render_jinja_as_transformers if corpus.drops_nones else render_jinja_or_crash
+    return [engine(template, c["messages"], c["tools"], c["add_generation_prompt"], **c["options"])
             for c in cases]
 
 

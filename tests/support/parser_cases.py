@@ -17,6 +17,12 @@ CHATML_MARKERS = [
     "</parameter>", "<|im_end|>", "<|endoftext|>", "<tool_call>\n<function=get_weather>\n",
     "<parameter=city>\n", "\n</parameter>\n", "</function>\n</tool_call>", "<function=f>", ">",
 ]
+#: The JSON form of a call (Qwen2.5, Qwen3), with the markers around it.
+JSON_CALL_MARKERS = [
+    "<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>", "<|endoftext|>", "<tool_call>\n",
+    '{"name": "get_weather", "arguments": ', '{"name": "f", "arguments": {}}', '{"city": "Paris"}', "}", "\n",
+    '"arguments": "{\\"city\\": 1}"', "{",
+]
 HARMONY_MARKERS = [
     "<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>", "<|constrain|>",
     "<|start|>assistant", "analysis", "final", "commentary", " to=functions.f", " to=python", "json",

@@ -95,3 +95,11 @@ def untrusted_without_lead(messages: list[dict[str, Any]]) -> list[dict[str, Any
     """The guard's lead taken out of what it reads: every message but the assistant's, and tool calls."""
     return [({**m, "tool_calls": without_lead(m["tool_calls"])} if "tool_calls" in m else m)
             if m["role"] == "assistant" else without_lead(m) for m in messages]
+
+
+def with_string_contents(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with every content a string (a list of text parts joined; none: empty), which
+    the templates that concatenate content write as it is."""
+    def text(content: Any) -> str:
+        return content if isinstance(content, str) else "".join(part.get("text", "") for part in content or ())
+    return [{**message, "content": text(message.get("content"))} for message in messages]

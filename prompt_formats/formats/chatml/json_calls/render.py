@@ -1,0 +1,332 @@
+"""The walk of the ChatML templates that write JSON tool calls (Qwen2.5, Qwen3, Qwen3-Instruct-2507).
+
+A transcription of their control flow, as :mod:`.render` is of Qwen3.6's; where they differ, the
+walk reads the :class:`~.json_template.JsonTemplate`. In template order:
+
+1. the prologue: with tools, one system turn holding the first message's text when it is a system
+   message (else the template's default system prompt, if it has one), then the tools as JSON
+   lines and the call instructions; without tools, that system message (or the default) alone;
+2. (templates that read reasoning) a backwards scan finds the last user message whose content is
+   a string not wrapped in ``<tool_response>…</tool_response>`` (none: the last message);
+3. the turns: a user message, or a system message after the first, as a turn; an assistant's
+   content (after the last query, its reasoning first, in a think block), then its calls, each a
+   JSON object; a run of tool results as one user turn; a message of any other role is not
+   written (its text is reported dropped);
+4. the generation prompt.
+
+Where the engine itself fails (text concatenated with a value that is no string, ``|tojson`` of
+arguments that are not there), :class:`~prompt_formats.errors.InvalidInputError` names the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...._text.tojson import tojson_at
+from ....errors import InvalidInputError, type_name
+from ....format.chat_format import Conversation, Tools
+from ....model.messages import message_dict
+from ....model.reading import REASONING_FIELDS, is_list, reasoning_field, reasoning_of
+from ..drops import EVERY_FIELD, holds_text, losing_fields, note_assistant_drops
+from ..render import NotedRender, split_think, tools_block
+from ..template import ABSENT
+from ..tokens import (
+    ASSISTANT_THINKING,
+    ASSISTANT_TURN,
+    EMPTY_THINK_BLOCK,
+    IM_START,
+    JSON_CALL_ARGUMENTS,
+    JSON_CALL_END,
+    JSON_CALL_OPEN,
+    JSON_TOOL_RESPONSE_CLOSE,
+    JSON_TOOL_RESPONSE_OPEN,
+    JSON_TOOL_RUN_OPEN,
+    SYSTEM_TURN,
+    THINK_BLOCK_END,
+    THINK_CLOSE,
+    TOOL_RESPONSE_CLOSE,
+    TOOL_RESPONSE_OPEN,
+    TURN_END,
+)
+from .template import QWEN3_INSTRUCT_2507, JsonTemplate
+
+__all__ = ["generation_prompt", "json_noted", "last_query", "render_json_chatml", "roles_of"]
+
+_ASSISTANT_HEADER = len(ASSISTANT_TURN)
+_OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
+
+
+def _chars(value: str) -> str:
+    """A string's characters as an exact ``str`` (transformers hands the template plain strings)."""
+    return value if type(value) is str else str.__str__(value)
+
+
+def _concatenated(value: Any, path: str) -> str:
+    """A value the template concatenates with text: a string, else the engine's failure, named."""
+    if isinstance(value, str):
+        return _chars(value)
+    raise InvalidInputError(path, f"expected a string, got {type_name(value)}")
+
+
+def _printed(value: Any, path: str, strings_only: bool) -> str:
+    """A value the template prints (``{{ value }}``): a string as it is, ``ABSENT`` (undefined) as
+    nothing, anything else as Python prints it (``None`` too: only a message's own ``None``-valued
+    fields are dropped, and their callers pass them as ``ABSENT``); ``strings_only``: the error for
+    anything but a string or nothing."""
+    if isinstance(value, str):
+        return _chars(value)
+    if value is ABSENT:
+        return ""
+    if strings_only:
+        raise InvalidInputError(path, f"expected a string, got {type_name(value)} (with a guard, the template's "
+                                "printing of it as Python prints it is refused: its text would go unchecked)")
+    try:
+        shown = str(value)
+    except Exception:  # the engine fails where it prints the value: the error names it
+        raise InvalidInputError(path, f"a {type_name(value)} that cannot be printed") from None
+    return _chars(shown)
+
+
+def _read(messages: Conversation) -> tuple[list[dict[str, Any]], list[str]]:
+    """The messages as dicts, and their roles as the template compares them (``""``: not a string)."""
+    if not is_list(messages):
+        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
+    msgs = [m if type(m) is dict else dict(message_dict(m, i).items()) for i, m in enumerate(messages)]
+    if not msgs:  # the template reads messages[0]: the engine fails
+        raise InvalidInputError("messages", "expected at least one message")
+    return msgs, roles_of(msgs)
+
+
+def roles_of(msgs: list[dict[str, Any]]) -> list[str]:
+    """The messages' roles as the template compares them (``""``: not a string)."""
+    return [_chars(role) if isinstance(role := m.get("role"), str) else "" for m in msgs]
+
+
+def _prologue(out: list[str], msgs: list[dict[str, Any]], roles: list[str], tools: Tools,
+              template: JsonTemplate) -> int:
+    """The system turn (the tools, the first message's text if it is a system message); returns the
+    length of that text (it ends where the prologue's pieces end, but for what follows it)."""
+    block = tools_block(tools, json_calls=True)
+    system = msgs[0] if roles[0] == "system" else None
+    if system is not None:
+        content = system.get("content")
+        if block and template.prints_content:
+            text = _printed(ABSENT if content is None else content, "messages[0].content", template.strings_only)
+        else:
+            text = _concatenated(content, "messages[0].content")
+        out.extend((SYSTEM_TURN, text, "\n\n" + block) if block else (SYSTEM_TURN, text, TURN_END))
+        return len(text)
+    if block:
+        default = template.default_system
+        out.extend((SYSTEM_TURN, default + "\n\n" if default else "", block))
+    elif template.default_system:
+        out.append(SYSTEM_TURN + template.default_system + TURN_END)
+    return 0
+
+
+def last_query(msgs: list[dict[str, Any]], roles: list[str]) -> int:
+    """The last user message whose content is a string not wrapped as a tool response (-1: none)."""
+    for i in range(len(msgs) - 1, -1, -1):
+        content = msgs[i].get("content")
+        if roles[i] == "user" and isinstance(content, str) and not (
+                content.startswith(TOOL_RESPONSE_OPEN) and content.endswith(TOOL_RESPONSE_CLOSE)):
+            return i
+    return -1
+
+
+def _call_body(call: Any, template: JsonTemplate, path: str) -> Mapping[str, Any]:
+    """The mapping a call's name and arguments are read from (its ``function``, or the call)."""
+    if not isinstance(call, Mapping):
+        raise InvalidInputError(path, f"expected an object, got {type_name(call)}")
+    if "function" in call:
+        function = call["function"]
+        if template.function_if_present or function:
+            if not isinstance(function, Mapping):  # the engine reads no arguments from it
+                raise InvalidInputError(path + ".function", f"expected an object, got {type_name(function)}")
+            return function
+    return call
+
+
+def _write_calls(out: list[str], calls: Any, content: str, index: int, template: JsonTemplate) -> None:
+    """An assistant turn's calls, each after a newline (the first only after content)."""
+    if not isinstance(calls, (list, tuple)):
+        raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
+    for k, call in enumerate(calls):
+        path = f"messages[{index}].tool_calls[{k}]"
+        body = _call_body(call, template, path)
+        if body is not call:
+            path += ".function"
+        if "arguments" not in body:  # `|tojson` of an undefined value: the engine fails
+            raise InvalidInputError(path + ".arguments", "expected the call's arguments, got none")
+        arguments = body["arguments"]
+        if isinstance(arguments, str) and not template.quotes_string_arguments:
+            text = _chars(arguments)
+        else:
+            text = tojson_at(arguments, path + ".arguments")
+        name = _printed(body.get("name", ABSENT), path + ".name", template.strings_only)
+        out.extend(("\n" if k or content else "", JSON_CALL_OPEN, name, JSON_CALL_ARGUMENTS, text, JSON_CALL_END))
+
+
+def _assistant_content(message: dict[str, Any], index: int, template: JsonTemplate) -> str:
+    """An assistant's content as the template reads it (Qwen2.5: a string wherever it is written)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return _chars(content)
+    if template.prints_content and (not message.get("tool_calls") or content):
+        raise InvalidInputError(f"messages[{index}].content", f"expected a string, got {type_name(content)}")
+    return ""
+
+
+def _write_assistant(out: list[str], message: dict[str, Any], index: int, kept_after: int, last: bool,
+                     template: JsonTemplate, drops: list[str] | None) -> None:
+    """An assistant turn; after position ``kept_after``, with its reasoning in a think block."""
+    content = _assistant_content(message, index, template)
+    reasoning, read, split = "", None, False
+    if template.reasoning:
+        value = reasoning_of(message)
+        if isinstance(value, str):
+            reasoning, read = _chars(value), reasoning_field(message)
+        elif THINK_CLOSE in content:
+            reasoning, content = split_think(content)
+            split = True
+    kept = index > kept_after and (last or bool(reasoning))
+    if kept:
+        out.extend((ASSISTANT_THINKING, reasoning.strip("\n"), THINK_BLOCK_END, content.lstrip("\n")))
+    else:
+        out.extend((ASSISTANT_TURN, content))
+    if drops is not None:
+        if not content:
+            drops.extend(f"messages[{index}].{f}" for f in _lost_content(message))
+        note_assistant_drops(drops, message, message.get("content"), index, read, split, kept)
+    if calls := message.get("tool_calls"):
+        _write_calls(out, calls, content, index, template)
+    out.append(TURN_END)
+
+
+def _turn_content(message: dict[str, Any], index: int, template: JsonTemplate, printed: bool) -> str:
+    """A user's, system's or tool's content (Qwen2.5: concatenated, or ``printed``)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return _chars(content)
+    if template.prints_content:
+        path = f"messages[{index}].content"
+        if printed:
+            return _printed(ABSENT if content is None else content, path, template.strings_only)
+        return _concatenated(content, path)
+    return ""
+
+
+def _write_turns(out: list[str], msgs: list[dict[str, Any]], roles: list[str], kept_after: int,
+                 template: JsonTemplate, noted: NotedRender | None) -> None:
+    """Every message's turn after the prologue, in order; ``noted`` gets each one's ranges and losses."""
+    last = len(msgs) - 1
+    drops = None if noted is None else noted.dropped
+    at = sum(map(len, out))
+    for i, message in enumerate(msgs):
+        written, role = len(out), roles[i]
+        text, text_at = None, 0  # a user, system or tool message's content as written, and its piece
+        if role == "user" or (role == "system" and i):
+            text = _turn_content(message, i, template, False)
+            out.extend((IM_START + role + "\n", text, TURN_END))
+            text_at = written + 1
+        elif role == "assistant":
+            _write_assistant(out, message, i, kept_after, i == last, template, drops)
+        elif role == "tool":
+            text = _turn_content(message, i, template, True)
+            if not i or roles[i - 1] != "tool":
+                out.append(JSON_TOOL_RUN_OPEN)
+            text_at = len(out) + 1
+            out.extend((JSON_TOOL_RESPONSE_OPEN, text, JSON_TOOL_RESPONSE_CLOSE))
+            if i == last or roles[i + 1] != "tool":
+                out.append(TURN_END)
+        elif role == "system":  # the leading system message: the prologue's
+            continue
+        if noted is not None:
+            at = _note_turn(noted, out, written, at, message, i, role, text, text_at)
+
+
+def _lost_content(message: dict[str, Any]) -> list[str]:
+    """``["content"]`` when a content that is no string, written as nothing, holds text."""
+    content = message.get("content")
+    if isinstance(content, (list, tuple)):
+        return losing_fields(message, ("content",))
+    return ["content"] if not isinstance(content, str) and holds_text(content) else []
+
+
+def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, message: dict[str, Any], index: int,
+               role: str, text: str | None, text_at: int) -> int:
+    """Note message ``index``'s range (its turn written from piece ``written`` on, at ``at``; a
+    content ``text`` as piece ``text_at``) and what it loses; returns where the next turn starts."""
+    ranges, generated, starts = noted.spans
+    end = at + len("".join(out[written:]))
+    if role == "assistant":  # generated: right after the header, up to and including <|im_end|>
+        turn = (at + _ASSISTANT_HEADER, end - 1)
+        ranges.append((turn,))
+        generated.append(turn)
+    elif text is None:  # not written: every field that holds text is lost
+        ranges.append(())
+        noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, EVERY_FIELD))
+    else:
+        begin = at + len("".join(out[written:text_at]))
+        ranges.append(((begin, begin + len(text)),) if text else ())
+        lost = [*(_lost_content(message) if not text else ()), *losing_fields(message, _OTHER_FIELDS)]
+        noted.dropped.extend(f"messages[{index}].{f}" for f in lost)
+    starts.append(written)
+    return end
+
+
+def render_json_chatml(
+    messages: Conversation,
+    tools: Tools = None,
+    add_generation_prompt: Any = False,
+    template: JsonTemplate = QWEN3_INSTRUCT_2507,
+    *,
+    enable_thinking: Any = ABSENT,
+    _noted: NotedRender | None = None,
+) -> str:
+    """Render ``messages`` exactly as ``template``'s Jinja source does (the module docstring).
+
+    ``enable_thinking`` (templates that read reasoning): exactly ``False`` closes an empty think
+    block in the generation prompt. ``_noted`` (``render_spans``): gets the pieces, each message's
+    ranges and what the template leaves out (:class:`~.render.NotedRender`).
+    """
+    msgs, roles = _read(messages)
+    out: list[str] = []
+    system_length = _prologue(out, msgs, roles, tools, template)
+    if _noted is not None:
+        _note_prologue(_noted, out, msgs, roles, system_length)
+    # The assistant turns after the last real query keep their reasoning (none: the last message).
+    kept_after = (last_query(msgs, roles) % len(msgs)) if template.reasoning else len(msgs)
+    _write_turns(out, msgs, roles, kept_after, template, _noted)
+    if add_generation_prompt:
+        out.append(generation_prompt(template, enable_thinking))
+    if _noted is not None:
+        _noted.spans[2].append(len(out))
+        _noted.pieces, _noted.roles, _noted.origins = out, roles, range(len(msgs))
+    return "".join(out)
+
+
+def _note_prologue(noted: NotedRender, out: list[str], msgs: list[dict[str, Any]], roles: list[str],
+                   length: int) -> None:
+    """The leading system message's range: its text, the prologue's second piece."""
+    if roles[0] != "system":
+        return
+    noted.spans[0].append(((len(out[0]), len(out[0]) + length),) if length else ())
+    noted.spans[2].append(len(out))  # (its turn: none; the turns start after the prologue)
+    noted.dropped.extend(f"messages[0].{f}" for f in losing_fields(msgs[0], _OTHER_FIELDS))
+
+
+def generation_prompt(template: JsonTemplate, enable_thinking: Any) -> str:
+    """The generation prompt: the assistant's turn opened (with an empty think block, when the
+    template reads reasoning, for ``enable_thinking=False``)."""
+    return ASSISTANT_TURN + EMPTY_THINK_BLOCK if template.reasoning and enable_thinking is False else ASSISTANT_TURN
+
+
+def json_noted(messages: Conversation, tools: Tools, add_generation_prompt: Any, template: JsonTemplate,
+               options: Mapping[str, Any]) -> tuple[str, NotedRender]:
+    """:func:`render_json_chatml`'s prompt and what it noted (for ``render_spans``)."""
+    noted = NotedRender()
+    text = render_json_chatml(messages, tools, add_generation_prompt, template,
+                              enable_thinking=options.get("enable_thinking", ABSENT), _noted=noted)
+    return text, noted
