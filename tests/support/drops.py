@@ -166,6 +166,7 @@ class _Units:
         self._next_number = _NUMBER_BASE
         self.units: list[tuple[Leaf, int | None, str]] = []  # leaf, character index (None: a number), sentinel
         self.original: dict[str, str] = {}  # sentinel -> its original text, as the output would hold it
+        self.python: dict[str, str] = {}  # a number sentinel -> its unit as Python prints it
         shared: dict[tuple[Any, ...], str] = {}
         groups = {field: tuple(group) for group in aliases for field in group}
         for leaf, value, marked in _leaves(messages, tools, fields, markers, check_tools):
@@ -182,6 +183,7 @@ class _Units:
             elif isinstance(value, (bool, int, float)):
                 sentinel = str(self._number())
                 self.original[sentinel] = json.dumps(value)
+                self.python[sentinel] = str(value)  # (the templates that print it as Python does)
                 self.units.append((leaf, None, sentinel))
 
     @staticmethod
@@ -248,6 +250,20 @@ def _render(oracle: Oracle, data: Any) -> str | None:
     return oracle(data["messages"], data["tools"])
 
 
+def _restores(text: str, sentinels: set[str], units: _Units, expected: str) -> bool:
+    """Whether ``text`` with each sentinel mapped back to its unit is ``expected``: a character as
+    itself, a number or boolean as JSON or as Python spells it (a template may print either)."""
+    if not sentinels:
+        return text == expected
+    spellings = {sentinel: {units.original[sentinel], units.python.get(sentinel, units.original[sentinel])}
+                 for sentinel in sentinels}
+    pattern = "|".join(re.escape(sentinel) for sentinel in sorted(sentinels, key=len, reverse=True))
+    parts = re.split(f"({pattern})", text)
+    regex = "".join("(?:" + "|".join(map(re.escape, sorted(spellings[part]))) + ")" if part in spellings
+                    else re.escape(part) for part in parts)
+    return re.fullmatch(regex, expected, re.DOTALL) is not None
+
+
 def _present_units(oracle: Oracle, data: Any, units: _Units, expected: str) -> set[str]:
     """The sentinels the oracle's output holds: the plain units in one render, checked against the
     original output; each unit JSON escapes in a render of its own."""
@@ -257,12 +273,10 @@ def _present_units(oracle: Oracle, data: Any, units: _Units, expected: str) -> s
     if plain:
         text = _render(oracle, units.substituted(data, plain))
         assert text is not None, "the sentinels made the template raise: it reacts to a unit's characters"
-        restored = text
-        for sentinel in {unit[2] for unit in plain}:
-            if sentinel in text:
-                present.add(sentinel)
-                restored = restored.replace(sentinel, units.original[sentinel])
-        assert restored == expected, "the sentinels changed the template's branches: a marker is missing"
+        sentinels = {unit[2] for unit in plain if unit[2] in text}
+        present |= sentinels
+        assert _restores(text, sentinels, units, expected), (
+            "the sentinels changed the template's branches: a marker is missing")
     for sentinel in {unit[2] for unit in escaped}:
         text = _render(oracle, units.substituted(data, [unit for unit in escaped if unit[2] == sentinel]))
         if text is not None and sentinel in text:
