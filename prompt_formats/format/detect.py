@@ -44,14 +44,16 @@ _JINJA_REFERENCES = {
     "a55ee1b1660128b7098723e0abcd92caa0788061051c62d51cbe87d9cf1974d8": "qwen3",
     "64f85b198065d0fba2a81f37e10ed68161ce2c19a754c7100e67e0ca2ee9c326": "qwen3-instruct-2507",
     "55b2f4a26ac9ee719330a61a0c39d9e538b0e9322212f048326318cff4f8674a": "qwen2.5",
+    "9d879ef91075acbfb2df7e441fd79d60bacfca989cf6d511d2af45c681e94f10": "qwen3-vl",
     # tests/fixtures/gpt_oss.jinja: OpenAI's gpt-oss template.
     "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146": "gpt-oss",
 }
-# The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's and Qwen2.5's end in
-# a newline).
+# The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's, Qwen2.5's and
+# Qwen3-VL's end in a newline).
 _JINJA_EXACT = {
     "514d5304fcac63bda60e6faf860d5657010cf43cbc4c633c8bf678ee184e7a37": "qwen3.8",
     "cd8e9439f0570856fd70470bf8889ebd8b5d1107207f67a5efb46e342330527f": "qwen2.5",
+    "3636d0f0bd6bef02654cdffdc447b79cb2cef8ab02cc75267345946291a489e4": "qwen3-vl",
 }
 _GO_REFERENCES = {
     # tests/fixtures/harmony_gpt_oss.gotmpl: the Ollama template the harmony format reproduces.

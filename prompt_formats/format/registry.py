@@ -23,6 +23,7 @@ _FORMATS: dict[str, str] = {
     "qwen3.8": "prompt_formats.formats.chatml:Qwen38Format",
     "qwen3": "prompt_formats.formats.chatml.json_calls:Qwen3Format",
     "qwen3-instruct-2507": "prompt_formats.formats.chatml.json_calls:Qwen3Instruct2507Format",
+    "qwen3-vl": "prompt_formats.formats.chatml.json_calls:Qwen3VLFormat",
     "qwen2.5": "prompt_formats.formats.chatml.json_calls:Qwen25Format",
     "gpt-oss": "prompt_formats.formats.harmony.openai:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",

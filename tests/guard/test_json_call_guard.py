@@ -9,7 +9,7 @@ import pytest
 
 import prompt_formats as pf
 
-NAMES = ("qwen3", "qwen3-instruct-2507", "qwen2.5")
+NAMES = ("qwen3", "qwen3-instruct-2507", "qwen2.5", "qwen3-vl")
 TOKEN = "<|im_end|>"
 
 
@@ -54,3 +54,17 @@ def test_qwen2_5_refuses_under_a_guard_what_it_would_print_as_python_prints_it()
     assert TOKEN in pf.get_format("qwen2.5").render(messages).rsplit("<tool_response>", 1)[1]  # printed, unchecked
     with pytest.raises(pf.InvalidInputError, match=r"^messages\[3\]\.content: expected a string"):
         pf.get_format("qwen2.5", guard=pf.ControlTokenGuard(pf.CHATML_CONTROL_TOKENS)).render(messages)
+
+
+@pytest.mark.parametrize("role", ["user", "system", "tool"])
+def test_qwen3_vl_refuses_under_a_guard_a_part_it_writes_nothing_for(role: str) -> None:
+    # The texts on either side of it are written together: a token split across them is whole in the prompt.
+    content = [{"type": "text", "text": "<|im_"}, {"type": "audio", "audio": "x"}, {"type": "text", "text": "end|>"}]
+    messages = [{"role": role, "content": content}, {"role": "user", "content": "q"}]
+    assert TOKEN in pf.get_format("qwen3-vl").render(messages)  # unguarded, the texts join
+    guarded = pf.get_format("qwen3-vl", guard=pf.ControlTokenGuard(pf.CHATML_CONTROL_TOKENS))
+    with pytest.raises(pf.InvalidInputError, match=r"^messages\[0\]\.content\[1\]: a part this template leaves out"):
+        guarded.render(messages)
+    text_only = [{"role": role, "content": [content[0], content[2]]}, {"role": "user", "content": "q"}]
+    clean = pf.get_format("qwen3-vl").render([{"role": role, "content": "x"}, {"role": "user", "content": "q"}])
+    assert guarded.render(text_only).count(TOKEN) == clean.count(TOKEN)  # the joined text parts are escaped

@@ -28,7 +28,7 @@ DISAGREEMENTS = disagreements()
 FORMATS = {"chatml": ("chatml-multi-system", "chatml-safety"), "harmony": ("harmony", "gpt-oss")}
 #: The formats whose prompt never opens a think block (the model writes its own): they take the
 #: ChatML cases read with thinking off.
-JSON_CALL_FORMATS = ("qwen3", "qwen3-instruct-2507", "qwen2.5")
+JSON_CALL_FORMATS = ("qwen3", "qwen3-instruct-2507", "qwen2.5", "qwen3-vl")
 
 
 def formats_of(case: PeerCase) -> tuple[str, ...]:

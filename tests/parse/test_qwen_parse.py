@@ -59,7 +59,7 @@ JSON_NOTE = "written in the JSON form"
 
 
 @pytest.mark.parametrize("completion", JSON_COMPLETIONS)
-@pytest.mark.parametrize("name", ["qwen3", "qwen3-instruct-2507", "qwen2.5"])
+@pytest.mark.parametrize("name", ["qwen3", "qwen3-instruct-2507", "qwen2.5", "qwen3-vl"])
 def test_json_call_formats_read_the_json_form_as_their_own(name: str, completion: str) -> None:
     # What the ChatML parser reads after a closed think block (the model opens its own), without
     # the note a JSON call gets where the template writes XML calls.
@@ -75,6 +75,6 @@ def test_json_call_formats_read_the_json_form_as_their_own(name: str, completion
 
 def test_qwen3_takes_enable_thinking_and_the_others_refuse_it() -> None:
     assert pf.get_format("qwen3").parse("Hello", enable_thinking=False).content == "Hello"
-    for name in ("qwen3-instruct-2507", "qwen2.5"):
+    for name in ("qwen3-instruct-2507", "qwen2.5", "qwen3-vl"):
         with pytest.raises(pf.UnknownOptionError, match="enable_thinking"):
             pf.get_format(name).parse("Hello", enable_thinking=False)

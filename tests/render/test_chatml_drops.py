@@ -29,10 +29,11 @@ FORMATS = {"multi": (MULTI, "chatml_multi_system.jinja"), "upstream": (UPSTREAM,
            "qwen3.5-nothink": (pf.get_format("qwen3.5-nothink"), "families/qwen3_5_nothink.jinja"),
            "qwen3": (pf.get_format("qwen3"), "families/qwen3.jinja"),
            "qwen3-instruct-2507": (pf.get_format("qwen3-instruct-2507"), "families/qwen3_instruct_2507.jinja"),
-           "qwen2.5": (pf.get_format("qwen2.5"), "families/qwen2_5.jinja")}
+           "qwen2.5": (pf.get_format("qwen2.5"), "families/qwen2_5.jinja"),
+           "qwen3-vl": (pf.get_format("qwen3-vl"), "families/qwen3_vl.jinja")}
 #: The templates that write JSON calls: fed as transformers feeds them (None-valued keys dropped),
 #: which matters to them; where the engine itself fails, ours names the field.
-JSON_CALLS = ("qwen3", "qwen3-instruct-2507", "qwen2.5")
+JSON_CALLS = ("qwen3", "qwen3-instruct-2507", "qwen2.5", "qwen3-vl")
 # What the template reacts to in a content: the <think> split, a user's wrapped tool response.
 MARKERS = ("<think>", "</think>", "<tool_response>", "</tool_response>")
 

@@ -33,6 +33,7 @@ REFERENCES = {
     "families/qwen3.jinja": "qwen3",
     "families/qwen3_instruct_2507.jinja": "qwen3-instruct-2507",
     "families/qwen2_5.jinja": "qwen2.5",
+    "families/qwen3_vl.jinja": "qwen3-vl",
 }
 # The rewrites Jinja ignores are the same for every template: those of the seeds stand for them.
 JINJA = [name for name in REFERENCES if name.endswith(".jinja") and not name.startswith("families/")]

@@ -28,9 +28,11 @@ TEMPLATES = {
     "qwen2.5": "families/qwen2_5.jinja",
     "qwen3": "families/qwen3.jinja",
     "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
+    "qwen3-vl": "families/qwen3_vl.jinja",
 }
 thinking = st.fixed_dictionaries({}, optional={"enable_thinking": st.sampled_from([True, False, None, 0, "false"])})
-OPTIONS = {"qwen2.5": st.just({}), "qwen3": thinking, "qwen3-instruct-2507": st.just({})}
+vision_id = st.fixed_dictionaries({}, optional={"add_vision_id": st.sampled_from([True, False, None, 1, "yes"])})
+OPTIONS = {"qwen2.5": st.just({}), "qwen3": thinking, "qwen3-instruct-2507": st.just({}), "qwen3-vl": vision_id}
 
 
 def ours(name: str, messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:

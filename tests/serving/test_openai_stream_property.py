@@ -41,6 +41,7 @@ MARKERS = {
     "qwen3": JSON_CALL_MARKERS + CHATML_MARKERS[:6],
     "qwen3-instruct-2507": JSON_CALL_MARKERS,
     "qwen2.5": JSON_CALL_MARKERS,
+    "qwen3-vl": JSON_CALL_MARKERS,
     "harmony": HARMONY_MARKERS + EXTRA_HARMONY,
     "gpt-oss": HARMONY_MARKERS + EXTRA_HARMONY,
 }

@@ -21,7 +21,7 @@ from tests.support.strategies import differential_settings
 pytestmark = [pytest.mark.jinja]
 
 TEMPLATES = {"qwen3": "families/qwen3.jinja", "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
-             "qwen2.5": "families/qwen2_5.jinja"}
+             "qwen2.5": "families/qwen2_5.jinja", "qwen3-vl": "families/qwen3_vl.jinja"}
 TOOLS = [{"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
          for name in ("get_weather", "f")]
 HISTORIES = [

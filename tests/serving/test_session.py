@@ -40,8 +40,8 @@ CHATML_TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-
                     "qwen3.5": "families/qwen3_5_think.jinja", "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
                     "qwen3.6": "families/qwen3_6.jinja", "qwen3.8": "families/qwen3_8.jinja",
                     "qwen2.5": "families/qwen2_5.jinja", "qwen3": "families/qwen3.jinja",
-                    "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja"}
-JSON_CALLS = ("qwen2.5", "qwen3", "qwen3-instruct-2507")
+                    "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja", "qwen3-vl": "families/qwen3_vl.jinja"}
+JSON_CALLS = ("qwen2.5", "qwen3", "qwen3-instruct-2507", "qwen3-vl")
 #: (format name, configuration): every registered format as ``get_format`` gives it, and the upstream
 #: ChatML template without its guard (so wrapped tool responses, which the guard escapes, are compared too).
 CASES = [(name, {}) for name in pf.available_formats()] + [("chatml-safety", {"policy": "allow"})]

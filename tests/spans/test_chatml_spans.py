@@ -41,6 +41,7 @@ CASES = [
     ("qwen3", {}, "families/qwen3.jinja"),
     ("qwen3-instruct-2507", {}, "families/qwen3_instruct_2507.jinja"),
     ("qwen2.5", {}, "families/qwen2_5.jinja"),
+    ("qwen3-vl", {}, "families/qwen3_vl.jinja"),
 ]
 POLICIES = ["all", "last", "after_last_user"]
 #: The templates that write a content that is no string as nothing (or, Qwen2.5's tool results, as
@@ -125,6 +126,10 @@ def check_message_spans(rendered: pf.RenderedPrompt, messages: list[Any], tool_l
             continue  # the continued reasoning comes before the content, which the cut leaves out
         if message["role"] == "assistant" and "</think>" in "".join(fragments):
             continue  # the template splits the joined content at "</think>" and may drop what is before
+        if f"messages[{index}].content" in rendered.dropped:
+            continue  # not written: a content the template cannot write
+        if template == "families/qwen3_vl.jinja" and message["role"] == "system" and index:
+            continue  # Qwen3-VL writes no system message after the first
         if template in STRING_CONTENT_TEMPLATES and not isinstance(message.get("content"), str):
             continue  # written as nothing, or (Qwen2.5's tool results) as Python prints it
         for fragment in fragments:

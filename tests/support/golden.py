@@ -122,6 +122,7 @@ CORPORA = (
     Corpus("qwen3-instruct-2507", {}, "Jinja2: families/qwen3_instruct_2507.jinja", _json_call_cases(False), False,
            True),
     Corpus("qwen2.5", {}, "Jinja2: families/qwen2_5.jinja", _json_call_cases(False), False, True),
+    Corpus("qwen3-vl", {}, "Jinja2: families/qwen3_vl.jinja", _json_call_cases(False), False, True),
     Corpus("gpt-oss", {}, "Jinja2: gpt_oss.jinja", _gpt_oss_cases),
     Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases, False),
 )

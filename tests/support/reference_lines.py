@@ -23,6 +23,7 @@ REFERENCES = {
     "qwen3": "families/qwen3.jinja",
     "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
     "qwen2.5": "families/qwen2_5.jinja",
+    "qwen3-vl": "families/qwen3_vl.jinja",
 }
 
 

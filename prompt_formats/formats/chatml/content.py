@@ -10,7 +10,7 @@ from ...errors import InvalidInputError, TemplateError, type_name
 from ...model.reading import part_kind
 from .tokens import IMAGE, VIDEO
 
-__all__ = ["UNCOUNTED", "VisionCount", "content_text", "system_text", "trimmed_text"]
+__all__ = ["UNCOUNTED", "VisionCount", "content_text", "system_text", "trimmed_text", "vision_text"]
 
 
 class VisionCount:
@@ -31,7 +31,7 @@ UNCOUNTED = VisionCount()
 _VISION_KINDS = {"image": ("images", "Picture", IMAGE), "video": ("videos", "Video", VIDEO)}
 
 
-def _vision_text(kind: str, vision: VisionCount, count: bool, is_system: bool, add_vision_id: Any) -> str:
+def vision_text(kind: str, vision: VisionCount, count: bool, is_system: bool, add_vision_id: Any) -> str:
     """An image or video part as the macro prints it (numbered under ``add_vision_id``)."""
     counter, label, marker = _VISION_KINDS[kind]
     if is_system:
@@ -71,7 +71,7 @@ def content_text(
                 text = printed(text)
             pieces.append(text)
         elif kind == "image" or kind == "video":
-            pieces.append(_vision_text(kind, vision, count, is_system, add_vision_id))
+            pieces.append(vision_text(kind, vision, count, is_system, add_vision_id))
         else:
             raise TemplateError("Unexpected item type in content.")
     return "".join(pieces)

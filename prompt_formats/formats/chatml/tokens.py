@@ -98,8 +98,10 @@ JSON_TOOLS_FOOTER = (
     '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n'
     "</tool_call>" + TURN_END
 )
-#: A call: this, its name, JSON_CALL_ARGUMENTS, its arguments, JSON_CALL_END.
+#: A call: this (JSON_CALL_NEXT after content or another call), its name, JSON_CALL_ARGUMENTS, its
+#: arguments, JSON_CALL_END.
 JSON_CALL_OPEN = TOOL_CALL_OPEN + '\n{"name": "'
+JSON_CALL_NEXT = "\n" + JSON_CALL_OPEN
 JSON_CALL_ARGUMENTS = '", "arguments": '
 JSON_CALL_END = "}\n" + TOOL_CALL_CLOSE
 #: A run of tool results is one user turn (the JSON templates put the newline before each result).

@@ -1,4 +1,5 @@
-"""The ChatML formats whose templates write JSON tool calls: ``qwen2.5``, ``qwen3``, ``qwen3-instruct-2507``.
+"""The ChatML formats whose templates write JSON tool calls: ``qwen2.5``, ``qwen3``, ``qwen3-instruct-2507``,
+``qwen3-vl``.
 
 Their walk is :func:`~.json_render.render_json_chatml`, read by a :class:`~.json_template.JsonTemplate`;
 their replies are read by the family's parser (:mod:`.parse`), for which the JSON form of a call is
@@ -24,16 +25,18 @@ from ..tokens import CONTROL_TOKENS
 from ..untrusted import CHATML_JSON_READING
 from .incremental import JsonIncremental, json_incremental_renderer
 from .render import json_noted, render_json_chatml
-from .template import QWEN2_5, QWEN3, QWEN3_INSTRUCT_2507, JsonTemplate
+from .template import QWEN2_5, QWEN3, QWEN3_INSTRUCT_2507, QWEN3_VL, JsonTemplate
 
-__all__ = ["JsonChatMLFormat", "Qwen3Format", "Qwen3Instruct2507Format", "Qwen25Format"]
+__all__ = ["JsonChatMLFormat", "Qwen3Format", "Qwen3Instruct2507Format", "Qwen3VLFormat", "Qwen25Format"]
 
 
 def render_specs(template: JsonTemplate) -> tuple[Option, ...]:
     """``render``'s options under ``template``: its variables, the serving options, ``strict``."""
     thinking = Option("enable_thinking", BOOLEAN,
                       "only exactly False closes an empty think block in the generation prompt")
-    return (*((thinking,) if template.reasoning else ()), *SERVING_SPECS, STRICT)
+    vision = Option("add_vision_id", BOOLEAN, "truthy: number images and videos ('Picture 1: ', 'Video 1: ')")
+    return (*((thinking,) if template.reasoning else ()), *((vision,) if template.vision else ()), *SERVING_SPECS,
+            STRICT)
 
 
 def parse_specs(template: JsonTemplate) -> tuple[Option, ...]:
@@ -169,6 +172,20 @@ class Qwen3Instruct2507Format(JsonChatMLFormat):
     name = "qwen3-instruct-2507"
     summary = "Qwen3-Instruct-2507 as its template renders it (JSON tool calls, no reasoning)"
     template = QWEN3_INSTRUCT_2507
+
+
+class Qwen3VLFormat(JsonChatMLFormat):
+    """The ``qwen3-vl`` format: Qwen3-VL's template (no reasoning; images and videos).
+
+    A content that is no string is read as parts: a user's or tool's images and videos as their
+    markers (numbered under ``add_vision_id``), text parts' texts; a system's or assistant's text
+    parts only. A system message after the first is not written. Reference:
+    ``tests/fixtures/families/qwen3_vl.jinja``.
+    """
+
+    name = "qwen3-vl"
+    summary = "Qwen3-VL as its template renders it (JSON tool calls, images and videos, no reasoning)"
+    template = QWEN3_VL
 
 
 class Qwen25Format(JsonChatMLFormat):

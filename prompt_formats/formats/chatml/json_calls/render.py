@@ -23,11 +23,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...._text.tojson import tojson_at
+from ...._text.tojson import json_chunks, tojson_at
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
 from ....model.messages import message_dict
 from ....model.reading import REASONING_FIELDS, is_list, reasoning_field, reasoning_of
+from ..content import VisionCount
 from ..drops import EVERY_FIELD, holds_text, losing_fields, note_assistant_drops
 from ..render import NotedRender, split_think, tools_block
 from ..template import ABSENT
@@ -38,6 +39,7 @@ from ..tokens import (
     IM_START,
     JSON_CALL_ARGUMENTS,
     JSON_CALL_END,
+    JSON_CALL_NEXT,
     JSON_CALL_OPEN,
     JSON_TOOL_RESPONSE_CLOSE,
     JSON_TOOL_RESPONSE_OPEN,
@@ -49,43 +51,13 @@ from ..tokens import (
     TOOL_RESPONSE_OPEN,
     TURN_END,
 )
+from .content import chars, concatenated, printed, text_parts, vision_parts
 from .template import QWEN3_INSTRUCT_2507, JsonTemplate
 
 __all__ = ["generation_prompt", "json_noted", "last_query", "render_json_chatml", "roles_of"]
 
 _ASSISTANT_HEADER = len(ASSISTANT_TURN)
 _OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
-
-
-def _chars(value: str) -> str:
-    """A string's characters as an exact ``str`` (transformers hands the template plain strings)."""
-    return value if type(value) is str else str.__str__(value)
-
-
-def _concatenated(value: Any, path: str) -> str:
-    """A value the template concatenates with text: a string, else the engine's failure, named."""
-    if isinstance(value, str):
-        return _chars(value)
-    raise InvalidInputError(path, f"expected a string, got {type_name(value)}")
-
-
-def _printed(value: Any, path: str, strings_only: bool) -> str:
-    """A value the template prints (``{{ value }}``): a string as it is, ``ABSENT`` (undefined) as
-    nothing, anything else as Python prints it (``None`` too: only a message's own ``None``-valued
-    fields are dropped, and their callers pass them as ``ABSENT``); ``strings_only``: the error for
-    anything but a string or nothing."""
-    if isinstance(value, str):
-        return _chars(value)
-    if value is ABSENT:
-        return ""
-    if strings_only:
-        raise InvalidInputError(path, f"expected a string, got {type_name(value)} (with a guard, the template's "
-                                "printing of it as Python prints it is refused: its text would go unchecked)")
-    try:
-        shown = str(value)
-    except Exception:  # the engine fails where it prints the value: the error names it
-        raise InvalidInputError(path, f"a {type_name(value)} that cannot be printed") from None
-    return _chars(shown)
 
 
 def _read(messages: Conversation) -> tuple[list[dict[str, Any]], list[str]]:
@@ -100,7 +72,8 @@ def _read(messages: Conversation) -> tuple[list[dict[str, Any]], list[str]]:
 
 def roles_of(msgs: list[dict[str, Any]]) -> list[str]:
     """The messages' roles as the template compares them (``""``: not a string)."""
-    return [_chars(role) if isinstance(role := m.get("role"), str) else "" for m in msgs]
+    return [role if type(role := m.get("role")) is str else chars(role) if isinstance(role, str) else ""
+            for m in msgs]
 
 
 def _prologue(out: list[str], msgs: list[dict[str, Any]], roles: list[str], tools: Tools,
@@ -111,10 +84,12 @@ def _prologue(out: list[str], msgs: list[dict[str, Any]], roles: list[str], tool
     system = msgs[0] if roles[0] == "system" else None
     if system is not None:
         content = system.get("content")
-        if block and template.prints_content:
-            text = _printed(ABSENT if content is None else content, "messages[0].content", template.strings_only)
+        if template.vision:
+            text = text_parts(content, "messages[0].content", template.strings_only)
+        elif block and template.prints_content:
+            text = printed(ABSENT if content is None else content, "messages[0].content", template.strings_only)
         else:
-            text = _concatenated(content, "messages[0].content")
+            text = concatenated(content, "messages[0].content")
         out.extend((SYSTEM_TURN, text, "\n\n" + block) if block else (SYSTEM_TURN, text, TURN_END))
         return len(text)
     if block:
@@ -148,31 +123,57 @@ def _call_body(call: Any, template: JsonTemplate, path: str) -> Mapping[str, Any
     return call
 
 
-def _write_calls(out: list[str], calls: Any, content: str, index: int, template: JsonTemplate) -> None:
-    """An assistant turn's calls, each after a newline (the first only after content)."""
-    if not isinstance(calls, (list, tuple)):
+def _arguments_text(arguments: Any, quotes: bool, path: str) -> str:
+    """A call's ``arguments`` as written: a string as it is (``quotes``: as a JSON string), anything
+    else as JSON, or the error naming them."""
+    if type(arguments) is dict:
+        try:
+            return "".join(json_chunks(arguments, 0))
+        except (TypeError, ValueError, RecursionError):
+            pass  # (tojson_at gives the text on a fresh stack, or the error)
+    elif isinstance(arguments, str) and not quotes:
+        return chars(arguments)
+    return tojson_at(arguments, path + ".arguments")
+
+
+def _write_calls(out: list[str], calls: Any, content: Any, index: int, template: JsonTemplate) -> None:
+    """An assistant turn's calls, each after a newline (the first only after a ``content`` that is
+    not empty)."""
+    if type(calls) is not list and not isinstance(calls, (list, tuple)):
         raise InvalidInputError(f"messages[{index}].tool_calls", f"expected a list, got {type_name(calls)}")
+    quotes = template.quotes_string_arguments
     for k, call in enumerate(calls):
-        path = f"messages[{index}].tool_calls[{k}]"
-        body = _call_body(call, template, path)
-        if body is not call:
-            path += ".function"
-        if "arguments" not in body:  # `|tojson` of an undefined value: the engine fails
+        # The usual call, {"function": {...}} with the function a dict that is not empty, read at once.
+        body = call.get("function") if type(call) is dict else None
+        path = ""
+        if type(body) is not dict or not body:
+            path = f"messages[{index}].tool_calls[{k}]"
+            body = _call_body(call, template, path)
+            if body is not call:
+                path += ".function"
+        arguments = body.get("arguments", ABSENT)
+        if arguments is ABSENT:  # `|tojson` of an undefined value: the engine fails
+            path = path or f"messages[{index}].tool_calls[{k}].function"
             raise InvalidInputError(path + ".arguments", "expected the call's arguments, got none")
-        arguments = body["arguments"]
-        if isinstance(arguments, str) and not template.quotes_string_arguments:
-            text = _chars(arguments)
+        if type(arguments) is str and not quotes:
+            text = arguments
         else:
-            text = tojson_at(arguments, path + ".arguments")
-        name = _printed(body.get("name", ABSENT), path + ".name", template.strings_only)
-        out.extend(("\n" if k or content else "", JSON_CALL_OPEN, name, JSON_CALL_ARGUMENTS, text, JSON_CALL_END))
+            text = _arguments_text(arguments, quotes, path or f"messages[{index}].tool_calls[{k}].function")
+        name = body.get("name", ABSENT)
+        if type(name) is not str:
+            name = printed(name, (path or f"messages[{index}].tool_calls[{k}].function") + ".name",
+                           template.strings_only)
+        out.append(f"{JSON_CALL_NEXT if k or content else JSON_CALL_OPEN}{name}{JSON_CALL_ARGUMENTS}{text}"
+                   f"{JSON_CALL_END}")
 
 
 def _assistant_content(message: dict[str, Any], index: int, template: JsonTemplate) -> str:
     """An assistant's content as the template reads it (Qwen2.5: a string wherever it is written)."""
     content = message.get("content")
     if isinstance(content, str):
-        return _chars(content)
+        return chars(content)
+    if template.vision:
+        return text_parts(content, f"messages[{index}].content", template.strings_only)
     if template.prints_content and (not message.get("tool_calls") or content):
         raise InvalidInputError(f"messages[{index}].content", f"expected a string, got {type_name(content)}")
     return ""
@@ -181,12 +182,14 @@ def _assistant_content(message: dict[str, Any], index: int, template: JsonTempla
 def _write_assistant(out: list[str], message: dict[str, Any], index: int, kept_after: int, last: bool,
                      template: JsonTemplate, drops: list[str] | None) -> None:
     """An assistant turn; after position ``kept_after``, with its reasoning in a think block."""
-    content = _assistant_content(message, index, template)
+    content = message.get("content")
+    if type(content) is not str:
+        content = _assistant_content(message, index, template)
     reasoning, read, split = "", None, False
     if template.reasoning:
         value = reasoning_of(message)
         if isinstance(value, str):
-            reasoning, read = _chars(value), reasoning_field(message)
+            reasoning, read = chars(value), reasoning_field(message)
         elif THINK_CLOSE in content:
             reasoning, content = split_think(content)
             split = True
@@ -200,47 +203,58 @@ def _write_assistant(out: list[str], message: dict[str, Any], index: int, kept_a
             drops.extend(f"messages[{index}].{f}" for f in _lost_content(message))
         note_assistant_drops(drops, message, message.get("content"), index, read, split, kept)
     if calls := message.get("tool_calls"):
-        _write_calls(out, calls, content, index, template)
+        # (Qwen3-VL tests the message's own content for the newline before the first call)
+        _write_calls(out, calls, message.get("content") if template.vision else content, index, template)
     out.append(TURN_END)
 
 
-def _turn_content(message: dict[str, Any], index: int, template: JsonTemplate, printed: bool) -> str:
-    """A user's, system's or tool's content (Qwen2.5: concatenated, or ``printed``)."""
+def _turn_content(message: dict[str, Any], index: int, template: JsonTemplate, printing: bool,
+                  vision: VisionCount | None, add_vision_id: Any) -> str:
+    """A user's, system's or tool's content (Qwen2.5: concatenated, or ``printing``: printed;
+    Qwen3-VL: its parts, images and videos counted in ``vision``)."""
     content = message.get("content")
     if isinstance(content, str):
-        return _chars(content)
+        return chars(content)
+    path = f"messages[{index}].content"
+    if vision is not None:
+        return vision_parts(content, path, template.strings_only, vision, add_vision_id)
     if template.prints_content:
-        path = f"messages[{index}].content"
-        if printed:
-            return _printed(ABSENT if content is None else content, path, template.strings_only)
-        return _concatenated(content, path)
+        if printing:
+            return printed(ABSENT if content is None else content, path, template.strings_only)
+        return concatenated(content, path)
     return ""
 
 
 def _write_turns(out: list[str], msgs: list[dict[str, Any]], roles: list[str], kept_after: int,
-                 template: JsonTemplate, noted: NotedRender | None) -> None:
+                 template: JsonTemplate, add_vision_id: Any, noted: NotedRender | None) -> None:
     """Every message's turn after the prologue, in order; ``noted`` gets each one's ranges and losses."""
     last = len(msgs) - 1
     drops = None if noted is None else noted.dropped
     at = sum(map(len, out))
+    vision = VisionCount() if template.vision else None  # the template's image and video counters
+    later_system = template.writes_later_system
     for i, message in enumerate(msgs):
         written, role = len(out), roles[i]
         text, text_at = None, 0  # a user, system or tool message's content as written, and its piece
-        if role == "user" or (role == "system" and i):
-            text = _turn_content(message, i, template, False)
+        if role == "user" or (role == "system" and i and later_system):
+            text = message.get("content")
+            if type(text) is not str:
+                text = _turn_content(message, i, template, False, vision, add_vision_id)
             out.extend((IM_START + role + "\n", text, TURN_END))
             text_at = written + 1
         elif role == "assistant":
             _write_assistant(out, message, i, kept_after, i == last, template, drops)
         elif role == "tool":
-            text = _turn_content(message, i, template, True)
+            text = message.get("content")
+            if type(text) is not str:
+                text = _turn_content(message, i, template, True, vision, add_vision_id)
             if not i or roles[i - 1] != "tool":
                 out.append(JSON_TOOL_RUN_OPEN)
             text_at = len(out) + 1
             out.extend((JSON_TOOL_RESPONSE_OPEN, text, JSON_TOOL_RESPONSE_CLOSE))
             if i == last or roles[i + 1] != "tool":
                 out.append(TURN_END)
-        elif role == "system":  # the leading system message: the prologue's
+        elif role == "system" and not i:  # the leading system message: the prologue's
             continue
         if noted is not None:
             at = _note_turn(noted, out, written, at, message, i, role, text, text_at)
@@ -283,12 +297,14 @@ def render_json_chatml(
     template: JsonTemplate = QWEN3_INSTRUCT_2507,
     *,
     enable_thinking: Any = ABSENT,
+    add_vision_id: Any = None,
     _noted: NotedRender | None = None,
 ) -> str:
     """Render ``messages`` exactly as ``template``'s Jinja source does (the module docstring).
 
     ``enable_thinking`` (templates that read reasoning): exactly ``False`` closes an empty think
-    block in the generation prompt. ``_noted`` (``render_spans``): gets the pieces, each message's
+    block in the generation prompt. ``add_vision_id`` (Qwen3-VL), by truthiness: images and videos
+    numbered. ``_noted`` (``render_spans``): gets the pieces, each message's
     ranges and what the template leaves out (:class:`~.render.NotedRender`).
     """
     msgs, roles = _read(messages)
@@ -298,7 +314,7 @@ def render_json_chatml(
         _note_prologue(_noted, out, msgs, roles, system_length)
     # The assistant turns after the last real query keep their reasoning (none: the last message).
     kept_after = (last_query(msgs, roles) % len(msgs)) if template.reasoning else len(msgs)
-    _write_turns(out, msgs, roles, kept_after, template, _noted)
+    _write_turns(out, msgs, roles, kept_after, template, add_vision_id, _noted)
     if add_generation_prompt:
         out.append(generation_prompt(template, enable_thinking))
     if _noted is not None:
@@ -328,5 +344,6 @@ def json_noted(messages: Conversation, tools: Tools, add_generation_prompt: Any,
     """:func:`render_json_chatml`'s prompt and what it noted (for ``render_spans``)."""
     noted = NotedRender()
     text = render_json_chatml(messages, tools, add_generation_prompt, template,
-                              enable_thinking=options.get("enable_thinking", ABSENT), _noted=noted)
+                              enable_thinking=options.get("enable_thinking", ABSENT),
+                              add_vision_id=options.get("add_vision_id"), _noted=noted)
     return text, noted

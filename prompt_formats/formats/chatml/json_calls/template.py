@@ -1,6 +1,6 @@
 """What tells apart the ChatML templates that write JSON tool calls: a :class:`JsonTemplate`, read by their walk.
 
-Qwen2.5, Qwen3 and Qwen3-Instruct-2507 write their turns in one order (:mod:`.json_render`) and a
+Qwen2.5, Qwen3, Qwen3-Instruct-2507 and Qwen3-VL write their turns in one order (:mod:`.json_render`) and a
 call as a JSON object in ``<tool_call>`` (``{"name": …, "arguments": …}``); they differ in a
 handful of places, each a field here.
 """
@@ -11,7 +11,7 @@ import attrs
 
 from ..tokens import QWEN2_5_DEFAULT_SYSTEM
 
-__all__ = ["QWEN2_5", "QWEN3", "QWEN3_INSTRUCT_2507", "JsonTemplate"]
+__all__ = ["QWEN2_5", "QWEN3", "QWEN3_INSTRUCT_2507", "QWEN3_VL", "JsonTemplate"]
 
 
 @attrs.frozen
@@ -30,6 +30,9 @@ class JsonTemplate:
     not as they are.
     ``function_if_present``: a call's ``function`` is its body whenever the key is there (else only
     when it is truthy).
+    ``vision``: a content that is no string is read as parts (Qwen3-VL): in a user's or tool's
+    content, images and videos are written as their markers, numbered under ``add_vision_id``.
+    ``writes_later_system``: a system message after the first is a turn (else it is not written).
     ``strings_only``: not the template's but the guard's: a value that is no string is refused where
     the template would print it (Python's printing of it would write its strings unchecked).
     """
@@ -39,6 +42,8 @@ class JsonTemplate:
     reasoning: bool = False
     quotes_string_arguments: bool = False
     function_if_present: bool = False
+    vision: bool = False
+    writes_later_system: bool = True
     strings_only: bool = False
 
     @property
@@ -51,5 +56,6 @@ class JsonTemplate:
 
 QWEN3_INSTRUCT_2507 = JsonTemplate()
 QWEN3 = JsonTemplate(reasoning=True)
+QWEN3_VL = JsonTemplate(vision=True, writes_later_system=False)
 QWEN2_5 = JsonTemplate(default_system=QWEN2_5_DEFAULT_SYSTEM, prints_content=True, quotes_string_arguments=True,
                        function_if_present=True)
