@@ -455,9 +455,14 @@ def agent_request(
 # format is text only; options ``current_date``/``reasoning_effort``), ``"gpt-oss"`` (as harmony,
 # with one leading system message as ``chatml-strict`` and string content only, since the published
 # template reads ``message.content`` as a string; an assistant tool call with reasoning loses its
-# preamble, which that template refuses beside reasoning).
+# preamble, which that template refuses beside reasoning), ``"json"`` and ``"json-thinking"`` (the
+# templates that write JSON calls: string content only, no images; ``enable_thinking`` only for the
+# latter, Qwen3's), ``"json-vision"`` (Qwen3-VL's: text parts and images, ``add_vision_id``).
 
-Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "harmony", "gpt-oss"]
+Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "json", "json-thinking", "json-vision", "harmony",
+                  "gpt-oss"]
+_STRING_CONTENT = ("gpt-oss", "json", "json-thinking")  # the flavours whose content is a string
+_IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision")  # the flavours with images
 
 # Proportions (per request unless said otherwise).
 TEXT_PARTS = 0.30  # of user and system messages: content given as a list of text parts
@@ -574,7 +579,7 @@ def _dress_message(rng: random.Random, message: Message, flavour: Flavour) -> Me
                 message["reasoning_content"] = reasoning
                 if flavour == "gpt-oss" and message.get("tool_calls"):
                     message["content"] = ""  # the template refuses content and reasoning beside a tool call
-    elif role in ("user", "system") and flavour != "gpt-oss" and rng.random() < TEXT_PARTS:
+    elif role in ("user", "system") and flavour not in _STRING_CONTENT and rng.random() < TEXT_PARTS:
         message["content"] = _parts(rng, message["content"])
     return message
 
@@ -615,6 +620,10 @@ def _add_image(rng: random.Random, messages: list[Message]) -> None:
 def _options(rng: random.Random, flavour: Flavour, has_image: bool) -> dict[str, Any]:
     if rng.random() >= KEYWORD_OPTIONS:
         return {}
+    if flavour.startswith("json"):  # (Qwen3's template reads enable_thinking, Qwen3-VL's add_vision_id)
+        if flavour == "json-vision":
+            return {"add_vision_id": True} if has_image else {}
+        return {"enable_thinking": rng.random() < 0.6} if flavour == "json-thinking" else {}
     if flavour.startswith("chatml"):
         options: dict[str, Any] = {"enable_thinking": rng.random() < 0.6}
         if rng.random() < 0.3 and flavour != "chatml-objects":  # (Qwen3.5's templates have no such option)
@@ -651,7 +660,7 @@ def _dress(
     messages = [_dress_message(rng, m, flavour) for m in messages]
     if flavour == "chatml-objects":
         messages = objects_only(messages)
-    has_image = flavour.startswith("chatml") and rng.random() < (AGENT_IMAGES if agent else IMAGES)
+    has_image = flavour in _IMAGES and rng.random() < (AGENT_IMAGES if agent else IMAGES)
     if has_image:
         _add_image(rng, messages)
     return messages, has_image
@@ -700,6 +709,8 @@ FLAVOURS: dict[str, Flavour] = {
     "chatml-multi-system": "chatml", "chatml-safety": "chatml-strict", "harmony": "harmony", "gpt-oss": "gpt-oss",
     "qwen3.5": "chatml-objects", "qwen3.5-nothink": "chatml-objects", "qwen3.6": "chatml-objects",
     "qwen3.8": "chatml-objects",
+    # The JSON-call templates write a content that is no string as nothing (Qwen2.5 refuses it): text only.
+    "qwen3": "json-thinking", "qwen3-instruct-2507": "json", "qwen2.5": "json", "qwen3-vl": "json-vision",
 }
 #: The options of the fixed (not held-out) corpora: Harmony and gpt-oss read today's date otherwise.
 OPTIONS: dict[str, dict[str, Any]] = {

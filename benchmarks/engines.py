@@ -48,6 +48,10 @@ TEMPLATES = {
     "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
     "qwen3.6": "families/qwen3_6.jinja",
     "qwen3.8": "families/qwen3_8.jinja",
+    "qwen3": "families/qwen3.jinja",
+    "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
+    "qwen2.5": "families/qwen2_5.jinja",
+    "qwen3-vl": "families/qwen3_vl.jinja",
 }
 
 Renderer = Callable[..., str]
