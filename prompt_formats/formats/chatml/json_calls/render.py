@@ -58,6 +58,7 @@ __all__ = ["generation_prompt", "json_noted", "last_query", "render_json_chatml"
 
 _ASSISTANT_HEADER = len(ASSISTANT_TURN)
 _OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
+_OTHER_KEYS = frozenset(_OTHER_FIELDS)  # (a message holding none of them loses none: one C-level test)
 
 
 def _read(messages: Conversation) -> tuple[list[dict[str, Any]], list[str]]:
@@ -273,7 +274,7 @@ def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, messag
     """Note message ``index``'s range (its turn written from piece ``written`` on, at ``at``; a
     content ``text`` as piece ``text_at``) and what it loses; returns where the next turn starts."""
     ranges, generated, starts = noted.spans
-    end = at + len("".join(out[written:]))
+    end = at + sum(map(len, out[written:]))
     if role == "assistant":  # generated: right after the header, up to and including <|im_end|>
         turn = (at + _ASSISTANT_HEADER, end - 1)
         ranges.append((turn,))
@@ -282,10 +283,13 @@ def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, messag
         ranges.append(())
         noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, EVERY_FIELD))
     else:
-        begin = at + len("".join(out[written:text_at]))
+        begin = at + sum(map(len, out[written:text_at]))
         ranges.append(((begin, begin + len(text)),) if text else ())
-        lost = [*(_lost_content(message) if not text else ()), *losing_fields(message, _OTHER_FIELDS)]
-        noted.dropped.extend(f"messages[{index}].{f}" for f in lost)
+        lost = _lost_content(message) if not text else []
+        if not _OTHER_KEYS.isdisjoint(message):
+            lost += losing_fields(message, _OTHER_FIELDS)
+        if lost:
+            noted.dropped.extend(f"messages[{index}].{f}" for f in lost)
     starts.append(written)
     return end
 
