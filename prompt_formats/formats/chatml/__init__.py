@@ -7,22 +7,23 @@ set: :mod:`.tokens`; typing parsed values by the tools' schemas: :mod:`.schema`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, ClassVar
 
 from ...errors import FormatError, InvalidInputError, type_name
-from ...format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
-from ...format.continuation import continued_field, render_continued
-from ...format.options import BOOLEAN, Option, describe
+from ...format.chat_format import GUARD_CONFIG, Conversation, Tools, render_strictly
+from ...format.continuation import render_continued
+from ...format.options import BOOLEAN, Option
 from ...format.spans import GeneratedPolicy, RenderedPrompt
 from ...guard import ControlTokenGuard, Policy
+from .family import ChatMLFamilyFormat
 from .incremental import ChatMLIncremental, incremental_renderer
 from .lean import lean_prompt
 from .options import parse_specs, render_specs, take_serving_options
 from .parse import ChatMLReplyParser
 from .render import NotedRender, chatml_noted, render_chatml, tools_block
-from .schema import schema_types, tool_schemas, typed_parameter_value
+from .schema import schema_types, typed_parameter_value
 from .spans import continued_prompt, rendered_prompt
 from .template import MULTI_SYSTEM, QWEN3_5, QWEN3_5_NOTHINK, QWEN3_6, QWEN3_8, UPSTREAM, Template
 from .tokens import CONTROL_TOKENS
@@ -40,31 +41,20 @@ __all__ = [
     "typed_parameter_value",
 ]
 
-class ChatMLFormat(GuardedFormat):
-    """Base of the two ChatML formats: the Qwen3.6 template's options and turn rules.
+class ChatMLFormat(ChatMLFamilyFormat):
+    """Base of the ChatML formats whose templates write XML calls (Qwen3.5 on): the Qwen3.6
+    template's options and turn rules, read with the format's :class:`~.template.Template`.
 
     ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
     and tools before rendering (off by default: the output is then exactly the template's).
     """
 
     template: ClassVar[Template] = UPSTREAM
-    parses = True
-    renders_spans = True
-    config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
-    control_tokens = CONTROL_TOKENS
-    option_specs = render_specs(UPSTREAM)
-    options = describe(option_specs)
-    parse_option_specs = parse_specs(UPSTREAM)
-    parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A format that names its template takes that template's options (what it reads)."""
-        super().__init_subclass__(**kwargs)
-        if "template" in cls.__dict__:
-            cls.option_specs = render_specs(cls.template)
-            cls.options = describe(cls.option_specs)
-            cls.parse_option_specs = parse_specs(cls.template)
-            cls.parse_options = describe(cls.parse_option_specs)
+    @staticmethod
+    def template_specs(template: Template) -> tuple[tuple[Option, ...], tuple[Option, ...]]:
+        """``render``'s options and the parser's under ``template`` (:mod:`.options`)."""
+        return render_specs(template), parse_specs(template)
 
     def stream_parser(
         self,
@@ -86,14 +76,7 @@ class ChatMLFormat(GuardedFormat):
         Its events, concatenated over any split of the completion into deltas, assemble to exactly
         ``parse(completion)`` (with the same ``id_factory`` sequence).
         """
-        continued = None
-        if context:
-            self.check_options(context, self.parse_options)
-            continued = continued_field(context.get("continue_final_message"), False)
-        return ChatMLReplyParser(tool_schemas(tools), self.template.thinks(context.get("enable_thinking")), id_factory,
-                                 continued)
-
-    renders_incrementally = True
+        return self._parser(tools, id_factory, context, self.template.thinks, False)
 
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> ChatMLIncremental | None:
         return incremental_renderer(self.guard, tools, self.template, options)

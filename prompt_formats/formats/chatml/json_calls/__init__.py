@@ -8,20 +8,19 @@ the usual one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import attrs
 
-from ....format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
-from ....format.continuation import continued_field, render_continued
-from ....format.options import BOOLEAN, STRICT, STRICT_PARSE, Option, describe
+from ....format.chat_format import Conversation, Tools, render_strictly
+from ....format.continuation import render_continued
+from ....format.options import BOOLEAN, STRICT, STRICT_PARSE, Option
 from ....format.spans import GeneratedPolicy, RenderedPrompt
+from ..family import ChatMLFamilyFormat
 from ..options import CONTINUES, SAME_AS_RENDER, SERVING_SPECS, take_serving_options
 from ..parse import ChatMLReplyParser
-from ..schema import tool_schemas
 from ..spans import continued_prompt, rendered_prompt
-from ..tokens import CONTROL_TOKENS
 from ..untrusted import CHATML_JSON_READING
 from .incremental import JsonIncremental, json_incremental_renderer
 from .render import json_noted, render_json_chatml
@@ -46,7 +45,12 @@ def parse_specs(template: JsonTemplate) -> tuple[Option, ...]:
     return (*(Option(spec.name, spec.kinds, SAME_AS_RENDER) for spec in accepted), STRICT_PARSE, CONTINUES)
 
 
-class JsonChatMLFormat(GuardedFormat):
+def _never(enable_thinking: Any) -> bool:
+    """The prompt never opens a think block (the model writes its own)."""
+    return False
+
+
+class JsonChatMLFormat(ChatMLFamilyFormat):
     """Base of the ChatML formats that write JSON tool calls: its ``template`` says which.
 
     ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
@@ -55,23 +59,11 @@ class JsonChatMLFormat(GuardedFormat):
     """
 
     template: ClassVar[JsonTemplate] = QWEN3_INSTRUCT_2507
-    parses = True
-    renders_spans = True
-    config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
-    control_tokens = CONTROL_TOKENS
-    option_specs = render_specs(QWEN3_INSTRUCT_2507)
-    options = describe(option_specs)
-    parse_option_specs = parse_specs(QWEN3_INSTRUCT_2507)
-    parse_options: ClassVar[Mapping[str, str]] = describe(parse_option_specs)
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A format that names its template takes that template's options (what it reads)."""
-        super().__init_subclass__(**kwargs)
-        if "template" in cls.__dict__:
-            cls.option_specs = render_specs(cls.template)
-            cls.options = describe(cls.option_specs)
-            cls.parse_option_specs = parse_specs(cls.template)
-            cls.parse_options = describe(cls.parse_option_specs)
+    @staticmethod
+    def template_specs(template: JsonTemplate) -> tuple[tuple[Option, ...], tuple[Option, ...]]:
+        """``render``'s options and the parser's under ``template``."""
+        return render_specs(template), parse_specs(template)
 
     def stream_parser(
         self,
@@ -88,13 +80,7 @@ class JsonChatMLFormat(GuardedFormat):
         Its events, concatenated over any split of the completion into deltas, assemble to exactly
         ``parse(completion)`` (with the same ``id_factory`` sequence).
         """
-        continued = None
-        if context:
-            self.check_options(context, self.parse_options)
-            continued = continued_field(context.get("continue_final_message"), False)
-        return ChatMLReplyParser(tool_schemas(tools), False, id_factory, continued, json_calls=True)
-
-    renders_incrementally = True
+        return self._parser(tools, id_factory, context, _never, True)
 
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> JsonIncremental | None:
         return json_incremental_renderer(self.guard, tools, self._template(), options)
