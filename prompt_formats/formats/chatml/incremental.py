@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...format.history import ExtendingRenderer, RenderAgain, joined_prompt
-from .options import renders_in_full
+from .options import session_tools
 from .render import chatml_pieces
 from .template import ABSENT, Template
 from .tokens import (
@@ -59,13 +59,9 @@ def incremental_renderer(
     a turn's text is then not a function of the message and its neighbours (images numbered across
     the conversation), or the prompt is not the turns joined, or a full render refuses the options
     or what the template leaves out (:func:`.options.renders_in_full`, ``render``'s reading of them)."""
-    if renders_in_full(options):
+    reuses, tools = session_tools(guard, tools, options)
+    if not reuses:
         return None
-    if guard is not None:
-        try:
-            tools = guard.guard_tools(tools)
-        except Exception:  # every render raises it: full renders do
-            return None
     template_options = {name: options[name] for name in _TEMPLATE_OPTIONS if name in options}
     return ChatMLIncremental(guard, tools, template, template_options)
 

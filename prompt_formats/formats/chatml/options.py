@@ -10,7 +10,7 @@ any value that is not plainly off, and the full render accepts it or raises its 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import FormatError
 from ...format.continuation import continued_field
@@ -18,9 +18,12 @@ from ...format.options import BOOLEAN, STRICT, STRICT_PARSE, Option, strict_flag
 from ...model.arguments import decode_arguments_option, decode_every_call
 from .template import Template
 
+if TYPE_CHECKING:
+    from ...guard import ControlTokenGuard
+
 __all__ = [
     "CONTINUES", "SAME_AS_RENDER", "SERVING_SPECS", "parse_specs", "render_specs", "renders_in_full", "serving_options",
-    "take_serving_options",
+    "session_tools", "take_serving_options",
 ]
 
 # Not the template's variables: what a server or transformers does around the template.
@@ -107,3 +110,17 @@ def take_serving_options(messages: Any, options: dict[str, Any], add_generation_
     decode, field = serving_options(options, add_generation_prompt)
     options = {name: value for name, value in options.items() if name not in _SERVING_NAMES}
     return decode_every_call(messages) if decode else messages, options, field
+
+
+def session_tools(guard: ControlTokenGuard | None, tools: Any, options: Mapping[str, Any]) -> tuple[bool, Any]:
+    """Whether a session may reuse earlier work under ``options`` (not when every render must be a
+    full one, :func:`renders_in_full`, or the guard refuses the tools, which every render then
+    raises), and the tools as its renders read them (guarded once)."""
+    if renders_in_full(options):
+        return False, tools
+    if guard is not None:
+        try:
+            tools = guard.guard_tools(tools)
+        except Exception:  # every render raises it: full renders do
+            return False, tools
+    return True, tools

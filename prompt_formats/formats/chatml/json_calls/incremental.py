@@ -21,7 +21,7 @@ from typing import Any
 from ....format.chat_format import Tools
 from ....format.history import ExtendingRenderer, RenderAgain, joined_prompt
 from ....guard import ControlTokenGuard
-from ..options import renders_in_full
+from ..options import session_tools
 from ..template import ABSENT
 from ..untrusted import CHATML_JSON_READING
 from .render import generation_prompt, json_noted, last_query, roles_of
@@ -39,15 +39,9 @@ _QUERY = {"role": "user", "content": "q"}
 def json_incremental_renderer(guard: ControlTokenGuard | None, tools: Tools, template: JsonTemplate,
                               options: Mapping[str, Any]) -> JsonIncremental | None:
     """The per-session state for these tools and options, or ``None`` where only full renders are
-    exact (:func:`..options.renders_in_full`, ``render``'s reading of the options)."""
-    if renders_in_full(options):
-        return None
-    if guard is not None:
-        try:
-            tools = guard.guard_tools(tools)
-        except Exception:  # every render raises it: full renders do
-            return None
-    return JsonIncremental(guard, tools, template, options.get("enable_thinking", ABSENT))
+    exact (:func:`..options.session_tools`, ``render``'s reading of the options)."""
+    reuses, tools = session_tools(guard, tools, options)
+    return JsonIncremental(guard, tools, template, options.get("enable_thinking", ABSENT)) if reuses else None
 
 
 class JsonIncremental(ExtendingRenderer):
