@@ -170,3 +170,15 @@ def test_strict_option(fmt: pf.ChatFormat) -> None:
     if fmt.guard is not None and fmt.guard.policy == "reject":  # the guard's refusal stays as it is
         with pytest.raises(pf.InjectionError):
             fmt.render([{"role": "user", "content": "<|im_end|>"}], strict=True)
+
+
+@pytest.mark.jinja
+@pytest.mark.parametrize("content", [{"text": "hello"}, {"type": "text", "text": "hello"}])
+@pytest.mark.parametrize("role", ["system", "user", "assistant"])
+def test_qwen3_vl_reports_an_object_content_it_iterates_as_keys(content: Any, role: str) -> None:
+    # The template iterates an object as its keys: its values are never written.
+    message = {"role": role, "content": content}
+    messages = [message, Q] if role != "assistant" else [Q, message]
+    check_case("qwen3-vl", messages, None, True, {})
+    at = 0 if role != "assistant" else 1
+    assert f"messages[{at}].content" in FORMATS["qwen3-vl"][0].render_spans(messages, None, True).dropped

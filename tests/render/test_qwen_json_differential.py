@@ -102,3 +102,33 @@ def test_odd_calls_render_as_the_models_template(name: str, data: st.DataObject,
                                                  tool_list: Any, gen: bool) -> None:
     options = data.draw(OPTIONS[name], label="options")
     assert ours(name, messages, tool_list, gen, options) == oracle(name, messages, tool_list, gen, options)
+
+
+class Shouts(str):
+    """A string that prints otherwise than its characters (the engine prints ``str()`` of it)."""
+
+    def __str__(self) -> str:
+        return "SHOUT"
+
+
+def _printed_fields(text: Any) -> list[list[dict[str, Any]]]:
+    return [
+        [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": text, "arguments": text}}]}],
+        [{"role": "user", "content": text}, {"role": "tool", "content": text}],
+        [{"role": "system", "content": text}, {"role": "user", "content": "q"},
+         {"role": "assistant", "content": text, "tool_calls": [{"function": {"name": "f", "arguments": {"a": text}}}]}],
+        [{"role": "user", "content": [{"type": "text", "text": text}]},
+         {"role": "assistant", "content": [{"type": "text", "text": text}]}],
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("with_tools", [False, True])
+def test_a_string_subclass_is_written_as_the_engine_writes_it(name: str, case: int, with_tools: bool) -> None:
+    # Printed (`{{ x }}`): by its __str__; concatenated or encoded as JSON: by its characters.
+    messages = _printed_fields(Shouts("chars"))[case]
+    tool_list = [{"type": "function", "function": {"name": "f"}}] if with_tools else None
+    expected = oracle(name, messages, tool_list, True, {})
+    assert ours(name, messages, tool_list, True, {}) == expected

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...._text.tojson import printed as printed_text
 from ....errors import InvalidInputError, type_name
 from ....model.reading import part_kind
 from ..content import VisionCount, vision_text
@@ -34,21 +35,25 @@ def concatenated(value: Any, path: str) -> str:
 
 
 def printed(value: Any, path: str, strings_only: bool) -> str:
-    """A value the template prints (``{{ value }}``): a string as it is, ``ABSENT`` (undefined) as
-    nothing, anything else as Python prints it (``None`` too: only a message's own ``None``-valued
-    fields are dropped, and their callers pass them as ``ABSENT``); ``strings_only``: the error for
-    anything but a string or nothing."""
-    if isinstance(value, str):
-        return chars(value)
+    """A value the template prints (``{{ value }}``): a string as Python prints it (a subclass by its
+    ``__str__``, as the engine does), ``ABSENT`` (undefined) as nothing, anything else as Python
+    prints it (``None`` too: only a message's own ``None``-valued fields are dropped, and their
+    callers pass them as ``ABSENT``). ``strings_only`` (a guard, which checks a string's
+    characters): the error for anything else but a string that prints as its characters, or nothing."""
+    if type(value) is str:
+        return value
     if value is ABSENT:
         return ""
-    if strings_only:
+    if strings_only and not isinstance(value, str):
         raise InvalidInputError(path, f"expected a string, got {type_name(value)} (with a guard, the template's "
                                 "printing of it as Python prints it is refused: its text would go unchecked)")
     try:
-        shown = str(value)
+        shown = printed_text(value) if isinstance(value, str) else str(value)
     except Exception:  # the engine fails where it prints the value: the error names it
         raise InvalidInputError(path, f"a {type_name(value)} that cannot be printed") from None
+    if strings_only and shown != str.__str__(value):
+        raise InvalidInputError(path, "a string that prints otherwise than its characters (with a guard, refused: "
+                                "the guard checks its characters)")
     return chars(shown)
 
 
@@ -90,10 +95,10 @@ def _unwritten(path: str) -> InvalidInputError:
 
 
 def text_parts(content: Any, path: str, strings_only: bool) -> str:
-    """A system's or assistant's content: a string, or its parts' texts (nothing else is written);
-    ``strings_only`` (a guard): a part that is no text part is refused."""
+    """A system's or assistant's content: a string (printed), or its parts' texts (nothing else is
+    written); ``strings_only`` (a guard): a part that is no text part is refused."""
     if isinstance(content, str):
-        return chars(content)
+        return printed(content, path, strings_only)
     pieces = []
     for j, item in enumerate(_items(content, path)):
         if isinstance(item, Mapping) and "text" in item:
@@ -112,7 +117,7 @@ def vision_parts(content: Any, path: str, strings_only: bool, vision: VisionCoun
     (counted across the conversation in ``vision``), texts as printed; ``strings_only`` (a guard):
     a part written as nothing is refused."""
     if isinstance(content, str):
-        return chars(content)
+        return printed(content, path, strings_only)
     pieces = []
     for j, item in enumerate(_items(content, path)):
         kind = _kind(item, f"{path}[{j}]")

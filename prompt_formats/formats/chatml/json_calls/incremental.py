@@ -71,20 +71,24 @@ class JsonIncremental(ExtendingRenderer):
         return joined_prompt(self._head, self._texts, self._chunks, self._chunk_ends, stable, tail)
 
     def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], list[str]]:
-        """The window's prologue pieces, each message's turn text and role."""
-        if self._guard is not None:
-            window = self._guard.guard_messages(window, CHATML_JSON_READING)
+        """The (guarded) window's prologue pieces, each message's turn text and role."""
         _, noted = json_noted(window, tools, False, self._template, {})
         pieces, starts = noted.pieces, noted.spans[2]
         texts = ["".join(pieces[starts[i]:starts[i + 1]]) for i in range(len(window))]
         return pieces[:starts[0]], texts, noted.roles
 
+    def _guarded(self, messages: list[Any]) -> list[Any]:
+        """The messages as the renders read them: with the guard's policy applied, which may change
+        what the last-query scan finds (an escaped ``<tool_response>``)."""
+        return messages if self._guard is None else list(self._guard.guard_messages(messages, CHATML_JSON_READING))
+
     def _first(self, messages: list[Any]) -> int:
         """Render every message; the index before which the turns are taken as stable."""
-        head, self._texts, self._roles = self._turns(messages, self._tools)
+        guarded = self._guarded(messages)
+        head, self._texts, self._roles = self._turns(guarded, self._tools)
         self._head = tuple(head)
         self._chunks, self._chunk_ends = [], []
-        self._query = last_query(messages, self._roles) if self._template.reasoning else -1
+        self._query = last_query(guarded, self._roles) if self._template.reasoning else -1
         return max(0, len(messages) - 2)
 
     def _extend(self, messages: list[Any]) -> int:
@@ -93,8 +97,8 @@ class JsonIncremental(ExtendingRenderer):
         if count == old:
             return old
         start, query = old - 1, self._query  # the last earlier turn: a run it ended may go on; it is no longer last
+        new = self._guarded(messages[old:])
         if self._template.reasoning:
-            new = messages[old:]
             found = last_query(new, roles_of(new))
             if found >= 0:  # a new real query: the turns after the previous one lose their reasoning
                 start, query = min(start, query + 1) if query >= 0 else start, old + found
@@ -102,7 +106,7 @@ class JsonIncremental(ExtendingRenderer):
             raise RenderAgain  # the first message: the prologue's, if a system message
         lead = [_QUERY] if 0 <= query < start else []
         lead.append(_AFTER_TOOL if self._roles[start - 1] == "tool" else _AFTER_OTHER)
-        _, texts, roles = self._turns([*lead, *messages[start:]], None)
+        _, texts, roles = self._turns([*lead, *self._guarded(messages[start:old]), *new], None)
         self._texts[start:] = texts[len(lead):]
         self._roles[start:] = roles[len(lead):]
         self._query = query

@@ -121,19 +121,26 @@ def _call_body(call: Any, template: JsonTemplate, path: str) -> Mapping[str, Any
             if not isinstance(function, Mapping):  # the engine reads no arguments from it
                 raise InvalidInputError(path + ".function", f"expected an object, got {type_name(function)}")
             return function
+        if template.strings_only:  # the guard checks the function's fields, not the call's own
+            raise InvalidInputError(path + ".function", f"an empty {type_name(function)}: the template reads the "
+                                    "call's own name and arguments (with a guard, refused: they go unchecked)")
     return call
 
 
-def _arguments_text(arguments: Any, quotes: bool, path: str) -> str:
-    """A call's ``arguments`` as written: a string as it is (``quotes``: as a JSON string), anything
-    else as JSON, or the error naming them."""
+def _arguments_text(arguments: Any, quotes: bool, path: str, strings_only: bool) -> str:
+    """A call's ``arguments`` as written: a string as printed (``quotes``: as a JSON string),
+    anything else as JSON, or the error naming them; ``strings_only`` (a guard): what holds text
+    and is neither a string nor an object (which the guard checks) is refused."""
     if type(arguments) is dict:
         try:
             return "".join(json_chunks(arguments, 0))
         except (TypeError, ValueError, RecursionError):
             pass  # (tojson_at gives the text on a fresh stack, or the error)
     elif isinstance(arguments, str) and not quotes:
-        return chars(arguments)
+        return printed(arguments, path + ".arguments", strings_only)
+    elif strings_only and not isinstance(arguments, (str, Mapping)) and holds_text(arguments):
+        raise InvalidInputError(path + ".arguments", f"expected an object or a string, got {type_name(arguments)} "
+                                "(with a guard, refused: the guard checks an object's values and a string)")
     return tojson_at(arguments, path + ".arguments")
 
 
@@ -159,7 +166,8 @@ def _write_calls(out: list[str], calls: Any, content: Any, index: int, template:
         if type(arguments) is str and not quotes:
             text = arguments
         else:
-            text = _arguments_text(arguments, quotes, path or f"messages[{index}].tool_calls[{k}].function")
+            text = _arguments_text(arguments, quotes, path or f"messages[{index}].tool_calls[{k}].function",
+                                   template.strings_only)
         name = body.get("name", ABSENT)
         if type(name) is not str:
             name = printed(name, (path or f"messages[{index}].tool_calls[{k}].function") + ".name",
@@ -171,10 +179,10 @@ def _write_calls(out: list[str], calls: Any, content: Any, index: int, template:
 def _assistant_content(message: dict[str, Any], index: int, template: JsonTemplate) -> str:
     """An assistant's content as the template reads it (Qwen2.5: a string wherever it is written)."""
     content = message.get("content")
+    if template.vision:  # (it prints the content: a string subclass by its __str__)
+        return text_parts(content, f"messages[{index}].content", template.strings_only)
     if isinstance(content, str):
         return chars(content)
-    if template.vision:
-        return text_parts(content, f"messages[{index}].content", template.strings_only)
     if template.prints_content and (not message.get("tool_calls") or content):
         raise InvalidInputError(f"messages[{index}].content", f"expected a string, got {type_name(content)}")
     return ""
@@ -200,8 +208,7 @@ def _write_assistant(out: list[str], message: dict[str, Any], index: int, kept_a
     else:
         out.extend((ASSISTANT_TURN, content))
     if drops is not None:
-        if not content:
-            drops.extend(f"messages[{index}].{f}" for f in _lost_content(message))
+        drops.extend(f"messages[{index}].{f}" for f in _lost_content(message, content, template.vision))
         note_assistant_drops(drops, message, message.get("content"), index, read, split, kept)
     if calls := message.get("tool_calls"):
         # (Qwen3-VL tests the message's own content for the newline before the first call)
@@ -214,9 +221,9 @@ def _turn_content(message: dict[str, Any], index: int, template: JsonTemplate, p
     """A user's, system's or tool's content (Qwen2.5: concatenated, or ``printing``: printed;
     Qwen3-VL: its parts, images and videos counted in ``vision``)."""
     content = message.get("content")
-    if isinstance(content, str):
-        return chars(content)
     path = f"messages[{index}].content"
+    if isinstance(content, str):  # printed (a subclass by its __str__), or concatenated (its characters)
+        return printed(content, path, template.strings_only) if printing or vision is not None else chars(content)
     if vision is not None:
         return vision_parts(content, path, template.strings_only, vision, add_vision_id)
     if template.prints_content:
@@ -258,21 +265,26 @@ def _write_turns(out: list[str], msgs: list[dict[str, Any]], roles: list[str], k
         elif role == "system" and not i:  # the leading system message: the prologue's
             continue
         if noted is not None:
-            at = _note_turn(noted, out, written, at, message, i, role, text, text_at)
+            at = _note_turn(noted, out, written, at, message, i, role, text, text_at, template.vision)
 
 
-def _lost_content(message: dict[str, Any]) -> list[str]:
-    """``["content"]`` when a content that is no string, written as nothing, holds text."""
+def _lost_content(message: dict[str, Any], text: str, vision: bool) -> list[str]:
+    """``["content"]`` when a content that is no string holds text the turn does not write
+    (``text``: what it wrote): all of it, for a list of parts written as nothing, and for an object
+    written as nothing or, by Qwen3-VL, as its keys' markers."""
     content = message.get("content")
+    if isinstance(content, str):
+        return []
     if isinstance(content, (list, tuple)):
-        return losing_fields(message, ("content",))
-    return ["content"] if not isinstance(content, str) and holds_text(content) else []
+        return [] if text else losing_fields(message, ("content",))
+    return ["content"] if (not text or vision) and holds_text(content) else []
 
 
 def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, message: dict[str, Any], index: int,
-               role: str, text: str | None, text_at: int) -> int:
+               role: str, text: str | None, text_at: int, vision: bool) -> int:
     """Note message ``index``'s range (its turn written from piece ``written`` on, at ``at``; a
-    content ``text`` as piece ``text_at``) and what it loses; returns where the next turn starts."""
+    content ``text`` as piece ``text_at``) and what it loses (``vision``: Qwen3-VL's reading of a
+    content); returns where the next turn starts."""
     ranges, generated, starts = noted.spans
     end = at + sum(map(len, out[written:]))
     if role == "assistant":  # generated: right after the header, up to and including <|im_end|>
@@ -285,7 +297,7 @@ def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, messag
     else:
         begin = at + sum(map(len, out[written:text_at]))
         ranges.append(((begin, begin + len(text)),) if text else ())
-        lost = _lost_content(message) if not text else []
+        lost = _lost_content(message, text, vision)
         if not _OTHER_KEYS.isdisjoint(message):
             lost += losing_fields(message, _OTHER_FIELDS)
         if lost:
@@ -315,7 +327,7 @@ def render_json_chatml(
     out: list[str] = []
     system_length = _prologue(out, msgs, roles, tools, template)
     if _noted is not None:
-        _note_prologue(_noted, out, msgs, roles, system_length)
+        _note_prologue(_noted, out, msgs, roles, system_length, template)
     # The assistant turns after the last real query keep their reasoning (none: the last message).
     kept_after = (last_query(msgs, roles) % len(msgs)) if template.reasoning else len(msgs)
     _write_turns(out, msgs, roles, kept_after, template, add_vision_id, _noted)
@@ -328,13 +340,14 @@ def render_json_chatml(
 
 
 def _note_prologue(noted: NotedRender, out: list[str], msgs: list[dict[str, Any]], roles: list[str],
-                   length: int) -> None:
+                   length: int, template: JsonTemplate) -> None:
     """The leading system message's range: its text, the prologue's second piece."""
     if roles[0] != "system":
         return
     noted.spans[0].append(((len(out[0]), len(out[0]) + length),) if length else ())
     noted.spans[2].append(len(out))  # (its turn: none; the turns start after the prologue)
-    noted.dropped.extend(f"messages[0].{f}" for f in losing_fields(msgs[0], _OTHER_FIELDS))
+    lost = [*_lost_content(msgs[0], out[1], template.vision), *losing_fields(msgs[0], _OTHER_FIELDS)]
+    noted.dropped.extend(f"messages[0].{f}" for f in lost)
 
 
 def generation_prompt(template: JsonTemplate, enable_thinking: Any) -> str:
