@@ -54,12 +54,13 @@ def continued_field(value: Any, add_generation_prompt: Any) -> str | None:
 
 
 def _aliased(message: Mapping[str, Any]) -> dict[str, Any]:
-    """transformers' reasoning aliases: the first non-``None`` reasoning also as ``thinking`` and
-    ``reasoning_content``."""
-    reasoning = next((message[key] for key in REASONING_FIELDS if message.get(key) is not None), None)
+    """The message as transformers hands it on: its ``None``-valued keys dropped, then the first
+    reasoning also as ``thinking`` and ``reasoning_content`` (so a ``thinking: None`` takes the alias)."""
+    plain = {key: value for key, value in message.items() if value is not None}
+    reasoning = next((plain[key] for key in REASONING_FIELDS if key in plain), None)
     if reasoning is None:
-        return dict(message)
-    return {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        return plain
+    return {"thinking": reasoning, **plain, "reasoning_content": reasoning}
 
 
 def _tagged_text(value: Any, path: str) -> str:

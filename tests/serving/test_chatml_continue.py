@@ -25,13 +25,15 @@ FORMATS = [(MULTI, "chatml_multi_system.jinja"), (ALLOW, "chatml_upstream.jinja"
 
 def transformers_outcome(template: str, messages: list[Any], tool_list: Any, field: Any,
                          options: dict[str, Any]) -> tuple[str, str]:
-    """transformers' prompt: ("ok", text), ("value", message) for its ValueError, ("template", message)."""
+    """transformers' prompt: ("ok", text), ("value", message) for its ValueError, ("template", message);
+    the messages normalised first, as ``apply_chat_template`` does (``None``-valued keys dropped)."""
     import jinja2
-    from transformers.utils.chat_template_utils import render_jinja_template
+    from transformers.utils.chat_template_utils import _normalize_chat_messages, render_jinja_template
 
     try:
         rendered, _ = render_jinja_template(
-            conversations=[json.loads(json.dumps(messages))], tools=tool_list, chat_template=fixture_text(template),
+            conversations=[_normalize_chat_messages(json.loads(json.dumps(messages)))], tools=tool_list,
+            chat_template=fixture_text(template),
             continue_final_message=field, add_generation_prompt=False, **options)
     except ValueError as exc:
         return ("value", str(exc))

@@ -41,15 +41,17 @@ class CutFoundElsewhere(Exception):
 
 def continued(template: str, messages: list[Any], tool_list: Any, field: Any, options: dict[str, Any],
               perturbed: bool = False) -> str | None:
-    """transformers' prompt continuing ``field`` of the final message, or ``None`` where it raises.
+    """transformers' prompt continuing ``field`` of the final message, or ``None`` where it raises (the
+    messages normalised first, as ``apply_chat_template`` does: ``None``-valued keys dropped).
 
     ``perturbed``: the input is a perturbation of one that rendered, so transformers' refusal to find
     the continued text means it was found in the text perturbed: :class:`CutFoundElsewhere`."""
-    from transformers.utils.chat_template_utils import render_jinja_template
+    from transformers.utils.chat_template_utils import _normalize_chat_messages, render_jinja_template
 
     try:
         rendered, _ = render_jinja_template(
-            conversations=[json.loads(json.dumps(messages))], tools=tool_list, chat_template=fixture_text(template),
+            conversations=[_normalize_chat_messages(json.loads(json.dumps(messages)))], tools=tool_list,
+            chat_template=fixture_text(template),
             continue_final_message=field, add_generation_prompt=False, **options)
     except Exception as error:
         if perturbed and str(error).startswith(_NOT_FOUND):
