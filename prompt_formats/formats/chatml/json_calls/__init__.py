@@ -17,6 +17,7 @@ from ....format.chat_format import Conversation, Tools, render_strictly
 from ....format.continuation import render_continued
 from ....format.options import BOOLEAN, STRICT, STRICT_PARSE, Option
 from ....format.spans import GeneratedPolicy, RenderedPrompt
+from ....guard import ControlTokenGuard
 from ..family import ChatMLFamilyFormat
 from ..options import CONTINUES, SAME_AS_RENDER, SERVING_SPECS, take_serving_options
 from ..parse import ChatMLReplyParser
@@ -83,11 +84,12 @@ class JsonChatMLFormat(ChatMLFamilyFormat):
         return self._parser(tools, id_factory, context, _never, True)
 
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> JsonIncremental | None:
-        return json_incremental_renderer(self.guard, tools, self._template(), options)
+        return json_incremental_renderer(self.guard, tools, self._walk_template, options)
 
-    def _template(self) -> JsonTemplate:
-        """The template as this instance renders it: with a guard, strings only where it prints."""
-        return self.template if self.guard is None else attrs.evolve(self.template, strings_only=True)
+    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
+        super().__init__(guard)
+        # The template as this instance renders it, made once: with a guard, strings only where it prints.
+        self._walk_template = self.template if self.guard is None else attrs.evolve(self.template, strings_only=True)
 
     def _prepared(self, messages: Conversation, tools: Tools, add_generation_prompt: Any, options: dict[str, Any]
                   ) -> tuple[Conversation, Tools, dict[str, Any], str | None]:
@@ -117,7 +119,7 @@ class JsonChatMLFormat(ChatMLFamilyFormat):
         if options and "strict" in options:
             return render_strictly(self, messages, tools, add_generation_prompt, options)
         messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
-        template = self._template()
+        template = self._walk_template
         if field is not None:
             return render_continued(lambda tagged: render_json_chatml(tagged, tools, False, template, **options),
                                     messages, field, template.fields_read)
@@ -129,7 +131,7 @@ class JsonChatMLFormat(ChatMLFamilyFormat):
         message's range is its printed content; an assistant's, and what it generated, its turn from
         right after ``<|im_start|>assistant\\n`` up to and including its ``<|im_end|>``."""
         messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
-        template = self._template()
+        template = self._walk_template
         if field is not None:
             return continued_prompt(messages, tools, lambda tagged: json_noted(tagged, tools, False, template, options),
                                     field, policy, template.fields_read)

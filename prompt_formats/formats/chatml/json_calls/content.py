@@ -62,9 +62,7 @@ def _items(content: Any, path: str) -> list[Any]:
     object's keys, a list's items; the engine fails on anything else."""
     if content is None or content is ABSENT:
         return []
-    if isinstance(content, Mapping):
-        return list(content)
-    if isinstance(content, (list, tuple)):
+    if isinstance(content, (Mapping, list, tuple)):
         return list(content)
     raise InvalidInputError(path, f"expected a string or a list of content parts, got {type_name(content)}")
 

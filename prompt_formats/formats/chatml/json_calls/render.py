@@ -1,7 +1,7 @@
-"""The walk of the ChatML templates that write JSON tool calls (Qwen2.5, Qwen3, Qwen3-Instruct-2507).
+"""The walk of the ChatML templates that write JSON tool calls (Qwen2.5, Qwen3, Qwen3-Instruct-2507, Qwen3-VL).
 
-A transcription of their control flow, as :mod:`.render` is of Qwen3.6's; where they differ, the
-walk reads the :class:`~.json_template.JsonTemplate`. In template order:
+A transcription of their control flow, as :mod:`..render` is of Qwen3.6's; where they differ, the
+walk reads the :class:`~.template.JsonTemplate`. In template order:
 
 1. the prologue: with tools, one system turn holding the first message's text when it is a system
    message (else the template's default system prompt, if it has one), then the tools as JSON
@@ -127,21 +127,28 @@ def _call_body(call: Any, template: JsonTemplate, path: str) -> Mapping[str, Any
     return call
 
 
-def _arguments_text(arguments: Any, quotes: bool, path: str, strings_only: bool) -> str:
+def _body_path(index: int, k: int, path: str) -> str:
+    """The path of call ``k``'s body: ``path`` where the slow reading made it, else its ``function``'s
+    (made only for an error or an unusual value: the usual call's costs nothing)."""
+    return path or f"messages[{index}].tool_calls[{k}].function"
+
+
+def _arguments_text(arguments: Any, quotes: bool, strings_only: bool, index: int, k: int, path: str) -> str:
     """A call's ``arguments`` as written: a string as printed (``quotes``: as a JSON string),
-    anything else as JSON, or the error naming them; ``strings_only`` (a guard): what holds text
-    and is neither a string nor an object (which the guard checks) is refused."""
+    anything else as JSON, or the error naming them (at :func:`_body_path`); ``strings_only`` (a
+    guard): what holds text and is neither a string nor an object (which the guard checks) is refused."""
     if type(arguments) is dict:
         try:
             return "".join(json_chunks(arguments, 0))
         except (TypeError, ValueError, RecursionError):
             pass  # (tojson_at gives the text on a fresh stack, or the error)
     elif isinstance(arguments, str) and not quotes:
-        return printed(arguments, path + ".arguments", strings_only)
+        return printed(arguments, _body_path(index, k, path) + ".arguments", strings_only)
     elif strings_only and not isinstance(arguments, (str, Mapping)) and holds_text(arguments):
-        raise InvalidInputError(path + ".arguments", f"expected an object or a string, got {type_name(arguments)} "
-                                "(with a guard, refused: the guard checks an object's values and a string)")
-    return tojson_at(arguments, path + ".arguments")
+        raise InvalidInputError(_body_path(index, k, path) + ".arguments", f"expected an object or a string, got "
+                                f"{type_name(arguments)} (with a guard, refused: the guard checks an object's values "
+                                "and a string)")
+    return tojson_at(arguments, _body_path(index, k, path) + ".arguments")
 
 
 def _write_calls(out: list[str], calls: Any, content: Any, index: int, template: JsonTemplate) -> None:
@@ -161,17 +168,15 @@ def _write_calls(out: list[str], calls: Any, content: Any, index: int, template:
                 path += ".function"
         arguments = body.get("arguments", ABSENT)
         if arguments is ABSENT:  # `|tojson` of an undefined value: the engine fails
-            path = path or f"messages[{index}].tool_calls[{k}].function"
-            raise InvalidInputError(path + ".arguments", "expected the call's arguments, got none")
+            raise InvalidInputError(_body_path(index, k, path) + ".arguments",
+                                    "expected the call's arguments, got none")
         if type(arguments) is str and not quotes:
             text = arguments
         else:
-            text = _arguments_text(arguments, quotes, path or f"messages[{index}].tool_calls[{k}].function",
-                                   template.strings_only)
+            text = _arguments_text(arguments, quotes, template.strings_only, index, k, path)
         name = body.get("name", ABSENT)
         if type(name) is not str:
-            name = printed(name, (path or f"messages[{index}].tool_calls[{k}].function") + ".name",
-                           template.strings_only)
+            name = printed(name, _body_path(index, k, path) + ".name", template.strings_only)
         out.append(f"{JSON_CALL_NEXT if k or content else JSON_CALL_OPEN}{name}{JSON_CALL_ARGUMENTS}{text}"
                    f"{JSON_CALL_END}")
 
