@@ -20,8 +20,8 @@ import pytest
 from prompt_formats import get_format
 from prompt_formats.format.spans import normalize_ranges
 from tests.cli.test_cli import CHATML_OPTIONS, EXAMPLES, record_options, records, run
-from tests.support.gpt_oss_oracle import without_nones
 from tests.support.hf_tokenizers import CHATML_ADDED, CHATML_SPECIAL, HARMONY_SPECIAL, build_tokenizer
+from tests.support.oracles import without_nones
 from tests.support.processes import SAFETY_NET
 from tests.support.serving_reference import decode_every_call
 from tests.support.spans_oracle import fixed_today, render_with_generation

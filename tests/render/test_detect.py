@@ -17,24 +17,11 @@ from transformers.utils.chat_template_utils import render_jinja_template
 
 import prompt_formats as pf
 import prompt_formats.format.detect
-from tests.support.oracles import fixture_text
+from tests.support.oracles import JINJA_TEMPLATES, fixture_text
 from tests.support.spans_oracle import fixed_today
 from tests.support.strategies import EXAMPLES, chatml_options, conversation, differential_settings, tools
 
-REFERENCES = {
-    "chatml_multi_system.jinja": "chatml-multi-system",
-    "chatml_upstream.jinja": "chatml-safety",
-    "gpt_oss.jinja": "gpt-oss",
-    "harmony_gpt_oss.gotmpl": "harmony",
-    "families/qwen3_5_think.jinja": "qwen3.5",
-    "families/qwen3_5_nothink.jinja": "qwen3.5-nothink",
-    "families/qwen3_6.jinja": "qwen3.6",
-    "families/qwen3_8.jinja": "qwen3.8",
-    "families/qwen3.jinja": "qwen3",
-    "families/qwen3_instruct_2507.jinja": "qwen3-instruct-2507",
-    "families/qwen2_5.jinja": "qwen2.5",
-    "families/qwen3_vl.jinja": "qwen3-vl",
-}
+REFERENCES = {**{fixture: name for name, fixture in JINJA_TEMPLATES.items()}, "harmony_gpt_oss.gotmpl": "harmony"}
 # The rewrites Jinja ignores are the same for every template: those of the seeds stand for them.
 JINJA = [name for name in REFERENCES if name.endswith(".jinja") and not name.startswith("families/")]
 ALL_FORMATS = sorted({*pf.available_formats(), *REFERENCES.values()})

@@ -17,18 +17,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from tests.support.oracles import render_jinja_or_crash
+from tests.support.oracles import render_jinja_or_crash, templates_of
 from tests.support.strategies import chatml_options, conversation, differential_settings, tools
 from tests.support.usual import usual_conversation, usual_text, value
 
 pytestmark = [pytest.mark.jinja]
 
-TEMPLATES = {
-    "qwen3.5": "families/qwen3_5_think.jinja",
-    "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
-    "qwen3.6": "families/qwen3_6.jinja",
-    "qwen3.8": "families/qwen3_8.jinja",
-}
+TEMPLATES = templates_of("qwen3.5", "qwen3.5-nothink", "qwen3.6", "qwen3.8")
 efforts = st.sampled_from(["xhigh", "medium", "low", "high", "", None, 5])
 #: What each format's template reads of the ChatML options (Qwen3.5 has no preserve_thinking).
 OPTIONS = {

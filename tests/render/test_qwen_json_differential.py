@@ -18,18 +18,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from tests.support.oracles import render_jinja_as_transformers
+from tests.support.oracles import render_jinja_as_transformers, templates_of
 from tests.support.strategies import conversation, differential_settings, text, tools
 from tests.support.usual import usual_conversation, with_string_contents
 
 pytestmark = [pytest.mark.jinja]
 
-TEMPLATES = {
-    "qwen2.5": "families/qwen2_5.jinja",
-    "qwen3": "families/qwen3.jinja",
-    "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
-    "qwen3-vl": "families/qwen3_vl.jinja",
-}
+TEMPLATES = templates_of("qwen2.5", "qwen3", "qwen3-instruct-2507", "qwen3-vl")
 thinking = st.fixed_dictionaries({}, optional={"enable_thinking": st.sampled_from([True, False, None, 0, "false"])})
 vision_id = st.fixed_dictionaries({}, optional={"add_vision_id": st.sampled_from([True, False, None, 1, "yes"])})
 OPTIONS = {"qwen2.5": st.just({}), "qwen3": thinking, "qwen3-instruct-2507": st.just({}), "qwen3-vl": vision_id}

@@ -14,14 +14,13 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.model.arguments import decode_every_call
-from tests.support.oracles import render_jinja_as_transformers, render_ours
+from tests.support.oracles import render_jinja_as_transformers, render_ours, templates_of
 from tests.support.parser_cases import counting_ids
 from tests.support.strategies import differential_settings
 
 pytestmark = [pytest.mark.jinja]
 
-TEMPLATES = {"qwen3": "families/qwen3.jinja", "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
-             "qwen2.5": "families/qwen2_5.jinja", "qwen3-vl": "families/qwen3_vl.jinja"}
+TEMPLATES = templates_of("qwen3", "qwen3-instruct-2507", "qwen2.5", "qwen3-vl")
 TOOLS = [{"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
          for name in ("get_weather", "f")]
 HISTORIES = [

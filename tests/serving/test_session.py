@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import prompt_formats as pf
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.harmony_oracle import HarmonyOracle, to_case
-from tests.support.oracles import Outcome, render_jinja, without_nones
+from tests.support.oracles import JINJA_TEMPLATES, Outcome, render_jinja, without_nones
 from tests.support.strategies import EXAMPLES, differential_settings
 
 TOOLS: list[dict[str, Any]] = [
@@ -36,12 +36,7 @@ TOOLS: list[dict[str, Any]] = [
     }},
 ]
 DATE = "2025-08-05"
-CHATML_TEMPLATES = {"chatml-multi-system": "chatml_multi_system.jinja", "chatml-safety": "chatml_upstream.jinja",
-                    "qwen3.5": "families/qwen3_5_think.jinja", "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
-                    "qwen3.6": "families/qwen3_6.jinja", "qwen3.8": "families/qwen3_8.jinja",
-                    "qwen2.5": "families/qwen2_5.jinja", "qwen3": "families/qwen3.jinja",
-                    "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja", "qwen3-vl": "families/qwen3_vl.jinja"}
-JSON_CALLS = ("qwen2.5", "qwen3", "qwen3-instruct-2507", "qwen3-vl")
+CHATML_TEMPLATES = {name: fixture for name, fixture in JINJA_TEMPLATES.items() if name != "gpt-oss"}
 #: (format name, configuration): every registered format as ``get_format`` gives it, and the upstream
 #: ChatML template without its guard (so wrapped tool responses, which the guard escapes, are compared too).
 CASES = [(name, {}) for name in pf.available_formats()] + [("chatml-safety", {"policy": "allow"})]
@@ -117,9 +112,7 @@ def reference(name: str, messages: list[Any], generation: bool | None, options: 
         return ("ok", result["output"]) if "output" in result else None
     if name == "gpt-oss":
         return render_gpt_oss_jinja(messages, tools, bool(generation), **options)
-    if name in JSON_CALLS:  # (None-valued keys matter to these templates: dropped, as transformers drops them)
-        return render_jinja(CHATML_TEMPLATES[name], without_nones(messages), tools, bool(generation), **options)
-    return render_jinja(CHATML_TEMPLATES[name], messages, tools, bool(generation), **options)
+    return render_jinja(CHATML_TEMPLATES[name], without_nones(messages), tools, bool(generation), **options)
 
 
 @st.composite

@@ -33,9 +33,8 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.format.spans import GENERATED_POLICIES, select_generated
-from tests.support.gpt_oss_oracle import without_nones
 from tests.support.gpt_oss_strategies import conversation, options, tools
-from tests.support.oracles import fixture_text
+from tests.support.oracles import fixture_text, without_nones
 from tests.support.spans_oracle import TAGGED, fixed_today, outcome
 from tests.support.strategies import EXAMPLES, differential_settings
 from tests.support.token_cases import tokenizable_spans

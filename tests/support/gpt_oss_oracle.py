@@ -9,20 +9,11 @@ reproducible. Options left at ``None`` are not passed (the template's own defaul
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
 from typing import Any
 
-from tests.support.oracles import Outcome, render_jinja
+from tests.support.oracles import Outcome, render_jinja, without_nones
 
 TEMPLATE = "gpt_oss.jinja"
-
-
-def without_nones(messages: list[Any]) -> list[Any]:
-    """Each message without its ``None``-valued keys, as transformers hands messages to a template."""
-    return [
-        {key: value for key, value in message.items() if value is not None} if isinstance(message, Mapping) else message
-        for message in messages
-    ]
 
 
 def fixed_strftime_now(day: datetime.date | str) -> Any:

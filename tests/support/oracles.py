@@ -22,6 +22,27 @@ Outcome = tuple[str, str]
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
+#: Each format's reference Jinja template, a fixture (``harmony``'s reference is Go's): the one map
+#: the tests read it from.
+JINJA_TEMPLATES = {
+    "chatml-multi-system": "chatml_multi_system.jinja",
+    "chatml-safety": "chatml_upstream.jinja",
+    "gpt-oss": "gpt_oss.jinja",
+    "qwen3.5": "families/qwen3_5_think.jinja",
+    "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
+    "qwen3.6": "families/qwen3_6.jinja",
+    "qwen3.8": "families/qwen3_8.jinja",
+    "qwen3": "families/qwen3.jinja",
+    "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
+    "qwen2.5": "families/qwen2_5.jinja",
+    "qwen3-vl": "families/qwen3_vl.jinja",
+}
+
+
+def templates_of(*names: str) -> dict[str, str]:
+    """The reference templates of the formats ``names``, by name."""
+    return {name: JINJA_TEMPLATES[name] for name in names}
+
 
 def fixture_text(name: str) -> str:
     """A template fixture's exact text (no newline translation)."""
@@ -109,11 +130,11 @@ def render_jinja_or_crash(
 
 
 def without_nones(messages: Any) -> Any:
-    """Each message's keys whose value is ``None`` dropped, as transformers drops them
-    (``_normalize_chat_messages``); anything that is no list of dicts as it is."""
+    """Each message (a mapping) without its ``None``-valued keys, as transformers hands messages to a
+    template (``_normalize_chat_messages``); anything that is no list as it is."""
     if not isinstance(messages, list):
         return messages
-    return [{key: value for key, value in message.items() if value is not None} if isinstance(message, dict)
+    return [{key: value for key, value in message.items() if value is not None} if isinstance(message, Mapping)
             else message for message in messages]
 
 

@@ -8,23 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from prompt_formats.format.detect import line_digests, normalize_jinja_source
-from tests.support.oracles import fixture_text
+from tests.support.oracles import JINJA_TEMPLATES, fixture_text
 
 TARGET = Path(__file__).resolve().parents[2] / "prompt_formats" / "format" / "reference_lines.py"
 #: Each Jinja format's reference template (``harmony``'s is Go's, recognised byte for byte only).
-REFERENCES = {
-    "chatml-multi-system": "chatml_multi_system.jinja",
-    "chatml-safety": "chatml_upstream.jinja",
-    "gpt-oss": "gpt_oss.jinja",
-    "qwen3.5": "families/qwen3_5_think.jinja",
-    "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
-    "qwen3.6": "families/qwen3_6.jinja",
-    "qwen3.8": "families/qwen3_8.jinja",
-    "qwen3": "families/qwen3.jinja",
-    "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
-    "qwen2.5": "families/qwen2_5.jinja",
-    "qwen3-vl": "families/qwen3_vl.jinja",
-}
+REFERENCES = JINJA_TEMPLATES
 
 
 def source() -> str:
