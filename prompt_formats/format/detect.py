@@ -45,12 +45,18 @@ _JINJA_REFERENCES = {
     "64f85b198065d0fba2a81f37e10ed68161ce2c19a754c7100e67e0ca2ee9c326": "qwen3-instruct-2507",
     "55b2f4a26ac9ee719330a61a0c39d9e538b0e9322212f048326318cff4f8674a": "qwen2.5",
     "9d879ef91075acbfb2df7e441fd79d60bacfca989cf6d511d2af45c681e94f10": "qwen3-vl",
+    # tests/fixtures/families/: NVIDIA's Nemotron 3 templates (Ultra's is 3.5's text: one entry).
+    "43a92aacc2e169bb37055e4d8b0df31edfdc8657d8c387fcf98254cb246e626a": "nemotron-3-nano",
+    "3b74d76d8b903752e764cae114ae8ae2f24cd260466cf672570c745219573d28": "nemotron-3-super",
+    "82753bef5cedc4932c1ed509b5c9a12be680fd86d1adb65bc3f7398d11c8eebc": "nemotron-3.5",
     # tests/fixtures/gpt_oss.jinja: OpenAI's gpt-oss template.
     "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146": "gpt-oss",
 }
-# The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's, Qwen2.5's and
-# Qwen3-VL's end in a newline).
+# The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's, Qwen2.5's,
+# Qwen3-VL's and Nemotron 3 Nano's and Super's end in a newline).
 _JINJA_EXACT = {
+    "ab7813c3abdd9cb655905a410728b26c7884eca45ddfab8d9f931553485a7862": "nemotron-3-nano",
+    "575fb74f54ed264df9047d0ecce3c98938aae953fb4f50356675706264cbb68a": "nemotron-3-super",
     "514d5304fcac63bda60e6faf860d5657010cf43cbc4c633c8bf678ee184e7a37": "qwen3.8",
     "cd8e9439f0570856fd70470bf8889ebd8b5d1107207f67a5efb46e342330527f": "qwen2.5",
     "3636d0f0bd6bef02654cdffdc447b79cb2cef8ab02cc75267345946291a489e4": "qwen3-vl",
@@ -63,6 +69,7 @@ _GO_REFERENCES = {
 _CAVEATS = {
     "chatml-safety": "; it matches the template on text without control tokens and, by default, escapes them "
     "where the template would not (docs/safety.md)",
+    "nemotron-3.5": ", which is also Nemotron 3 Ultra's (nemotron-3-ultra renders the same)",
 }
 
 
@@ -89,17 +96,20 @@ def line_digests(text: str) -> tuple[str, ...]:
 
 
 def _nearest(text: str) -> str:
-    """``; nearest: NAME (K of its N distinct lines in common)`` for the reference template sharing the
-    largest share of its distinct lines with ``text`` (at least half), else nothing. (Distinct: a line
-    every template repeats, ``{%- endif %}``, counts once.)"""
+    """``; nearest: NAME (K of its N distinct lines in common)`` for the reference template with the
+    largest share of distinct lines in common with ``text`` among the lines of either (so a template
+    that adds a line to another, as Nemotron 3 Super's to Nano's, is nearer a copy of itself), if at
+    least half of its own, else nothing. (Distinct: a line every template repeats, ``{%- endif %}``,
+    counts once.)"""
     found = set(line_digests(normalize_jinja_source(text)))
     registered = set(available_formats())
-    best, best_shared, best_total = "", 0, 1
+    best, best_shared, best_total, best_union = "", 0, 1, 1
     for name, lines in REFERENCE_LINES.items():
         distinct = set(lines)
         shared = len(distinct & found)
-        if shared * best_total > best_shared * len(distinct) and name in registered:
-            best, best_shared, best_total = name, shared, len(distinct)
+        union = len(distinct | found)
+        if shared * best_union > best_shared * union and name in registered:
+            best, best_shared, best_total, best_union = name, shared, len(distinct), union
     if not best or 2 * best_shared < best_total:
         return ""
     return f"; nearest: {best!r} ({best_shared} of its {best_total} distinct lines in common), not the same template"

@@ -25,6 +25,10 @@ _FORMATS: dict[str, str] = {
     "qwen3-instruct-2507": "prompt_formats.formats.chatml.json_calls:Qwen3Instruct2507Format",
     "qwen3-vl": "prompt_formats.formats.chatml.json_calls:Qwen3VLFormat",
     "qwen2.5": "prompt_formats.formats.chatml.json_calls:Qwen25Format",
+    "nemotron-3-nano": "prompt_formats.formats.chatml.nemotron:Nemotron3NanoFormat",
+    "nemotron-3-super": "prompt_formats.formats.chatml.nemotron:Nemotron3SuperFormat",
+    "nemotron-3-ultra": "prompt_formats.formats.chatml.nemotron:Nemotron3UltraFormat",
+    "nemotron-3.5": "prompt_formats.formats.chatml.nemotron:Nemotron35Format",
     "gpt-oss": "prompt_formats.formats.harmony.openai:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",
 }

@@ -29,16 +29,21 @@ FORMATS = {"chatml": ("chatml-multi-system", "chatml-safety"), "harmony": ("harm
 #: The formats whose prompt never opens a think block (the model writes its own): they take the
 #: ChatML cases read with thinking off.
 JSON_CALL_FORMATS = ("qwen3", "qwen3-instruct-2507", "qwen2.5", "qwen3-vl")
+#: The formats whose prompt opens a think block unless enable_thinking is falsy: they take every ChatML case.
+NEMOTRON_FORMATS = ("nemotron-3-nano", "nemotron-3.5")
 
 
 def formats_of(case: PeerCase) -> tuple[str, ...]:
     """The formats a case is read by."""
-    return FORMATS[case.family] + (JSON_CALL_FORMATS if case.family == "chatml" and not case.thinking else ())
+    if case.family != "chatml":
+        return FORMATS[case.family]
+    return FORMATS["chatml"] + NEMOTRON_FORMATS + (() if case.thinking else JSON_CALL_FORMATS)
 
 
 def context_of(case: PeerCase, fmt_name: str) -> dict[str, Any]:
     """The parse options that say where the case's completion starts."""
-    return {"enable_thinking": case.thinking} if fmt_name in ("chatml-multi-system", "chatml-safety") else {}
+    reads = ("chatml-multi-system", "chatml-safety", *NEMOTRON_FORMATS)
+    return {"enable_thinking": case.thinking} if fmt_name in reads else {}
 
 
 def json_equal(got: Any, want: Any) -> bool:

@@ -78,3 +78,18 @@ def test_qwen3_takes_enable_thinking_and_the_others_refuse_it() -> None:
     for name in ("qwen3-instruct-2507", "qwen2.5", "qwen3-vl"):
         with pytest.raises(pf.UnknownOptionError, match="enable_thinking"):
             pf.get_format(name).parse("Hello", enable_thinking=False)
+
+
+NEMOTRON = ("nemotron-3-nano", "nemotron-3-super", "nemotron-3-ultra", "nemotron-3.5")
+
+
+@pytest.mark.parametrize("name", NEMOTRON)
+@pytest.mark.parametrize("completion", JSON_COMPLETIONS)
+def test_nemotron_reads_replies_as_the_xml_formats_do(name: str, completion: str) -> None:
+    # Its prompt opens a think block unless enable_thinking is passed falsy; its calls are XML.
+    fmt = pf.get_format(name)
+    for thinking, options in ((True, {}), (True, {"enable_thinking": 1}), (False, {"enable_thinking": None}),
+                              (False, {"enable_thinking": False})):
+        expected = MULTI.parse(completion, id_factory=counting_ids(), enable_thinking=thinking)
+        assert fmt.parse(completion, id_factory=counting_ids(), **options) == expected
+    assert fmt.parse("plan\n</think>\nHi.") == pf.AssistantReply(content="Hi.", reasoning="plan")

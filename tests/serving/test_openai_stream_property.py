@@ -42,6 +42,10 @@ MARKERS = {
     "qwen3-instruct-2507": JSON_CALL_MARKERS,
     "qwen2.5": JSON_CALL_MARKERS,
     "qwen3-vl": JSON_CALL_MARKERS,
+    "nemotron-3-nano": CHATML_MARKERS + EXTRA_CHATML,
+    "nemotron-3-super": CHATML_MARKERS + EXTRA_CHATML,
+    "nemotron-3-ultra": CHATML_MARKERS + EXTRA_CHATML,
+    "nemotron-3.5": CHATML_MARKERS + EXTRA_CHATML,
     "harmony": HARMONY_MARKERS + EXTRA_HARMONY,
     "gpt-oss": HARMONY_MARKERS + EXTRA_HARMONY,
 }

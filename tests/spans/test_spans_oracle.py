@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from tests.support import nemotron_strategies
 from tests.support.spans_oracle import (
     TAGGED,
     fixed_today,
@@ -209,3 +210,71 @@ def test_gpt_oss_generation_by_hand() -> None:
         ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Oslo"}<|call|>',
     ]
     assert rendered.endswith("<|end|><|start|>assistant") and indices[-1][1] < len(rendered) - len(HARMONY_HEADER)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Nemotron: on their own conversations, tools and options (tests/support/nemotron_strategies.py) and on
+# the ChatML ones. Every assistant message renders one turn, so there is one range per assistant message
+# after the system prompt; and every such turn's text is, in the untagged template, partly one
+# concatenation (header, text and end), which the tagged copy splits: the text checks prove the split.
+
+NEMOTRON = list(nemotron_strategies.FIXTURES.values())
+nemotron_messages = st.one_of(nemotron_strategies.nemotron_conversation(), conversation(extra_roles=("developer",)))
+nemotron_tool_lists = st.one_of(nemotron_strategies.nemotron_tools, tools, lax_tools)
+
+
+@pytest.mark.parametrize("template", NEMOTRON)
+def test_nemotron_tagged_template_renders_the_reference_text(template: str) -> None:
+    @differential_settings
+    @given(nemotron_messages, nemotron_tool_lists, st.booleans(), nemotron_strategies.any_options)
+    def check(messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> None:
+        untagged = untagged_outcome(template, messages, tool_list, gen, **options)
+        assert tagged_outcome(template, messages, tool_list, gen, **options) == untagged
+
+    check()
+
+
+@pytest.mark.parametrize("template", NEMOTRON)
+def test_nemotron_tags_match_the_definition_on_marker_free_inputs(template: str) -> None:
+    @placement_settings
+    @given(nemotron_messages, nemotron_tool_lists, st.booleans(), nemotron_strategies.any_options)
+    def check(messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> None:
+        result = outcome(TAGGED[template], scrub(messages), scrub(tool_list), gen, **options)
+        assume(result[0] == "ok")
+        rendered, indices = result[1]
+        assert indices == chatml_generated_by_search(rendered)
+        after_system = messages[1:] if messages[:1] and messages[0]["role"] == "system" else messages
+        assert len(indices) == sum(message["role"] == "assistant" for message in after_system)
+
+    check()
+
+
+NEMOTRON_BY_HAND = [
+    {"role": "system", "content": "S"},
+    {"role": "user", "content": "Weather?"},
+    {"role": "assistant", "content": " Checking.", "reasoning_content": "Need a tool.",
+     "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]},
+    {"role": "tool", "content": "sunny"},
+    {"role": "assistant", "content": "Sunny."},
+    {"role": "user", "content": "Thanks"},
+    {"role": "assistant", "content": "<think>\nok\n</think>\nBye."},
+]
+CALL = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n</tool_call>\n"
+        "<|im_end|>")
+
+
+@pytest.mark.parametrize("template", NEMOTRON)
+@pytest.mark.parametrize("truncate", [True, False])
+def test_nemotron_generation_by_hand(template: str, truncate: bool) -> None:
+    rendered, indices = render_with_generation(TAGGED[template], NEMOTRON_BY_HAND, add_generation_prompt=True,
+                                               truncate_history_thinking=truncate)
+    nano = "nano" in template or "super" in template  # Ultra's and 3.5's reasoning has no newline before </think>
+    first = ("<think></think>Checking.\n" if nano else "<think></think> Checking.\n") if truncate else (
+        "<think>\nNeed a tool.\n</think>\n Checking.\n" if nano else "<think>\nNeed a tool.</think> Checking.\n")
+    assert [rendered[a:b] for a, b in indices] == [
+        first + CALL, "<think></think>Sunny.<|im_end|>", "<think>\nok\n</think>\nBye.<|im_end|>"]
+    for start, end in indices:
+        assert rendered[start - len(CHATML_HEADER) : start] == CHATML_HEADER
+        assert rendered[end : end + 1] == "\n"  # the newline after <|im_end|> is not generated
+    prompt = "\n<|im_start|>assistant\n<think>\n"  # the generation prompt: not generated
+    assert rendered.endswith("Bye.<|im_end|>" + prompt) and indices[-1][1] == len(rendered) - len(prompt)

@@ -97,6 +97,20 @@ def _json_call_cases(thinking: bool) -> Callable[[], st.SearchStrategy[dict[str,
     return cases
 
 
+def _nemotron_cases(name: str) -> Callable[[], st.SearchStrategy[dict[str, Any]]]:
+    def cases() -> st.SearchStrategy[dict[str, Any]]:
+        from tests.support.nemotron_strategies import options
+        from tests.support.strategies import conversation, tools
+        from tests.support.usual import usual_conversation
+
+        messages = st.one_of(conversation(extra_roles=("developer",)), usual_conversation(strict=True))
+        return st.fixed_dictionaries({
+            "messages": messages, "tools": tools, "add_generation_prompt": st.booleans(), "options": options(name),
+        })
+
+    return cases
+
+
 def _gpt_oss_cases() -> st.SearchStrategy[dict[str, Any]]:
     from tests.support.gpt_oss_strategies import conversation, options, tools
 
@@ -123,6 +137,9 @@ CORPORA = (
            True),
     Corpus("qwen2.5", {}, "Jinja2: families/qwen2_5.jinja", _json_call_cases(False), False, True),
     Corpus("qwen3-vl", {}, "Jinja2: families/qwen3_vl.jinja", _json_call_cases(False), False, True),
+    *(Corpus(name, {}, f"Jinja2: families/{fixture}.jinja", _nemotron_cases(name), False, True)
+      for name, fixture in (("nemotron-3-nano", "nemotron_3_nano"), ("nemotron-3-super", "nemotron_3_super"),
+                            ("nemotron-3-ultra", "nemotron_3_ultra"), ("nemotron-3.5", "nemotron_3_5"))),
     Corpus("gpt-oss", {}, "Jinja2: gpt_oss.jinja", _gpt_oss_cases),
     Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases, False),
 )

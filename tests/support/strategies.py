@@ -242,3 +242,9 @@ chatml_options = st.fixed_dictionaries(
         "add_vision_id": st.sampled_from([True, False, None, 1, 0, "yes"]),
     },
 )
+#: The ChatML family's options, Nemotron's too (a test keeps those its format declares).
+family_options = st.tuples(chatml_options, st.fixed_dictionaries({}, optional={
+    "truncate_history_thinking": st.sampled_from([True, False, None, 0, 1, ""]),
+    "low_effort": st.sampled_from([True, False, None, 1]),
+    "medium_effort": st.sampled_from([True, False, None, 1]),
+})).map(lambda both: {**both[0], **both[1]})

@@ -30,7 +30,7 @@ from typing import Any
 from ...model.reading import REASONING_FIELDS, part_kind
 from .tokens import THINK_CLOSE, THINK_OPEN, TOOL_RESPONSE_CLOSE, TOOL_RESPONSE_OPEN
 
-__all__ = ["EVERY_FIELD", "holds_text", "losing_fields", "note_assistant_drops"]
+__all__ = ["EVERY_FIELD", "holds_text", "losing_fields", "note_assistant_drops", "text_outside_markup"]
 
 # Markup, not text, in a part the template leaves out: the test's markers (tests/support/drops.py)
 # are those the template reacts to in an assistant's or a user's content.
@@ -57,7 +57,8 @@ def holds_text(value: Any) -> bool:
     return False
 
 
-def _text_outside_markup(piece: str, filler: str | None) -> bool:
+def text_outside_markup(piece: str, filler: str | None = None) -> bool:
+    """Whether ``piece`` holds text outside the markers the template reacts to (and ``filler``)."""
     for marker in _MARKUP:
         piece = piece.replace(marker, " ")
     if filler is not None:
@@ -71,7 +72,7 @@ def _split_loses_text(content: str, keep_reasoning: bool, filler: str | None) ->
     before = parts[0].rstrip("\n").split(THINK_OPEN)
     lost = before[:-1] if keep_reasoning else before
     lost += parts[1:-1]
-    return any(_text_outside_markup(piece, filler) for piece in lost)
+    return any(text_outside_markup(piece, filler) for piece in lost)
 
 
 def _is_text(part: Any) -> bool:
@@ -134,7 +135,7 @@ def losing_fields(message: Mapping[str, Any], fields: tuple[str, ...]) -> list[s
         value = message.get(field)
         if field == "content":
             text, filler = _text_only(value)
-            holds = _text_outside_markup(text, filler)
+            holds = text_outside_markup(text, filler)
         else:
             holds = _calls_hold_text(value) if field == "tool_calls" else holds_text(value)
         if holds:

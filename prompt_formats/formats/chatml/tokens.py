@@ -110,3 +110,26 @@ JSON_TOOL_RESPONSE_OPEN = "\n" + TOOL_RESPONSE_OPEN + "\n"
 JSON_TOOL_RESPONSE_CLOSE = "\n" + TOOL_RESPONSE_CLOSE
 #: Qwen3's generation prompt with enable_thinking=False: an empty think block.
 EMPTY_THINK_BLOCK = THINK_OPEN + "\n\n" + THINK_CLOSE + "\n\n"
+
+# --- The Nemotron 3 templates (XML calls, the tools spelt as XML). ----------------------------------
+
+#: The markers Nemotron 3's template and its replies react to (its tokenizer's ChatML added tokens).
+NEMOTRON_CONTROL_TOKENS = ControlTokens((
+    "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>",
+    "<tool_response>", "</tool_response>",
+))
+#: The think block a turn without reasoning is written with (and the prompt with thinking off ends in).
+EMPTY_THINK = THINK_OPEN + THINK_CLOSE
+NEMOTRON_NO_THINKING_PROMPT = ASSISTANT_TURN + EMPTY_THINK
+#: The tools, each a ``<function>`` element, between this and TOOLS_FOOTER.
+NEMOTRON_TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tools>"
+#: A call: CALL_FIRST, its name, ">\n", its parameters (PARAMETER_OPEN, name, ">\n", value,
+#: NEMOTRON_PARAMETER_END), this.
+NEMOTRON_CALL_END = FUNCTION_CLOSE + "\n" + TOOL_CALL_CLOSE + "\n"
+NEMOTRON_PARAMETER_END = "\n" + PARAMETER_CLOSE + "\n"
+#: A tool result (a run of them is one user turn, opened unless the run comes first).
+NEMOTRON_TOOL_RESPONSE_OPEN = TOOL_RESPONSE_OPEN + "\n"
+NEMOTRON_TOOL_RESPONSE_CLOSE = "\n" + TOOL_RESPONSE_CLOSE + "\n"
+#: What an effort flag appends to the last user message.
+LOW_EFFORT_NOTE = "\n\n{reasoning effort: low}"
+MEDIUM_EFFORT_NOTE = "\n\n{reasoning effort: efficient}"

@@ -13,16 +13,29 @@ from typing import Any
 from ..._text.walk import MAX_NESTING
 from ...guard.vocabulary import FastGuard, UntrustedReading, parts_clean
 from .tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
+from .tokens import NEMOTRON_CONTROL_TOKENS
 
 __all__ = [
-    "CHATML_JSON_READING", "CHATML_READING", "JSON_KINDS", "MAX_NESTING", "FastGuard",
-    "StepAside", "guarded_content", "guarded_json", "guarded_message", "guarded_name", "render_guarded",
+    "CHATML_JSON_READING",
+    "CHATML_READING",
+    "JSON_KINDS",
+    "MAX_NESTING",
+    "NEMOTRON_READING",
+    "FastGuard",
+    "StepAside",
+    "guarded_content",
+    "guarded_json",
+    "guarded_message",
+    "guarded_name",
+    "render_guarded",
 ]
 
 #: The ChatML family's reading of untrusted fields (the Qwen3 control tokens).
 CHATML_READING = UntrustedReading(CHATML_CONTROL_TOKENS, join_parts=True, tool_calls=True, name_follower=">")
 #: The same for the templates that write JSON calls (a call's name is followed by its closing quote).
 CHATML_JSON_READING = UntrustedReading(CHATML_CONTROL_TOKENS, join_parts=True, tool_calls=True, name_follower='"')
+#: Nemotron 3's (its markers; a call's name and a parameter's are followed by ``>``).
+NEMOTRON_READING = UntrustedReading(NEMOTRON_CONTROL_TOKENS, join_parts=True, tool_calls=True, name_follower=">")
 
 
 # --- The guard's fast path: its policy applied where the renderer reads each untrusted field. --------

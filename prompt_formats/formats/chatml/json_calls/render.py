@@ -54,14 +54,14 @@ from ..tokens import (
 from .content import chars, concatenated, printed, text_parts, vision_parts
 from .template import QWEN3_INSTRUCT_2507, JsonTemplate
 
-__all__ = ["generation_prompt", "json_noted", "last_query", "render_json_chatml", "roles_of"]
+__all__ = ["generation_prompt", "json_noted", "last_query", "message_dicts", "render_json_chatml", "roles_of"]
 
 _ASSISTANT_HEADER = len(ASSISTANT_TURN)
 _OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
 _OTHER_KEYS = frozenset(_OTHER_FIELDS)  # (a message holding none of them loses none: one C-level test)
 
 
-def _read(messages: Conversation) -> tuple[list[dict[str, Any]], list[str]]:
+def message_dicts(messages: Conversation) -> tuple[list[dict[str, Any]], list[str]]:
     """The messages as dicts, and their roles as the template compares them (``""``: not a string)."""
     if not is_list(messages):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
@@ -328,7 +328,7 @@ def render_json_chatml(
     numbered. ``_noted`` (``render_spans``): gets the pieces, each message's
     ranges and what the template leaves out (:class:`~.render.NotedRender`).
     """
-    msgs, roles = _read(messages)
+    msgs, roles = message_dicts(messages)
     out: list[str] = []
     system_length = _prologue(out, msgs, roles, tools, template)
     if _noted is not None:

@@ -1,0 +1,199 @@
+"""The Nemotron 3 formats: ``nemotron-3-nano``, ``nemotron-3-super``, ``nemotron-3-ultra``, ``nemotron-3.5``.
+
+Their walk is :func:`~.render.render_nemotron`, read by a :class:`~.template.NemotronTemplate`;
+their replies are read by the family's parser (:mod:`..parse`): calls in the XML form, reasoning
+in a think block the generation prompt opens unless thinking is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import attrs
+
+from ....format.chat_format import Conversation, Tools, render_strictly
+from ....format.continuation import render_continued
+from ....format.options import BOOLEAN, STRICT, STRICT_PARSE, Option
+from ....format.spans import GeneratedPolicy, RenderedPrompt
+from ....guard import ControlTokenGuard
+from ..family import ChatMLFamilyFormat
+from ..options import CONTINUES, SAME_AS_RENDER, SERVING_SPECS, take_serving_options
+from ..parse import ChatMLReplyParser
+from ..spans import continued_prompt, rendered_prompt
+from ..tokens import NEMOTRON_CONTROL_TOKENS
+from ..untrusted import NEMOTRON_READING
+from .incremental import NemotronIncremental, nemotron_incremental_renderer
+from .render import nemotron_noted, render_nemotron, truthy, walk_options
+from .template import NEMOTRON_3_5, NEMOTRON_3_NANO, NEMOTRON_3_SUPER, NemotronTemplate
+
+__all__ = [
+    "Nemotron3NanoFormat",
+    "Nemotron3SuperFormat",
+    "Nemotron3UltraFormat",
+    "Nemotron35Format",
+    "NemotronFormat",
+]
+
+
+def _template_options(template: NemotronTemplate) -> tuple[Option, ...]:
+    """The template's own variables, as it reads them."""
+    effort = template.effort_note.strip()
+    return (
+        Option("enable_thinking", BOOLEAN, "truthy (the default): the generation prompt opens a think block; "
+               "falsy: it closes an empty one"),
+        Option("truncate_history_thinking", BOOLEAN, "truthy (the default): the assistant turns before the last "
+               "user message lose what a think block closes"),
+        *((Option(template.effort_flag, BOOLEAN, f"truthy: '{effort}' follows the last user message"),)
+          if template.effort_flag else ()),
+    )
+
+
+def render_specs(template: NemotronTemplate) -> tuple[Option, ...]:
+    """``render``'s options under ``template``: its variables, the serving options, ``strict``."""
+    return (*_template_options(template), *SERVING_SPECS, STRICT)
+
+
+def parse_specs(template: NemotronTemplate) -> tuple[Option, ...]:
+    """The parser's options under ``template``: ``render``'s, of which ``enable_thinking`` and
+    ``continue_final_message`` say where the completion starts."""
+    own = _template_options(template)
+    return (Option("enable_thinking", BOOLEAN, "as in render: falsy means the prompt closed the think block"),
+            *(Option(spec.name, spec.kinds, SAME_AS_RENDER) for spec in (*own[1:], SERVING_SPECS[0])),
+            STRICT_PARSE, CONTINUES)
+
+
+class NemotronFormat(ChatMLFamilyFormat):
+    """Base of the Nemotron 3 formats: its ``template`` says which.
+
+    ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
+    and tools before rendering (off by default: the output is then exactly the template's); with
+    it, a value that is no string where the template prints one is refused.
+    """
+
+    template: ClassVar[NemotronTemplate] = NEMOTRON_3_NANO
+    control_tokens = NEMOTRON_CONTROL_TOKENS
+
+    @staticmethod
+    def template_specs(template: NemotronTemplate) -> tuple[tuple[Option, ...], tuple[Option, ...]]:
+        """``render``'s options and the parser's under ``template``."""
+        return render_specs(template), parse_specs(template)
+
+    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
+        super().__init__(guard)
+        # The template as this instance renders it, made once: with a guard, strings only where it prints.
+        self._walk_template = self.template if self.guard is None else attrs.evolve(self.template, strings_only=True)
+
+    def stream_parser(
+        self,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> ChatMLReplyParser:
+        """A new :class:`~.parse.ChatMLReplyParser` for one completion (the text after the generation
+        prompt): reasoning first unless ``enable_thinking`` is passed falsy (the prompt then closed
+        the think block), calls in the XML form typed by ``tools``' schemas; ``context`` takes
+        ``render``'s options (``continue_final_message`` as render took it); ``id_factory`` makes
+        the call ids.
+
+        Its events, concatenated over any split of the completion into deltas, assemble to exactly
+        ``parse(completion)`` (with the same ``id_factory`` sequence).
+        """
+        thinks = "enable_thinking" not in context or truthy(context["enable_thinking"], "enable_thinking")
+        return self._parser(tools, id_factory, context, lambda _: thinks, False)
+
+    def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> NemotronIncremental | None:
+        return nemotron_incremental_renderer(self.guard, tools, self._walk_template, options)
+
+    def _prepared(self, messages: Conversation, tools: Tools, add_generation_prompt: Any, options: dict[str, Any]
+                  ) -> tuple[Conversation, Tools, dict[str, Any], str | None]:
+        """The options checked and the serving ones applied; the guard's policy applied (tools
+        first, then the messages, so its errors come in that order)."""
+        field = None
+        if options:
+            self.check_options(options)
+            messages, options, field = take_serving_options(messages, options, add_generation_prompt)
+        guard = self.guard
+        if guard is not None:
+            tools = guard.guard_tools(tools)
+            messages = guard.guard_messages(messages, NEMOTRON_READING)
+        return messages, tools, options, field
+
+    def render(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool = False,
+        **options: Any,
+    ) -> str:
+        """Render ``messages`` byte-identically to the reference template (see
+        :func:`~.render.render_nemotron`). ``decode_tool_arguments``, ``continue_final_message``
+        and ``strict`` as for every ChatML format (:meth:`ChatMLFormat.render <..ChatMLFormat.render>`).
+        """
+        if options and "strict" in options:
+            return render_strictly(self, messages, tools, add_generation_prompt, options)
+        messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
+        template = self._walk_template
+        walk = walk_options(template, options)
+        if field is not None:
+            return render_continued(lambda tagged: render_nemotron(tagged, tools, False, template, **walk),
+                                    messages, field, template.fields_read)
+        return render_nemotron(messages, tools, add_generation_prompt, template, **walk)
+
+    def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
+                      policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
+        """:meth:`render_spans` (its contract: :meth:`ChatFormat.render_spans`): a user, tool or system
+        message's range is its printed content; an assistant's, and what it generated, its turn from
+        right after ``<|im_start|>assistant\\n`` up to and including its ``<|im_end|>``."""
+        messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
+        template = self._walk_template
+        if field is not None:
+            return continued_prompt(messages, tools,
+                                    lambda tagged: nemotron_noted(tagged, tools, False, template, options),
+                                    field, policy, template.fields_read)
+        text, noted = nemotron_noted(messages, tools, add_generation_prompt, template, options)
+        return rendered_prompt(text, noted, len(messages), policy)
+
+
+class Nemotron3NanoFormat(NemotronFormat):
+    """The ``nemotron-3-nano`` format: NVIDIA Nemotron 3 Nano's template.
+
+    The system turn is always written; the assistant turns before the last user message lose their
+    reasoning (``truncate_history_thinking``, on by default); calls in the XML form; the tools spelt
+    as XML. Reference: ``tests/fixtures/families/nemotron_3_nano.jinja``.
+    """
+
+    name = "nemotron-3-nano"
+    summary = "NVIDIA Nemotron 3 Nano as its template renders it (XML tool calls, history reasoning cut)"
+    template = NEMOTRON_3_NANO
+
+
+class Nemotron3SuperFormat(NemotronFormat):
+    """The ``nemotron-3-super`` format: NVIDIA Nemotron 3 Super's template (Nano's, with ``low_effort``
+    noted after the last user message). Reference: ``tests/fixtures/families/nemotron_3_super.jinja``.
+    """
+
+    name = "nemotron-3-super"
+    summary = "NVIDIA Nemotron 3 Super as its template renders it (Nano's, with low_effort)"
+    template = NEMOTRON_3_SUPER
+
+
+class Nemotron35Format(NemotronFormat):
+    """The ``nemotron-3.5`` format: NVIDIA Nemotron 3.5's template (Nano's, with ``medium_effort``, the
+    reasoning closed right before the content, and what a cut leaves of a content untrimmed).
+    Reference: ``tests/fixtures/families/nemotron_3_5.jinja``.
+    """
+
+    name = "nemotron-3.5"
+    summary = "NVIDIA Nemotron 3.5 as its template renders it (XML tool calls, medium_effort)"
+    template = NEMOTRON_3_5
+
+
+class Nemotron3UltraFormat(Nemotron35Format):
+    """The ``nemotron-3-ultra`` format: NVIDIA Nemotron 3 Ultra's template, the same text as Nemotron
+    3.5's. Reference: ``tests/fixtures/families/nemotron_3_ultra.jinja``.
+    """
+
+    name = "nemotron-3-ultra"
+    summary = "NVIDIA Nemotron 3 Ultra as its template renders it (Nemotron 3.5's template)"
