@@ -457,11 +457,13 @@ def agent_request(
 # template reads ``message.content`` as a string; an assistant tool call with reasoning loses its
 # preamble, which that template refuses beside reasoning), ``"json"`` and ``"json-thinking"`` (the
 # templates that write JSON calls: string content only, no images; ``enable_thinking`` only for the
-# latter, Qwen3's), ``"json-vision"`` (Qwen3-VL's: text parts and images, ``add_vision_id``).
+# latter, Qwen3's), ``"json-vision"`` (Qwen3-VL's: text parts and images, ``add_vision_id``),
+# ``"nemotron"`` (string content, object arguments, no images; ``enable_thinking``,
+# ``truncate_history_thinking``).
 
 Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "json", "json-thinking", "json-vision", "harmony",
-                  "gpt-oss"]
-_STRING_CONTENT = ("gpt-oss", "json", "json-thinking")  # the flavours whose content is a string
+                  "gpt-oss", "nemotron"]
+_STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron")  # the flavours whose content is a string
 _IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision")  # the flavours with images
 
 # Proportions (per request unless said otherwise).
@@ -620,6 +622,9 @@ def _add_image(rng: random.Random, messages: list[Message]) -> None:
 def _options(rng: random.Random, flavour: Flavour, has_image: bool) -> dict[str, Any]:
     if rng.random() >= KEYWORD_OPTIONS:
         return {}
+    if flavour == "nemotron":
+        return {"enable_thinking": rng.random() < 0.6, **({"truncate_history_thinking": False}
+                                                          if rng.random() < 0.3 else {})}
     if flavour.startswith("json"):  # (Qwen3's template reads enable_thinking, Qwen3-VL's add_vision_id)
         if flavour == "json-vision":
             return {"add_vision_id": True} if has_image else {}
@@ -658,7 +663,7 @@ def _dress(
     if flavour in ("chatml-strict", "chatml-objects"):  # its template raises on a later system message
         messages = _inline_reminders(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
-    if flavour == "chatml-objects":
+    if flavour in ("chatml-objects", "nemotron"):
         messages = objects_only(messages)
     has_image = flavour in _IMAGES and rng.random() < (AGENT_IMAGES if agent else IMAGES)
     if has_image:
@@ -711,6 +716,9 @@ FLAVOURS: dict[str, Flavour] = {
     "qwen3.8": "chatml-objects",
     # The JSON-call templates write a content that is no string as nothing (Qwen2.5 refuses it): text only.
     "qwen3": "json-thinking", "qwen3-instruct-2507": "json", "qwen2.5": "json", "qwen3-vl": "json-vision",
+    # Nemotron prints a content that is no string as Python prints it: text only, as a client sends it.
+    "nemotron-3-nano": "nemotron", "nemotron-3-super": "nemotron", "nemotron-3-ultra": "nemotron",
+    "nemotron-3.5": "nemotron",
 }
 #: The options of the fixed (not held-out) corpora: Harmony and gpt-oss read today's date otherwise.
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -741,7 +749,7 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
                 tools = pf.prepare_tools(request.tools)
                 pf.get_format(name).render([{"role": "user", "content": "hello"}], tools, True, **options)
             messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
-            messages = objects_only(messages) if flavour == "chatml-objects" else messages
+            messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron") else messages
             jobs.append(Job(messages, tools, options))
         return as_received(jobs)
 

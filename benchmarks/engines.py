@@ -52,6 +52,10 @@ TEMPLATES = {
     "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
     "qwen2.5": "families/qwen2_5.jinja",
     "qwen3-vl": "families/qwen3_vl.jinja",
+    "nemotron-3-nano": "families/nemotron_3_nano.jinja",
+    "nemotron-3-super": "families/nemotron_3_super.jinja",
+    "nemotron-3-ultra": "families/nemotron_3_ultra.jinja",
+    "nemotron-3.5": "families/nemotron_3_5.jinja",
 }
 
 Renderer = Callable[..., str]

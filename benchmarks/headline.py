@@ -57,7 +57,8 @@ from corpus import FLAVOURS, Job  # noqa: E402
 from timing import Contender, Timing, child_run, interleaved, markdown_table, straight, warm_blocks  # noqa: E402
 
 GROUPS = ["chatml-multi-system", "chatml-safety", "qwen3.5", "qwen3.5-nothink", "qwen3.6", "qwen3.8", "qwen3",
-          "qwen3-instruct-2507", "qwen2.5", "qwen3-vl", "harmony", "gpt-oss", "guard", "parse", "command"]
+          "qwen3-instruct-2507", "qwen2.5", "qwen3-vl", "nemotron-3-nano", "nemotron-3-super", "nemotron-3-ultra",
+          "nemotron-3.5", "harmony", "gpt-oss", "guard", "parse", "command"]
 HEADER = ["format", "corpus", "reference", "ours ms", "reference ms", "ratio (reference / ours)"]
 BOTH_HEADER = ["format", "corpus", "reference", "pure ms", "compiled ms", "reference ms (pure's run, compiled's run)",
                "ratio, pure", "ratio, compiled"]
