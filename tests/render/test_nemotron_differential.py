@@ -18,6 +18,8 @@ messages and other roles; each template's options at every truthiness.
 
 from __future__ import annotations
 
+import copy
+import types
 from typing import Any
 
 import pytest
@@ -322,9 +324,60 @@ def test_a_string_subclass_is_written_as_the_engine_writes_it(name: str, case: i
 @given(data=st.data(), messages=ns.nemotron_conversation(), tool_list=ns.nemotron_tools, gen=st.booleans())
 def test_a_render_leaves_its_input_as_it_was(name: str, data: st.DataObject, messages: list[Any], tool_list: Any,
                                              gen: bool) -> None:
-    import copy
-
     options = data.draw(OPTIONS[name], label="options")
     before = copy.deepcopy((messages, tool_list))
     ours(name, messages, tool_list, gen, options)
     assert (messages, tool_list) == before  # (a NaN in it is the same object in both: equal)
+
+
+class Failing:
+    """A value whose printing, truth, length or iteration fails (the engine fails where it reads it)."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+    def __len__(self) -> int:
+        raise RuntimeError("no")
+
+    def __iter__(self) -> Any:
+        raise RuntimeError("no")
+
+
+def _call(**function: Any) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "a", "tool_calls": [{"type": "function", "function": function}]}]
+
+
+HOSTILE = {
+    "tool name": ([{"role": "user", "content": "q"}], [{"type": "function", "function": {"name": Failing()}}]),
+    "tool extra key": ([{"role": "user", "content": "q"}], [{"type": "function", "function": {Failing(): 1}}]),
+    "parameter type": ([{"role": "user", "content": "q"}], [{"type": "function", "function": {
+        "name": "f", "parameters": {"properties": {"a": {"type": Failing()}}}}}]),
+    "argument value": (_call(name="f", arguments={"a": Failing()}), None),
+    "tool_calls": ([{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": Failing()}], None),
+    # Jinja reads an object's attributes (.name, .arguments): refused, as the family refuses them
+    "call's function object": ([{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"function": types.SimpleNamespace(name="f", arguments={"a": 1})}]}], None),
+    "tool's function object": ([{"role": "user", "content": "q"}], [{"function": types.SimpleNamespace(name="f")}]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_value_that_cannot_be_read_is_refused_naming_it(name: str, case: str) -> None:
+    messages, tool_list = HOSTILE[case]
+    with pytest.raises(pf.InvalidInputError, match=r"^(messages|tools)\["):
+        pf.get_format(name).render(messages, tool_list, True)
+    with pytest.raises(pf.InvalidInputError, match=r"^(messages|tools)\["):
+        pf.get_format(name).render_spans(messages, tool_list, True)
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+@pytest.mark.parametrize("content", [["<think>secret</think>b"], {"k": "x</think>b"}])
+def test_a_cut_content_that_is_no_string_reports_what_the_cut_takes(name: str, content: Any) -> None:
+    # Printed as Python prints it, then cut after its last </think>: what precedes it is not written.
+    messages = [{"role": "assistant", "content": content, "reasoning_content": "r"}, {"role": "user", "content": "u"}]
+    rendered = pf.get_format(name).render_spans(messages)
+    assert ("ok", rendered.text) == oracle(name, messages, None, False, {})
+    assert "secret" not in rendered.text and "x" not in rendered.text.split("<|im_start|>assistant")[1]
+    assert rendered.dropped == ("messages[0].reasoning_content", "messages[0].content")

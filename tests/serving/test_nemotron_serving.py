@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from tests.serving.test_chatml_serving import PARAMETERS, TOOLS, VALUES, words
+from tests.support.nemotron_strategies import nemotron_conversation
+from tests.support.nemotron_strategies import options as nemotron_options
 from tests.support.oracles import render_jinja_as_transformers, render_ours, templates_of
 from tests.support.parser_cases import counting_ids
 from tests.support.serving_reference import decode_every_call
@@ -85,3 +87,43 @@ def test_round_trip_through_the_template(name: str, history: list[Any], reasonin
     assert render_jinja_as_transformers(template, decoded, TOOLS, False, **options) == expected
     assert render_ours(fmt.render, [*history, sent_back], TOOLS, False, decode_tool_arguments=True,
                        **options) == expected
+
+
+@st.composite
+def growing(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int]]:
+    """A conversation (often with assistant turns or tool results before its first user message) and
+    the lengths a session renders it at, in order (growing, with a shrink now and then)."""
+    messages = draw(nemotron_conversation())
+    if messages and draw(st.booleans()):  # turns before the first user message: a new one cuts them all
+        lead = draw(st.lists(st.sampled_from([ASSISTANT, TOOL]), min_size=1, max_size=3))
+        at = 1 if messages[0].get("role") == "system" else 0
+        messages[at:at] = lead
+    steps = sorted(draw(st.lists(st.integers(1, max(1, len(messages))), min_size=1, max_size=6)))
+    if draw(st.integers(0, 4)) == 0:
+        steps.append(draw(st.integers(1, max(1, len(messages)))))
+    return messages, steps
+
+
+ASSISTANT = {"role": "assistant", "content": " a ", "reasoning_content": "r",
+             "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"s": "x"}}}]}
+TOOL = {"role": "tool", "content": "r"}
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+@differential_settings
+@given(case=growing(), gen=st.booleans(), data=st.data())
+def test_a_session_renders_as_the_template_at_every_step(name: str, case: tuple[list[Any], list[int]], gen: bool,
+                                                         data: st.DataObject) -> None:
+    # Sessions re-render what a new message can change: the turns from the previous last user message
+    # (from the first turn, when there was none) on, the effort note, a tool run's end.
+    fmt, template = pf.get_format(name), TEMPLATES[name]
+    messages, steps = case
+    options = data.draw(nemotron_options(name), label="options")
+    session = fmt.session(TOOLS, **options)
+    for count in steps:
+        expected = render_jinja_as_transformers(template, messages[:count], TOOLS, gen, **options)
+        if expected is None:  # the engine fails: ours names the field
+            with pytest.raises(pf.InvalidInputError):
+                session.render(messages[:count], gen)
+            continue
+        assert render_ours(session.render, messages[:count], gen) == expected

@@ -26,6 +26,7 @@ from ..untrusted import NEMOTRON_READING
 from .incremental import NemotronIncremental, nemotron_incremental_renderer
 from .render import nemotron_noted, render_nemotron, truthy, walk_options
 from .template import NEMOTRON_3_5, NEMOTRON_3_NANO, NEMOTRON_3_SUPER, NemotronTemplate
+from .tool_spec import check_written_keys
 
 __all__ = [
     "Nemotron3NanoFormat",
@@ -117,6 +118,7 @@ class NemotronFormat(ChatMLFamilyFormat):
         guard = self.guard
         if guard is not None:
             tools = guard.guard_tools(tools)
+            check_written_keys(tools, guard)
             messages = guard.guard_messages(messages, NEMOTRON_READING)
         return messages, tools, options, field
 

@@ -25,6 +25,7 @@ from ..options import session_tools
 from ..untrusted import NEMOTRON_READING
 from .render import generation_prompt, last_user, nemotron_noted, walk_options
 from .template import NemotronTemplate
+from .tool_spec import check_written_keys
 
 __all__ = ["NemotronIncremental", "nemotron_incremental_renderer"]
 
@@ -42,6 +43,8 @@ def nemotron_incremental_renderer(guard: ControlTokenGuard | None, tools: Tools,
     if not reuses:
         return None
     try:
+        if guard is not None:
+            check_written_keys(tools, guard)
         tail = generation_prompt(walk_options(template, options)["enable_thinking"])
     except Exception:  # every render raises it: full renders do
         return None
@@ -105,8 +108,8 @@ class NemotronIncremental(ExtendingRenderer):
         start, user = old - 1, self._user  # the last earlier turn: a run it ended may go on; it is no longer last
         new = self._guarded(messages[old:])
         found = last_user(roles_of(new), 0)
-        if found >= 0:  # a new last user message: the turns from the previous one on change
-            start, user = min(start, user) if user >= 0 else start, old + found
+        if found >= 0:  # a new last user message: the turns from the previous one (none: the first) on change
+            start, user = min(start, user) if user >= 0 else self._first_turn, old + found
         if start <= self._first_turn:
             raise RenderAgain  # the first turn: whether a tool run is opened depends on its being first
         lead = _AFTER_TOOL if self._roles[start - 1] == "tool" else _AFTER_OTHER

@@ -144,6 +144,8 @@ def _argument(value: Any, path: str, strings_only: bool) -> str:
         return string_value(value)
     except (TypeError, ValueError, RecursionError) as exc:
         return json_refused(value, path, exc)
+    except Exception:  # its printing fails (its __str__ raises): the engine fails
+        raise InvalidInputError(path, f"a {type_name(value)} that cannot be printed") from None
 
 
 def _iterated(calls: Any, index: int) -> list[Any] | None:
@@ -154,14 +156,16 @@ def _iterated(calls: Any, index: int) -> list[Any] | None:
     if type(calls) is list:
         return calls or None
     try:
-        items = iter(calls)
-        size = len(calls)
+        iter(calls)
     except TypeError:
-        if not hasattr(calls, "__iter__"):
-            return None  # `tool_calls is iterable`: false
-        raise InvalidInputError(f"messages[{index}].tool_calls", f"a {type_name(calls)} without a length, "
-                                "which the engine cannot take") from None
-    return list(items) if size else None
+        return None  # `tool_calls is iterable`: false
+    except Exception:
+        pass  # (the engine fails on it below)
+    try:
+        return list(calls) if len(calls) else None
+    except Exception:  # no length, or a failing one: the engine fails
+        raise InvalidInputError(f"messages[{index}].tool_calls", f"a {type_name(calls)} the engine cannot take "
+                                "(no length, or one that cannot be read)") from None
 
 
 def _call_text(body: Mapping[str, Any], path: str, strings_only: bool) -> str:
@@ -180,16 +184,24 @@ def _call_text(body: Mapping[str, Any], path: str, strings_only: bool) -> str:
     return "".join(pieces)
 
 
+def _call_fields(value: Any, path: str) -> Mapping[str, Any] | None:
+    """A call's (or its ``function``'s) fields: a mapping, or ``None`` for JSON data that is no
+    object (Jinja finds no field on it); another object is refused (Jinja would read its attributes)."""
+    if isinstance(value, Mapping):
+        return value
+    if value is None or isinstance(value, (str, int, float, list, tuple)):
+        return None
+    raise InvalidInputError(path, f"expected an object, got {type_name(value)}")
+
+
 def _write_calls(out: list[str], calls: list[Any], index: int, strings_only: bool) -> None:
     """An assistant turn's calls, each in the XML form (a call that is no object, or whose
     ``function`` is none, as one without a name or arguments, as the engine reads it)."""
     for k, call in enumerate(calls):
         path = f"messages[{index}].tool_calls[{k}]"
-        body = call if isinstance(call, Mapping) else None
+        body = _call_fields(call, path)
         if body is not None and "function" in body:
-            body, path = body["function"], path + ".function"
-            if not isinstance(body, Mapping):
-                body = None
+            body, path = _call_fields(body["function"], path + ".function"), path + ".function"
         if body is None:
             out.append(f"{CALL_FIRST}>\n{NEMOTRON_CALL_END}")
             continue
@@ -244,13 +256,15 @@ def _note_assistant(drops: list[str], message: dict[str, Any], index: int, cut: 
     written = isinstance(reasoning, str) and bool(str.strip(reasoning))
     note_assistant_drops(drops, message, None, index, reasoning_field(message), False, written and not cut)
     content = message.get("content")
-    if not is_text:
-        if calls and losing_fields(message, ("content",)):
+    if not is_text and calls:
+        if losing_fields(message, ("content",)):
             drops.append(f"messages[{index}].content")
-    elif isinstance(content, str) and cut and _cut_loses(chars(content), calls, written):
-        drops.append(f"messages[{index}].content")
-    elif content is not None and not isinstance(content, str) and holds_text(content) and not content:
-        drops.append(f"messages[{index}].content")  # a falsy value written as nothing (0, False)
+    elif content is not None and not isinstance(content, str) and not content:
+        if holds_text(content):
+            drops.append(f"messages[{index}].content")  # a falsy value written as nothing (0, False)
+    elif content is not None and cut and _cut_loses(chars(content) if isinstance(content, str) else printed(
+            content, "", False), calls, written):
+        drops.append(f"messages[{index}].content")  # (one that is no string: cut in its printing)
 
 
 def _cut_loses(content: str, calls: bool, reasoning: bool) -> bool:
