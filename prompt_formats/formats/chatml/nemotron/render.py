@@ -130,22 +130,27 @@ def _cut(body: str) -> str:
     return body.strip()
 
 
-def _argument(value: Any, path: str, strings_only: bool) -> str:
-    """An argument value as the template writes it: an object or a list as JSON, anything else as
-    Python prints it; ``strings_only`` (a guard): a value whose printing would write text the guard
-    did not check is refused."""
-    if type(value) is str:
-        return value
+def _argument(value: Any, strings_only: bool, calls: list[Any], index: int, k: int, key: str) -> str:
+    """Argument ``key`` of call ``k`` that is no exact string, as the template writes it: an object
+    or a list as JSON, anything else as Python prints it; ``strings_only`` (a guard): a value whose
+    printing would write text the guard did not check is refused. Its path is made for errors only."""
     if isinstance(value, str):
-        return printed(value, path, strings_only)
+        return printed(value, _argument_path(calls, index, k, key), strings_only)
     if strings_only and not isinstance(value, (int, float, Mapping, list, tuple)) and value is not None:
-        raise InvalidInputError(path, f"a {type_name(value)} (with a guard, refused: its printing would go unchecked)")
+        raise InvalidInputError(_argument_path(calls, index, k, key),
+                                f"a {type_name(value)} (with a guard, refused: its printing would go unchecked)")
     try:
         return string_value(value)
     except (TypeError, ValueError, RecursionError) as exc:
-        return json_refused(value, path, exc)
+        return json_refused(value, _argument_path(calls, index, k, key), exc)
     except Exception:  # its printing fails (its __str__ raises): the engine fails
-        raise InvalidInputError(path, f"a {type_name(value)} that cannot be printed") from None
+        raise InvalidInputError(_argument_path(calls, index, k, key),
+                                f"a {type_name(value)} that cannot be printed") from None
+
+
+def _argument_path(calls: list[Any], index: int, k: int, key: str) -> str:
+    """The path of argument ``key`` of call ``k`` (for errors)."""
+    return f"{_call_path(calls, index, k)}.arguments.{key}"
 
 
 def _iterated(calls: Any, index: int) -> list[Any] | None:
@@ -168,19 +173,30 @@ def _iterated(calls: Any, index: int) -> list[Any] | None:
                                 "(no length, or one that cannot be read)") from None
 
 
-def _call_text(body: Mapping[str, Any], path: str, strings_only: bool) -> str:
-    """A call's parameters: one element per argument (its ``arguments`` must be an object)."""
+def _call_path(calls: list[Any], index: int, k: int) -> str:
+    """The path of call ``k``'s fields (its ``function``'s, where it has one): made for errors only."""
+    call = calls[k]
+    return f"messages[{index}].tool_calls[{k}]" + (".function" if isinstance(call, Mapping) and "function" in call
+                                                   else "")
+
+
+def _call_text(body: Mapping[str, Any], calls: list[Any], index: int, k: int, strings_only: bool) -> str:
+    """Call ``k``'s parameters: one element per argument (its ``arguments`` must be an object); the
+    path in an error is made only then."""
     if "arguments" not in body:
         return ""
     arguments = body["arguments"]
-    if not isinstance(arguments, Mapping):  # `arguments|items`: the engine fails
+    if type(arguments) is not dict and not isinstance(arguments, Mapping):  # `arguments|items`: the engine fails
         hint = " (decode_tool_arguments=true decodes JSON text first)" if isinstance(arguments, str) else ""
-        raise InvalidInputError(path + ".arguments", f"expected an object, got {type_name(arguments)}{hint}")
+        raise InvalidInputError(_call_path(calls, index, k) + ".arguments",
+                                f"expected an object, got {type_name(arguments)}{hint}")
     pieces = []
     for key, value in arguments.items():
-        key_text = key if type(key) is str else printed(key, path + ".arguments", strings_only)
-        text = _argument(value, f"{path}.arguments.{key_text}", strings_only)
-        pieces.append(f"{PARAMETER_OPEN}{key_text}>\n{text}{NEMOTRON_PARAMETER_END}")
+        if type(key) is not str:
+            key = printed(key, _call_path(calls, index, k) + ".arguments", strings_only)
+        if type(value) is not str:
+            value = _argument(value, strings_only, calls, index, k, key)
+        pieces.append(f"{PARAMETER_OPEN}{key}>\n{value}{NEMOTRON_PARAMETER_END}")
     return "".join(pieces)
 
 
@@ -194,19 +210,29 @@ def _call_fields(value: Any, path: str) -> Mapping[str, Any] | None:
     raise InvalidInputError(path, f"expected an object, got {type_name(value)}")
 
 
+def _body_of(call: Any, index: int, k: int) -> Mapping[str, Any] | None:
+    """The fields of a call that is not the usual ``{"function": {...}}`` dict (:func:`_call_fields`)."""
+    path = f"messages[{index}].tool_calls[{k}]"
+    body = _call_fields(call, path)
+    if body is not None and "function" in body:
+        return _call_fields(body["function"], path + ".function")
+    return body
+
+
 def _write_calls(out: list[str], calls: list[Any], index: int, strings_only: bool) -> None:
     """An assistant turn's calls, each in the XML form (a call that is no object, or whose
     ``function`` is none, as one without a name or arguments, as the engine reads it)."""
     for k, call in enumerate(calls):
-        path = f"messages[{index}].tool_calls[{k}]"
-        body = _call_fields(call, path)
-        if body is not None and "function" in body:
-            body, path = _call_fields(body["function"], path + ".function"), path + ".function"
-        if body is None:
-            out.append(f"{CALL_FIRST}>\n{NEMOTRON_CALL_END}")
-            continue
-        name = printed(body.get("name", ABSENT), path + ".name", strings_only)
-        out.append(f"{CALL_FIRST}{name}>\n{_call_text(body, path, strings_only)}{NEMOTRON_CALL_END}")
+        body = call.get("function") if type(call) is dict else None
+        if type(body) is not dict:
+            body = _body_of(call, index, k)
+            if body is None:
+                out.append(f"{CALL_FIRST}>\n{NEMOTRON_CALL_END}")
+                continue
+        name = body.get("name", ABSENT)
+        if type(name) is not str:
+            name = printed(name, _call_path(calls, index, k) + ".name", strings_only)
+        out.append(f"{CALL_FIRST}{name}>\n{_call_text(body, calls, index, k, strings_only)}{NEMOTRON_CALL_END}")
 
 
 def _write_assistant(out: list[str], message: dict[str, Any], index: int, cut: bool, template: NemotronTemplate,
