@@ -98,14 +98,23 @@ def _ms(t: Timing) -> str:
     return f"{t.median / 1000:.3f}"
 
 
-def references(name: str, go: engines.GoHarmony | None) -> list[Contender]:
-    """The reference engines of a format, as straight-pass contenders (each request decoded before its render)."""
+def references(name: str, go: engines.GoHarmony | None, notes: list[str]) -> list[Contender]:
+    """The reference engines of a format, as straight-pass contenders (each request decoded before its
+    render); MiniJinja only where it renders the template (a note says where it does not)."""
     received = corpus.rendered_as_received
     if name == "harmony":
         return [("Go text/template", go.run_wire, True)] if go is not None else []
     contenders: list[Contender] = [("Jinja2", received(engines.jinja2_renderer(engines.TEMPLATES[name])), True)]
     if engines.has_minijinja():
-        contenders.append(("MiniJinja", received(engines.minijinja_renderer(engines.TEMPLATES[name])), True))
+        mini = engines.minijinja_renderer(engines.TEMPLATES[name])
+        try:
+            for job in corpus.everyday_jobs(300, 0, FLAVOURS[name]):
+                mini(job.messages, job.tools, True, **job.options)
+        except Exception as exc:  # a construct it does not take: no row
+            problem = str(exc).splitlines()[0]
+            notes.append(f"{name}: MiniJinja fails on its template ({problem}): no MiniJinja row.")
+        else:
+            contenders.append(("MiniJinja", received(mini), True))
     return contenders
 
 
@@ -114,7 +123,7 @@ def format_rows(name: str, rounds: int, notes: list[str], go: engines.GoHarmony 
     import prompt_formats as pf
 
     rows: list[Row] = []
-    refs = references(name, go)
+    refs = references(name, go, notes)
     if not refs:
         return [[f"`{name}`", label, "Go text/template", "–", "–", "Go unavailable"] for label, _ in _corpora(name)]
     for label, jobs_for_round in _corpora(name):
