@@ -1,18 +1,27 @@
-"""What every ChatML format shares, whichever walk writes its template: :class:`ChatMLFamilyFormat`."""
+"""What every ChatML format shares, whichever walk writes its template: :class:`ChatMLFamilyFormat`;
+and what the formats of a walk read with a declared template share: :class:`WalkedChatMLFormat`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from ...format.chat_format import GUARD_CONFIG, GuardedFormat, Tools
-from ...format.continuation import continued_field
+import attrs
+
+from ...format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
+from ...format.continuation import continued_field, render_continued
 from ...format.options import Option, describe
+from ...format.spans import GeneratedPolicy, RenderedPrompt
+from ...guard import ControlTokenGuard
+from ...guard.vocabulary import UntrustedReading
+from .options import take_serving_options
 from .parse import ChatMLReplyParser
+from .render import NotedRender
 from .schema import tool_schemas
+from .spans import continued_prompt, rendered_prompt
 from .tokens import CONTROL_TOKENS
 
-__all__ = ["ChatMLFamilyFormat"]
+__all__ = ["ChatMLFamilyFormat", "WalkedChatMLFormat"]
 
 
 class ChatMLFamilyFormat(GuardedFormat):
@@ -51,3 +60,83 @@ class ChatMLFamilyFormat(GuardedFormat):
             continued = continued_field(context.get("continue_final_message"), False)
         return ChatMLReplyParser(tool_schemas(tools), thinking(context.get("enable_thinking")), id_factory, continued,
                                  json_calls=json_calls)
+
+
+class WalkedChatMLFormat(ChatMLFamilyFormat):
+    """Base of the ChatML formats whose template is one walk read with a declared template (the
+    JSON-call and the Nemotron ones): ``render`` and ``render_spans`` are that walk (:meth:`_walk`,
+    :meth:`_walk_noted`), after the serving options and, with a guard, its policy.
+
+    ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
+    and tools before rendering (off by default: the output is then exactly the template's); with
+    it, a value that is no string where the template prints one is refused.
+    """
+
+    #: How the guard reads the messages' untrusted text under this walk.
+    reading: ClassVar[UntrustedReading]
+    #: The declared differences the walk reads (its template's).
+    template: ClassVar[Any]
+
+    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
+        super().__init__(guard)
+        # The template as this instance renders it, made once: with a guard, strings only where it prints.
+        template = self.template
+        self._walk_template: Any = template if self.guard is None else attrs.evolve(template, strings_only=True)
+
+    def _walk(self, messages: Conversation, tools: Tools, add_generation_prompt: Any, options: dict[str, Any]) -> str:
+        """The walk's prompt under the template's ``options``."""
+        raise NotImplementedError
+
+    def _walk_noted(self, messages: Conversation, tools: Tools, add_generation_prompt: Any,
+                    options: dict[str, Any]) -> tuple[str, NotedRender]:
+        """The walk's prompt and what it noted (for ``render_spans``)."""
+        raise NotImplementedError
+
+    def _guarded_tools(self, guard: ControlTokenGuard, tools: Tools) -> Tools:
+        """``tools`` with ``guard``'s policy applied (a walk may check what else it writes of them)."""
+        guarded: Tools = guard.guard_tools(tools)
+        return guarded
+
+    def _prepared(self, messages: Conversation, tools: Tools, add_generation_prompt: Any, options: dict[str, Any]
+                  ) -> tuple[Conversation, Tools, dict[str, Any], str | None]:
+        """The options checked and the serving ones applied; the guard's policy applied (tools
+        first, then the messages, so its errors come in that order)."""
+        field = None
+        if options:
+            self.check_options(options)
+            messages, options, field = take_serving_options(messages, options, add_generation_prompt)
+        guard = self.guard
+        if guard is not None:
+            tools = self._guarded_tools(guard, tools)
+            messages = guard.guard_messages(messages, self.reading)
+        return messages, tools, options, field
+
+    def render(
+        self,
+        messages: Conversation,
+        tools: Tools = None,
+        add_generation_prompt: bool = False,
+        **options: Any,
+    ) -> str:
+        """Render ``messages`` byte-identically to the reference template (the format's walk).
+        ``decode_tool_arguments``, ``continue_final_message`` and ``strict`` as for every ChatML
+        format (:meth:`ChatMLFormat.render <.ChatMLFormat.render>`)."""
+        if options and "strict" in options:
+            return render_strictly(self, messages, tools, add_generation_prompt, options)
+        messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
+        if field is not None:
+            return render_continued(lambda tagged: self._walk(tagged, tools, False, options), messages, field,
+                                    self._walk_template.fields_read)
+        return self._walk(messages, tools, add_generation_prompt, options)
+
+    def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
+                      policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
+        """:meth:`render_spans` (its contract: :meth:`ChatFormat.render_spans`): a user, tool or system
+        message's range is its written content; an assistant's, and what it generated, its turn from
+        right after ``<|im_start|>assistant\\n`` up to and including its ``<|im_end|>``."""
+        messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
+        if field is not None:
+            return continued_prompt(messages, tools, lambda tagged: self._walk_noted(tagged, tools, False, options),
+                                    field, policy, self._walk_template.fields_read)
+        text, noted = self._walk_noted(messages, tools, add_generation_prompt, options)
+        return rendered_prompt(text, noted, len(messages), policy)

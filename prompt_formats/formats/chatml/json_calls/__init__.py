@@ -11,17 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import attrs
-
-from ....format.chat_format import Conversation, Tools, render_strictly
-from ....format.continuation import render_continued
+from ....format.chat_format import Conversation, Tools
 from ....format.options import BOOLEAN, STRICT, STRICT_PARSE, Option
-from ....format.spans import GeneratedPolicy, RenderedPrompt
-from ....guard import ControlTokenGuard
-from ..family import ChatMLFamilyFormat
-from ..options import CONTINUES, SAME_AS_RENDER, SERVING_SPECS, take_serving_options
+from ..family import WalkedChatMLFormat
+from ..options import CONTINUES, SAME_AS_RENDER, SERVING_SPECS
 from ..parse import ChatMLReplyParser
-from ..spans import continued_prompt, rendered_prompt
+from ..render import NotedRender
 from ..untrusted import CHATML_JSON_READING
 from .incremental import JsonIncremental, json_incremental_renderer
 from .render import json_noted, render_json_chatml
@@ -51,15 +46,12 @@ def _never(enable_thinking: Any) -> bool:
     return False
 
 
-class JsonChatMLFormat(ChatMLFamilyFormat):
-    """Base of the ChatML formats that write JSON tool calls: its ``template`` says which.
-
-    ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
-    and tools before rendering (off by default: the output is then exactly the template's); with
-    it, a value that is no string where the template prints one is refused.
-    """
+class JsonChatMLFormat(WalkedChatMLFormat):
+    """Base of the ChatML formats that write JSON tool calls: its ``template`` says which (its walk:
+    :func:`~.render.render_json_chatml`)."""
 
     template: ClassVar[JsonTemplate] = QWEN3_INSTRUCT_2507
+    reading = CHATML_JSON_READING
 
     @staticmethod
     def template_specs(template: JsonTemplate) -> tuple[tuple[Option, ...], tuple[Option, ...]]:
@@ -86,57 +78,12 @@ class JsonChatMLFormat(ChatMLFamilyFormat):
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> JsonIncremental | None:
         return json_incremental_renderer(self.guard, tools, self._walk_template, options)
 
-    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        super().__init__(guard)
-        # The template as this instance renders it, made once: with a guard, strings only where it prints.
-        self._walk_template = self.template if self.guard is None else attrs.evolve(self.template, strings_only=True)
+    def _walk(self, messages: Conversation, tools: Tools, add_generation_prompt: Any, options: dict[str, Any]) -> str:
+        return render_json_chatml(messages, tools, add_generation_prompt, self._walk_template, **options)
 
-    def _prepared(self, messages: Conversation, tools: Tools, add_generation_prompt: Any, options: dict[str, Any]
-                  ) -> tuple[Conversation, Tools, dict[str, Any], str | None]:
-        """The options checked and the serving ones applied; the guard's policy applied (tools
-        first, then the messages, so its errors come in that order)."""
-        field = None
-        if options:
-            self.check_options(options)
-            messages, options, field = take_serving_options(messages, options, add_generation_prompt)
-        guard = self.guard
-        if guard is not None:
-            tools = guard.guard_tools(tools)
-            messages = guard.guard_messages(messages, CHATML_JSON_READING)
-        return messages, tools, options, field
-
-    def render(
-        self,
-        messages: Conversation,
-        tools: Tools = None,
-        add_generation_prompt: bool = False,
-        **options: Any,
-    ) -> str:
-        """Render ``messages`` byte-identically to the reference template (see
-        :func:`~.json_render.render_json_chatml`). ``decode_tool_arguments``, ``continue_final_message``
-        and ``strict`` as for every ChatML format (:meth:`ChatMLFormat.render <.ChatMLFormat.render>`).
-        """
-        if options and "strict" in options:
-            return render_strictly(self, messages, tools, add_generation_prompt, options)
-        messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
-        template = self._walk_template
-        if field is not None:
-            return render_continued(lambda tagged: render_json_chatml(tagged, tools, False, template, **options),
-                                    messages, field, template.fields_read)
-        return render_json_chatml(messages, tools, add_generation_prompt, template, **options)
-
-    def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
-                      policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
-        """:meth:`render_spans` (its contract: :meth:`ChatFormat.render_spans`): a user, tool or system
-        message's range is its printed content; an assistant's, and what it generated, its turn from
-        right after ``<|im_start|>assistant\\n`` up to and including its ``<|im_end|>``."""
-        messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
-        template = self._walk_template
-        if field is not None:
-            return continued_prompt(messages, tools, lambda tagged: json_noted(tagged, tools, False, template, options),
-                                    field, policy, template.fields_read)
-        text, noted = json_noted(messages, tools, add_generation_prompt, template, options)
-        return rendered_prompt(text, noted, len(messages), policy)
+    def _walk_noted(self, messages: Conversation, tools: Tools, add_generation_prompt: Any,
+                    options: dict[str, Any]) -> tuple[str, NotedRender]:
+        return json_noted(messages, tools, add_generation_prompt, self._walk_template, options)
 
 
 class Qwen3Format(JsonChatMLFormat):

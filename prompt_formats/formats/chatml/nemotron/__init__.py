@@ -10,17 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import attrs
-
-from ....format.chat_format import Conversation, Tools, render_strictly
-from ....format.continuation import render_continued
+from ....format.chat_format import Conversation, Tools
 from ....format.options import BOOLEAN, STRICT, STRICT_PARSE, Option
-from ....format.spans import GeneratedPolicy, RenderedPrompt
 from ....guard import ControlTokenGuard
-from ..family import ChatMLFamilyFormat
-from ..options import CONTINUES, SAME_AS_RENDER, SERVING_SPECS, take_serving_options
+from ..family import WalkedChatMLFormat
+from ..options import CONTINUES, SAME_AS_RENDER, SERVING_SPECS
 from ..parse import ChatMLReplyParser
-from ..spans import continued_prompt, rendered_prompt
+from ..render import NotedRender
 from ..tokens import NEMOTRON_CONTROL_TOKENS
 from ..untrusted import NEMOTRON_READING
 from .incremental import NemotronIncremental, nemotron_incremental_renderer
@@ -64,26 +60,19 @@ def parse_specs(template: NemotronTemplate) -> tuple[Option, ...]:
             STRICT_PARSE, CONTINUES)
 
 
-class NemotronFormat(ChatMLFamilyFormat):
-    """Base of the Nemotron 3 formats: its ``template`` says which.
-
-    ``guard``: an optional :class:`~prompt_formats.guard.ControlTokenGuard` applied to the messages
-    and tools before rendering (off by default: the output is then exactly the template's); with
-    it, a value that is no string where the template prints one is refused.
-    """
+class NemotronFormat(WalkedChatMLFormat):
+    """Base of the Nemotron 3 formats: its ``template`` says which (its walk:
+    :func:`~.render.render_nemotron`). With a guard, a tool-schema key the template would print
+    unchecked, or with its brackets as a control token, is refused too (:func:`.check_written_keys`)."""
 
     template: ClassVar[NemotronTemplate] = NEMOTRON_3_NANO
     control_tokens = NEMOTRON_CONTROL_TOKENS
+    reading = NEMOTRON_READING
 
     @staticmethod
     def template_specs(template: NemotronTemplate) -> tuple[tuple[Option, ...], tuple[Option, ...]]:
         """``render``'s options and the parser's under ``template``."""
         return render_specs(template), parse_specs(template)
-
-    def __init__(self, guard: ControlTokenGuard | None = None) -> None:
-        super().__init__(guard)
-        # The template as this instance renders it, made once: with a guard, strings only where it prints.
-        self._walk_template = self.template if self.guard is None else attrs.evolve(self.template, strings_only=True)
 
     def stream_parser(
         self,
@@ -107,55 +96,18 @@ class NemotronFormat(ChatMLFamilyFormat):
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> NemotronIncremental | None:
         return nemotron_incremental_renderer(self.guard, tools, self._walk_template, options)
 
-    def _prepared(self, messages: Conversation, tools: Tools, add_generation_prompt: Any, options: dict[str, Any]
-                  ) -> tuple[Conversation, Tools, dict[str, Any], str | None]:
-        """The options checked and the serving ones applied; the guard's policy applied (tools
-        first, then the messages, so its errors come in that order)."""
-        field = None
-        if options:
-            self.check_options(options)
-            messages, options, field = take_serving_options(messages, options, add_generation_prompt)
-        guard = self.guard
-        if guard is not None:
-            tools = guard.guard_tools(tools)
-            check_written_keys(tools, guard)
-            messages = guard.guard_messages(messages, NEMOTRON_READING)
-        return messages, tools, options, field
+    def _guarded_tools(self, guard: ControlTokenGuard, tools: Tools) -> Tools:
+        tools = guard.guard_tools(tools)
+        check_written_keys(tools, guard)
+        return tools
 
-    def render(
-        self,
-        messages: Conversation,
-        tools: Tools = None,
-        add_generation_prompt: bool = False,
-        **options: Any,
-    ) -> str:
-        """Render ``messages`` byte-identically to the reference template (see
-        :func:`~.render.render_nemotron`). ``decode_tool_arguments``, ``continue_final_message``
-        and ``strict`` as for every ChatML format (:meth:`ChatMLFormat.render <..ChatMLFormat.render>`).
-        """
-        if options and "strict" in options:
-            return render_strictly(self, messages, tools, add_generation_prompt, options)
-        messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
+    def _walk(self, messages: Conversation, tools: Tools, add_generation_prompt: Any, options: dict[str, Any]) -> str:
         template = self._walk_template
-        walk = walk_options(template, options)
-        if field is not None:
-            return render_continued(lambda tagged: render_nemotron(tagged, tools, False, template, **walk),
-                                    messages, field, template.fields_read)
-        return render_nemotron(messages, tools, add_generation_prompt, template, **walk)
+        return render_nemotron(messages, tools, add_generation_prompt, template, **walk_options(template, options))
 
-    def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
-                      policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
-        """:meth:`render_spans` (its contract: :meth:`ChatFormat.render_spans`): a user, tool or system
-        message's range is its printed content; an assistant's, and what it generated, its turn from
-        right after ``<|im_start|>assistant\\n`` up to and including its ``<|im_end|>``."""
-        messages, tools, options, field = self._prepared(messages, tools, add_generation_prompt, options)
-        template = self._walk_template
-        if field is not None:
-            return continued_prompt(messages, tools,
-                                    lambda tagged: nemotron_noted(tagged, tools, False, template, options),
-                                    field, policy, template.fields_read)
-        text, noted = nemotron_noted(messages, tools, add_generation_prompt, template, options)
-        return rendered_prompt(text, noted, len(messages), policy)
+    def _walk_noted(self, messages: Conversation, tools: Tools, add_generation_prompt: Any,
+                    options: dict[str, Any]) -> tuple[str, NotedRender]:
+        return nemotron_noted(messages, tools, add_generation_prompt, self._walk_template, options)
 
 
 class Nemotron3NanoFormat(NemotronFormat):

@@ -5,7 +5,8 @@ whether it comes first after the system turn, on its neighbours' roles (a run of
 one user turn), on whether it is the last, and on where the last user message is (the assistant
 turns before it are cut; under an effort flag, it carries the note). So when messages are
 appended, what can change is the last earlier turn and, when a user message arrives, the turns
-from the previous last user message on. Those and the new messages are rendered in a *window*:
+from the previous last user message on (from the first turn, when there was none: that one is a
+full render). Those and the new messages are rendered in a *window*:
 the messages from the first that can change, after a placeholder of the role before them (so the
 first one's tool-run opening is as in the whole conversation). Anything unexpected steps aside
 to a full render, the one checked path (as for :mod:`..incremental`, whose module docstring says
