@@ -59,6 +59,7 @@ __all__ = ["generation_prompt", "last_user", "nemotron_noted", "render_nemotron"
 _ASSISTANT_HEADER = len(ASSISTANT_TURN)
 _OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
 _OTHER_KEYS = frozenset(_OTHER_FIELDS)
+_REASONING_KEYS = frozenset(REASONING_FIELDS)
 
 
 def truthy(value: Any, name: str) -> bool:
@@ -278,11 +279,16 @@ def _note_assistant(drops: list[str], message: dict[str, Any], index: int, cut: 
                     is_text: bool) -> None:
     """What an assistant turn leaves out: its reasoning where cut (or no string), the aliases it does
     not read, what its cut takes of the content's text, and a content that is no string in a turn with calls."""
-    reasoning = reasoning_of(message)
-    written = isinstance(reasoning, str) and bool(str.strip(reasoning))
-    note_assistant_drops(drops, message, None, index, reasoning_field(message), False, written and not cut)
+    written = False
+    if not _REASONING_KEYS.isdisjoint(message):  # (none of them: none to lose)
+        reasoning = reasoning_of(message)
+        written = isinstance(reasoning, str) and bool(str.strip(reasoning))
+        note_assistant_drops(drops, message, None, index, reasoning_field(message), False, written and not cut)
     content = message.get("content")
-    if not is_text and calls:
+    if type(content) is str:
+        if cut and _cut_loses(content, calls, written):
+            drops.append(f"messages[{index}].content")
+    elif not is_text and calls:
         if losing_fields(message, ("content",)):
             drops.append(f"messages[{index}].content")
     elif content is not None and not isinstance(content, str) and not content:
