@@ -16,7 +16,7 @@ The sources (public repositories, as stored for this project's research):
 
 - ollama/ollama ``model/parsers/qwen3coder_test.go``, ``qwen3coder_bare_test.go``, ``qwen35_test.go``,
   ``qwen35_boundary_test.go``, ``qwen38_test.go``, ``qwen3_test.go`` (the JSON form),
-  ``harmony/harmonyparser_test.go``;
+  ``nemotron3nano_test.go`` (Nemotron 3 Nano: the same grammar), ``harmony/harmonyparser_test.go``;
 - vllm-project/vllm ``tests/tool_parsers/test_qwen3coder_tool_parser.py``,
   ``test_qwen3_xml_coder_shared.py``, ``test_qwen36_bugs.py``, ``test_qwen3xml_tool_parser.py``,
   ``test_openai_tool_parser.py``, ``test_hermes_tool_parser.py`` (the JSON form);
@@ -81,6 +81,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "peer_cases"
 SOURCES = (
     "ollama",
     "ollama_qwen35",
+    "ollama_nemotron",
     "vllm",
     "vllm_more",
     "sglang",
