@@ -23,6 +23,7 @@ transformers passes (``documents=None`` included).
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -39,24 +40,20 @@ __all__ = [
     "versions",
 ]
 
-#: The reference template of each format that Jinja renders (``harmony``'s reference is Go's).
-TEMPLATES = {
-    "chatml-multi-system": "chatml_multi_system.jinja",
-    "chatml-safety": "chatml_upstream.jinja",
-    "gpt-oss": "gpt_oss.jinja",
-    "qwen3.5": "families/qwen3_5_think.jinja",
-    "qwen3.5-nothink": "families/qwen3_5_nothink.jinja",
-    "qwen3.6": "families/qwen3_6.jinja",
-    "qwen3.8": "families/qwen3_8.jinja",
-    "qwen3": "families/qwen3.jinja",
-    "qwen3-instruct-2507": "families/qwen3_instruct_2507.jinja",
-    "qwen2.5": "families/qwen2_5.jinja",
-    "qwen3-vl": "families/qwen3_vl.jinja",
-    "nemotron-3-nano": "families/nemotron_3_nano.jinja",
-    "nemotron-3-super": "families/nemotron_3_super.jinja",
-    "nemotron-3-ultra": "families/nemotron_3_ultra.jinja",
-    "nemotron-3.5": "families/nemotron_3_5.jinja",
-}
+
+def _tests_support(module: str) -> Any:
+    """The tests' ``tests.support.<module>``, found from the tree's root (the package under test is the
+    one already imported: the tree's, or an installed build's)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        return importlib.import_module(f"tests.support.{module}")
+    finally:
+        sys.path.remove(str(ROOT))
+
+
+#: The reference template of each format that Jinja renders (``harmony``'s reference is Go's): the
+#: tests' one map of them.
+TEMPLATES: dict[str, str] = _tests_support("oracles").JINJA_TEMPLATES
 
 Renderer = Callable[..., str]
 
@@ -158,16 +155,9 @@ class GoHarmony:
     RENDERS = 5
 
     def __init__(self, build_dir: Path) -> None:
-        # The tests' package (tests.support), found from the tree's root; the package under test is
-        # the one already imported (the tree's, or an installed build's).
-        sys.path.insert(0, str(ROOT))
-        try:
-            from tests.support.harmony_oracle import HarmonyOracle, build_oracle, to_case
-        finally:
-            sys.path.remove(str(ROOT))
-
-        self.oracle = HarmonyOracle(build_oracle(build_dir))
-        self.to_case = to_case
+        oracle = _tests_support("harmony_oracle")
+        self.oracle = oracle.HarmonyOracle(oracle.build_oracle(build_dir))
+        self.to_case = oracle.to_case
 
     def run(self, jobs: Sequence[Any]) -> tuple[list[str | None], float]:
         """Render every ``(messages, tools, options)``; the outputs and Go's own µs per render.
