@@ -478,6 +478,25 @@ class NotedRender:
         self.origins: Sequence[int | None] = ()
         self.merged: Merged = ()
 
+    def note_turn(self, out: list[str], written: int, at: int, assistant: bool, text: str | None, text_at: int) -> int:
+        """Note one message's range, its turn written as ``out``'s pieces from ``written`` on, at
+        ``at``: an assistant's (``assistant``) from right after its header up to and including
+        ``<|im_end|>``, also as generated; another's, its content ``text`` written as piece ``text_at``
+        (``None``: not written, no range). Returns where the next turn starts."""
+        ranges, generated, starts = self.spans
+        end = at + sum(map(len, out[written:]))
+        if assistant:
+            turn = (at + _ASSISTANT_HEADER, end - 1)
+            ranges.append((turn,))
+            generated.append(turn)
+        elif text is None:
+            ranges.append(())
+        else:
+            begin = at + sum(map(len, out[written:text_at]))
+            ranges.append(((begin, begin + len(text)),) if text else ())
+        starts.append(written)
+        return end
+
 
 #: One conversation's pieces, as ``chatml_pieces`` returns them: ``(pieces, roles, origins, merged,
 #: spans)``, as :class:`NotedRender` holds them. A plain tuple: made on every session render.

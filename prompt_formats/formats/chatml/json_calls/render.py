@@ -56,7 +56,6 @@ from .template import QWEN3_INSTRUCT_2507, JsonTemplate
 
 __all__ = ["generation_prompt", "json_noted", "last_query", "message_dicts", "render_json_chatml", "roles_of"]
 
-_ASSISTANT_HEADER = len(ASSISTANT_TURN)
 _OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
 _OTHER_KEYS = frozenset(_OTHER_FIELDS)  # (a message holding none of them loses none: one C-level test)
 
@@ -287,27 +286,19 @@ def _lost_content(message: dict[str, Any], text: str, vision: bool) -> list[str]
 
 def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, message: dict[str, Any], index: int,
                role: str, text: str | None, text_at: int, vision: bool) -> int:
-    """Note message ``index``'s range (its turn written from piece ``written`` on, at ``at``; a
-    content ``text`` as piece ``text_at``) and what it loses (``vision``: Qwen3-VL's reading of a
-    content); returns where the next turn starts."""
-    ranges, generated, starts = noted.spans
-    end = at + sum(map(len, out[written:]))
-    if role == "assistant":  # generated: right after the header, up to and including <|im_end|>
-        turn = (at + _ASSISTANT_HEADER, end - 1)
-        ranges.append((turn,))
-        generated.append(turn)
-    elif text is None:  # not written: every field that holds text is lost
-        ranges.append(())
+    """Note message ``index``'s range (:meth:`.NotedRender.note_turn`) and what it loses (``vision``:
+    Qwen3-VL's reading of a content); returns where the next turn starts."""
+    end = noted.note_turn(out, written, at, role == "assistant", text, text_at)
+    if role == "assistant":
+        return end  # (its losses are noted as it is written)
+    if text is None:  # not written: every field that holds text is lost
         noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, EVERY_FIELD))
     else:
-        begin = at + sum(map(len, out[written:text_at]))
-        ranges.append(((begin, begin + len(text)),) if text else ())
         lost = _lost_content(message, text, vision)
         if not _OTHER_KEYS.isdisjoint(message):
             lost += losing_fields(message, _OTHER_FIELDS)
         if lost:
             noted.dropped.extend(f"messages[{index}].{f}" for f in lost)
-    starts.append(written)
     return end
 
 

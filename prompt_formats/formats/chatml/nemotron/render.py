@@ -52,11 +52,10 @@ from ..tokens import (
     USER_TURN,
 )
 from .template import NEMOTRON_3_NANO, NemotronTemplate
-from .tool_spec import nemotron_tools_block
+from .tool_spec import fields_of, nemotron_tools_block
 
 __all__ = ["generation_prompt", "last_user", "nemotron_noted", "render_nemotron", "truthy", "walk_options"]
 
-_ASSISTANT_HEADER = len(ASSISTANT_TURN)
 _OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
 _OTHER_KEYS = frozenset(_OTHER_FIELDS)
 _REASONING_KEYS = frozenset(REASONING_FIELDS)
@@ -201,22 +200,12 @@ def _call_text(body: Mapping[str, Any], calls: list[Any], index: int, k: int, st
     return "".join(pieces)
 
 
-def _call_fields(value: Any, path: str) -> Mapping[str, Any] | None:
-    """A call's (or its ``function``'s) fields: a mapping, or ``None`` for JSON data that is no
-    object (Jinja finds no field on it); another object is refused (Jinja would read its attributes)."""
-    if isinstance(value, Mapping):
-        return value
-    if value is None or isinstance(value, (str, int, float, list, tuple)):
-        return None
-    raise InvalidInputError(path, f"expected an object, got {type_name(value)}")
-
-
 def _body_of(call: Any, index: int, k: int) -> Mapping[str, Any] | None:
-    """The fields of a call that is not the usual ``{"function": {...}}`` dict (:func:`_call_fields`)."""
+    """The fields of a call that is not the usual ``{"function": {...}}`` dict (:func:`.fields_of`)."""
     path = f"messages[{index}].tool_calls[{k}]"
-    body = _call_fields(call, path)
+    body = fields_of(call, path)
     if body is not None and "function" in body:
-        return _call_fields(body["function"], path + ".function")
+        return fields_of(body["function"], path + ".function")
     return body
 
 
@@ -366,21 +355,11 @@ def _other_turn(out: list[str], message: dict[str, Any], index: int) -> str:
 
 def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, message: dict[str, Any], index: int,
                role: str, text: str | None, text_at: int) -> int:
-    """Note message ``index``'s range (its turn written from piece ``written`` on, at ``at``; a
-    content ``text`` as piece ``text_at``) and what it loses; returns where the next turn starts."""
-    ranges, generated, starts = noted.spans
-    end = at + sum(map(len, out[written:]))
-    if role == "assistant":  # generated: right after the header, up to and including <|im_end|>
-        turn = (at + _ASSISTANT_HEADER, end - 1)
-        ranges.append((turn,))
-        generated.append(turn)
-    else:
-        assert text is not None
-        begin = at + sum(map(len, out[written:text_at]))
-        ranges.append(((begin, begin + len(text)),) if text else ())
-        if not _OTHER_KEYS.isdisjoint(message):
-            noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, _OTHER_FIELDS))
-    starts.append(written)
+    """Note message ``index``'s range (:meth:`.NotedRender.note_turn`) and, for a message of another
+    role than the assistant's, the fields its turn does not write; returns where the next turn starts."""
+    end = noted.note_turn(out, written, at, role == "assistant", text, text_at)
+    if role != "assistant" and not _OTHER_KEYS.isdisjoint(message):
+        noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, _OTHER_FIELDS))
     return end
 
 

@@ -23,7 +23,7 @@ from ....model.tools import PreparedTools, rendered_tools
 from ..template import string_value
 from ..tokens import NEMOTRON_TOOLS_HEADER, TOOLS_FOOTER
 
-__all__ = ["check_written_keys", "nemotron_tools_block"]
+__all__ = ["check_written_keys", "fields_of", "nemotron_tools_block"]
 
 _PARAMETER_KEYS = frozenset(("name", "type", "description", "enum"))
 _PARAMETERS_KEYS = frozenset(("type", "properties", "required"))
@@ -48,14 +48,14 @@ def _json(value: Any, path: str) -> str:
         return json_refused(value, path, exc)
 
 
-def _fields(value: Any, path: str) -> Mapping[Any, Any]:
-    """The fields the template reads of a function or a parameter: a mapping's, none of JSON data
-    that is no object (Jinja finds no such attribute on it); another object's attributes are not
-    read here (refused: Jinja would read them)."""
+def fields_of(value: Any, path: str) -> Mapping[Any, Any] | None:
+    """The fields the template reads of a value (a tool's function, a parameter, a call): a
+    mapping's; none (``None``) of JSON data that is no object, on which Jinja finds no such
+    attribute; another object is refused, since Jinja would read its attributes."""
     if isinstance(value, Mapping):
         return value
     if value is None or isinstance(value, (str, int, float, list, tuple)):
-        return {}
+        return None
     raise InvalidInputError(path, f"expected an object, got {type_name(value)}")
 
 
@@ -77,7 +77,7 @@ def _other_keys(out: list[str], fields: Any, handled: frozenset[str], path: str)
 def _parameter(out: list[str], name: Any, fields: Any, path: str) -> None:
     """One parameter's element."""
     out.append(f"\n<parameter>\n<name>{_shown(name)}</name>")
-    fields = _fields(fields, path)
+    fields = fields_of(fields, path)
     if fields:
         if "type" in fields:
             out.append(f"\n<type>{_shown(fields['type'])}</type>")
@@ -91,7 +91,7 @@ def _parameter(out: list[str], name: Any, fields: Any, path: str) -> None:
 
 def _function(out: list[str], function: Any, path: str) -> None:
     """One tool's ``<function>`` element (``function``: its function, or the tool)."""
-    fields = _fields(function, path)
+    fields = fields_of(function, path) or {}
     out.append(f"\n<function>\n<name>{_shown(fields['name']) if 'name' in fields else ''}</name>")
     if "description" in fields:
         out.append(f"\n<description>{_trimmed(fields['description'])}</description>")
