@@ -7,7 +7,7 @@ set: :mod:`.tokens`; typing parsed values by the tools' schemas: :mod:`.schema`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import partial
 from typing import Any, ClassVar
 
@@ -55,28 +55,6 @@ class ChatMLFormat(ChatMLFamilyFormat):
     def template_specs(template: Template) -> tuple[tuple[Option, ...], tuple[Option, ...]]:
         """``render``'s options and the parser's under ``template`` (:mod:`.options`)."""
         return render_specs(template), parse_specs(template)
-
-    def stream_parser(
-        self,
-        tools: Tools = None,
-        *,
-        id_factory: Callable[[], str] | None = None,
-        **context: Any,
-    ) -> ChatMLReplyParser:
-        """A new :class:`ChatMLReplyParser` for one completion (the text after the generation prompt).
-
-        ``tools`` types the call arguments by their schemas (and a call to any other tool gets a
-        note in ``reply.notes``); ``context`` takes ``render``'s options (``enable_thinking=False`` when the prompt
-        was rendered so; ``continue_final_message`` as render took it: the completion continues the
-        final message's content, or its reasoning when the option names a reasoning field, with its
-        leading whitespace kept, so the continued message is the prefill as the prompt shows it
-        followed by the reply's text); ``id_factory`` makes the call ids (default ``call_`` + 24
-        random hex digits). Rules: :mod:`prompt_formats.formats.chatml.parse`.
-
-        Its events, concatenated over any split of the completion into deltas, assemble to exactly
-        ``parse(completion)`` (with the same ``id_factory`` sequence).
-        """
-        return self._parser(tools, id_factory, context, self.template.thinks, False)
 
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> ChatMLIncremental | None:
         return incremental_renderer(self.guard, tools, self.template, options)

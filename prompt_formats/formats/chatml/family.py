@@ -19,6 +19,7 @@ from .parse import ChatMLReplyParser
 from .render import NotedRender
 from .schema import tool_schemas
 from .spans import continued_prompt, rendered_prompt
+from .template import ABSENT
 from .tokens import CONTROL_TOKENS
 
 __all__ = ["ChatMLFamilyFormat", "WalkedChatMLFormat"]
@@ -35,6 +36,9 @@ class ChatMLFamilyFormat(GuardedFormat):
     config_specs: ClassVar[tuple[Option, ...]] = (GUARD_CONFIG,)
     control_tokens = CONTROL_TOKENS
     parse_options: ClassVar[Mapping[str, str]] = {}
+    #: The declared differences the format's walk reads (its template's); also whether the prompt
+    #: opens a think block (``thinks``) and the form of its calls (``json_calls``).
+    template: ClassVar[Any]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A format that names its template takes that template's options (what it reads)."""
@@ -49,17 +53,36 @@ class ChatMLFamilyFormat(GuardedFormat):
         """``render``'s options and the parser's under ``template``."""
         raise NotImplementedError
 
-    def _parser(self, tools: Tools, id_factory: Callable[[], str] | None, context: Mapping[str, Any],
-                thinking: Callable[[Any], bool], json_calls: bool) -> ChatMLReplyParser:
-        """The reply parser for ``stream_parser``: ``context`` checked against the parse options;
-        ``thinking(enable_thinking)``: whether the prompt opened a think block; ``json_calls``: the
-        template writes calls in the JSON form."""
+    def stream_parser(
+        self,
+        tools: Tools = None,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        **context: Any,
+    ) -> ChatMLReplyParser:
+        """A new :class:`~.parse.ChatMLReplyParser` for one completion (the text after the generation prompt).
+
+        The reasoning comes first where the prompt opened a think block, as the format's template
+        reads ``enable_thinking`` (the JSON-call templates open none: the model writes its own); a
+        call in the template's form is the usual one (the other form is read too, with a note).
+        ``tools`` types the call arguments by their schemas (and a call to any other tool gets a
+        note in ``reply.notes``); ``context`` takes ``render``'s options (``continue_final_message``
+        as render took it: the completion continues the final message's content, or its reasoning
+        when the option names a reasoning field, with its leading whitespace kept, so the continued
+        message is the prefill as the prompt shows it followed by the reply's text); ``id_factory``
+        makes the call ids (default ``call_`` + 24 random hex digits). Rules:
+        :mod:`prompt_formats.formats.chatml.parse`.
+
+        Its events, concatenated over any split of the completion into deltas, assemble to exactly
+        ``parse(completion)`` (with the same ``id_factory`` sequence).
+        """
         continued = None
         if context:
             self.check_options(context, self.parse_options)
             continued = continued_field(context.get("continue_final_message"), False)
-        return ChatMLReplyParser(tool_schemas(tools), thinking(context.get("enable_thinking")), id_factory, continued,
-                                 json_calls=json_calls)
+        template = self.template
+        return ChatMLReplyParser(tool_schemas(tools), template.thinks(context.get("enable_thinking", ABSENT)),
+                                 id_factory, continued, json_calls=template.json_calls)
 
 
 class WalkedChatMLFormat(ChatMLFamilyFormat):
@@ -74,8 +97,6 @@ class WalkedChatMLFormat(ChatMLFamilyFormat):
 
     #: How the guard reads the messages' untrusted text under this walk.
     reading: ClassVar[UntrustedReading]
-    #: The declared differences the walk reads (its template's).
-    template: ClassVar[Any]
 
     def __init__(self, guard: ControlTokenGuard | None = None) -> None:
         super().__init__(guard)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from math import isfinite
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -121,6 +121,9 @@ class Template:
     skips_empty_arguments: bool = False
     reasoning_effort: bool = False
     empty_system_turn: bool = True
+
+    #: The template writes calls in the JSON form (its replies' usual form).
+    json_calls: ClassVar[bool] = False
 
     def thinks(self, enable_thinking: Any) -> bool:
         """Whether the generation prompt opens a think block under ``enable_thinking``."""

@@ -8,14 +8,12 @@ the usual one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ....format.chat_format import Conversation, Tools
 from ....format.options import BOOLEAN, STRICT, STRICT_PARSE, Option
 from ..family import WalkedChatMLFormat
 from ..options import CONTINUES, SAME_AS_RENDER, SERVING_SPECS
-from ..parse import ChatMLReplyParser
 from ..render import NotedRender
 from ..untrusted import CHATML_JSON_READING
 from .incremental import JsonIncremental, json_incremental_renderer
@@ -41,11 +39,6 @@ def parse_specs(template: JsonTemplate) -> tuple[Option, ...]:
     return (*(Option(spec.name, spec.kinds, SAME_AS_RENDER) for spec in accepted), STRICT_PARSE, CONTINUES)
 
 
-def _never(enable_thinking: Any) -> bool:
-    """The prompt never opens a think block (the model writes its own)."""
-    return False
-
-
 class JsonChatMLFormat(WalkedChatMLFormat):
     """Base of the ChatML formats that write JSON tool calls: its ``template`` says which (its walk:
     :func:`~.render.render_json_chatml`)."""
@@ -57,23 +50,6 @@ class JsonChatMLFormat(WalkedChatMLFormat):
     def template_specs(template: JsonTemplate) -> tuple[tuple[Option, ...], tuple[Option, ...]]:
         """``render``'s options and the parser's under ``template``."""
         return render_specs(template), parse_specs(template)
-
-    def stream_parser(
-        self,
-        tools: Tools = None,
-        *,
-        id_factory: Callable[[], str] | None = None,
-        **context: Any,
-    ) -> ChatMLReplyParser:
-        """A new :class:`~.parse.ChatMLReplyParser` for one completion (the text after the generation
-        prompt), which reads a call in the JSON form as the usual one. ``tools`` types nothing (JSON
-        has types) but notes a call to a tool not offered; ``context`` takes ``render``'s options
-        (``continue_final_message`` as render took it); ``id_factory`` makes the call ids.
-
-        Its events, concatenated over any split of the completion into deltas, assemble to exactly
-        ``parse(completion)`` (with the same ``id_factory`` sequence).
-        """
-        return self._parser(tools, id_factory, context, _never, True)
 
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> JsonIncremental | None:
         return json_incremental_renderer(self.guard, tools, self._walk_template, options)

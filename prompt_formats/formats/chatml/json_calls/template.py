@@ -7,6 +7,8 @@ handful of places, each a field here.
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import attrs
 
 from ..tokens import QWEN2_5_DEFAULT_SYSTEM
@@ -45,6 +47,13 @@ class JsonTemplate:
     vision: bool = False
     writes_later_system: bool = True
     strings_only: bool = False
+
+    #: The template writes calls in the JSON form (its replies' usual form).
+    json_calls: ClassVar[bool] = True
+
+    def thinks(self, enable_thinking: Any) -> bool:
+        """Whether the generation prompt opens a think block: never (the model writes its own)."""
+        return False
 
     @property
     def fields_read(self) -> str:

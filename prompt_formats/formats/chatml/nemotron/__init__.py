@@ -7,7 +7,6 @@ in a think block the generation prompt opens unless thinking is off.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ....format.chat_format import Conversation, Tools
@@ -15,12 +14,11 @@ from ....format.options import BOOLEAN, STRICT, STRICT_PARSE, Option
 from ....guard import ControlTokenGuard
 from ..family import WalkedChatMLFormat
 from ..options import CONTINUES, SAME_AS_RENDER, SERVING_SPECS
-from ..parse import ChatMLReplyParser
 from ..render import NotedRender
 from ..tokens import NEMOTRON_CONTROL_TOKENS
 from ..untrusted import NEMOTRON_READING
 from .incremental import NemotronIncremental, nemotron_incremental_renderer
-from .render import nemotron_noted, render_nemotron, truthy, walk_options
+from .render import nemotron_noted, render_nemotron, walk_options
 from .template import NEMOTRON_3_5, NEMOTRON_3_NANO, NEMOTRON_3_SUPER, NemotronTemplate
 from .tool_spec import check_written_keys
 
@@ -73,25 +71,6 @@ class NemotronFormat(WalkedChatMLFormat):
     def template_specs(template: NemotronTemplate) -> tuple[tuple[Option, ...], tuple[Option, ...]]:
         """``render``'s options and the parser's under ``template``."""
         return render_specs(template), parse_specs(template)
-
-    def stream_parser(
-        self,
-        tools: Tools = None,
-        *,
-        id_factory: Callable[[], str] | None = None,
-        **context: Any,
-    ) -> ChatMLReplyParser:
-        """A new :class:`~.parse.ChatMLReplyParser` for one completion (the text after the generation
-        prompt): reasoning first unless ``enable_thinking`` is passed falsy (the prompt then closed
-        the think block), calls in the XML form typed by ``tools``' schemas; ``context`` takes
-        ``render``'s options (``continue_final_message`` as render took it); ``id_factory`` makes
-        the call ids.
-
-        Its events, concatenated over any split of the completion into deltas, assemble to exactly
-        ``parse(completion)`` (with the same ``id_factory`` sequence).
-        """
-        thinks = "enable_thinking" not in context or truthy(context["enable_thinking"], "enable_thinking")
-        return self._parser(tools, id_factory, context, lambda _: thinks, False)
 
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> NemotronIncremental | None:
         return nemotron_incremental_renderer(self.guard, tools, self._walk_template, options)

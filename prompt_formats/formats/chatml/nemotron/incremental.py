@@ -46,7 +46,7 @@ def nemotron_incremental_renderer(guard: ControlTokenGuard | None, tools: Tools,
     try:
         if guard is not None:
             check_written_keys(tools, guard)
-        tail = generation_prompt(walk_options(template, options)["enable_thinking"])
+        tail = generation_prompt(template, walk_options(template, options)["enable_thinking"])
     except Exception:  # every render raises it: full renders do
         return None
     return NemotronIncremental(guard, tools, template, options, tail)

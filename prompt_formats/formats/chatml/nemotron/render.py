@@ -51,22 +51,14 @@ from ..tokens import (
     TURN_END,
     USER_TURN,
 )
-from .template import NEMOTRON_3_NANO, NemotronTemplate
+from .template import NEMOTRON_3_NANO, NemotronTemplate, truthy
 from .tool_spec import fields_of, nemotron_tools_block
 
-__all__ = ["generation_prompt", "last_user", "nemotron_noted", "render_nemotron", "truthy", "walk_options"]
+__all__ = ["generation_prompt", "last_user", "nemotron_noted", "render_nemotron", "walk_options"]
 
 _OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
 _OTHER_KEYS = frozenset(_OTHER_FIELDS)
 _REASONING_KEYS = frozenset(REASONING_FIELDS)
-
-
-def truthy(value: Any, name: str) -> bool:
-    """``value``'s truth, as the template's ``if`` reads it; the error naming ``name`` where Python's fails."""
-    try:
-        return bool(value)
-    except Exception:
-        raise InvalidInputError(name, f"a {type_name(value)} whose truth cannot be read") from None
 
 
 def last_user(roles: list[str], first: int) -> int:
@@ -393,7 +385,7 @@ def render_nemotron(
     noted_user = user if template.effort_flag and effort is not ABSENT and truthy(effort, template.effort_flag) else -1
     _write_turns(out, msgs, roles, first, user if truncates else -1, noted_user, template, _noted)
     if add_generation_prompt:
-        out.append(generation_prompt(enable_thinking))
+        out.append(generation_prompt(template, enable_thinking))
     if _noted is not None:
         _noted.spans[2].append(len(out))
         _noted.pieces, _noted.roles, _noted.origins = out, roles, range(len(msgs))
@@ -410,11 +402,9 @@ def _note_prologue(noted: NotedRender, msgs: list[dict[str, Any]], first: int, l
     noted.dropped.extend(f"messages[0].{f}" for f in losing_fields(msgs[0], _OTHER_FIELDS))
 
 
-def generation_prompt(enable_thinking: Any) -> str:
+def generation_prompt(template: NemotronTemplate, enable_thinking: Any) -> str:
     """The generation prompt: a think block opened (by default), or an empty one closed."""
-    if enable_thinking is ABSENT or truthy(enable_thinking, "enable_thinking"):
-        return ASSISTANT_THINKING
-    return NEMOTRON_NO_THINKING_PROMPT
+    return ASSISTANT_THINKING if template.thinks(enable_thinking) else NEMOTRON_NO_THINKING_PROMPT
 
 
 def nemotron_noted(messages: Conversation, tools: Tools, add_generation_prompt: Any, template: NemotronTemplate,

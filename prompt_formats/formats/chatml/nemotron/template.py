@@ -7,11 +7,23 @@ tighter think block and an untrimmed content where an earlier turn's reasoning i
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import attrs
 
+from ....errors import InvalidInputError, type_name
+from ..template import ABSENT
 from ..tokens import LOW_EFFORT_NOTE, MEDIUM_EFFORT_NOTE, THINK_CLOSE
 
-__all__ = ["NEMOTRON_3_5", "NEMOTRON_3_NANO", "NEMOTRON_3_SUPER", "NemotronTemplate"]
+__all__ = ["NEMOTRON_3_5", "NEMOTRON_3_NANO", "NEMOTRON_3_SUPER", "NemotronTemplate", "truthy"]
+
+
+def truthy(value: Any, name: str) -> bool:
+    """``value``'s truth, as the template's ``if`` reads it; the error naming ``name`` where Python's fails."""
+    try:
+        return bool(value)
+    except Exception:
+        raise InvalidInputError(name, f"a {type_name(value)} whose truth cannot be read") from None
 
 
 @attrs.frozen
@@ -32,6 +44,13 @@ class NemotronTemplate:
     think_end: str = "\n" + THINK_CLOSE + "\n"
     trims_cut_content: bool = True
     strings_only: bool = False
+
+    #: The template writes calls in the JSON form (its replies' usual form): no, the XML form.
+    json_calls: ClassVar[bool] = False
+
+    def thinks(self, enable_thinking: Any) -> bool:
+        """Whether the generation prompt opens a think block: unless ``enable_thinking`` is passed falsy."""
+        return enable_thinking is ABSENT or truthy(enable_thinking, "enable_thinking")
 
     #: Which message fields' names the template's text holds (transformers continues a final
     #: message's field only if the template's text holds its name: ``truncate_history_thinking``
