@@ -100,15 +100,9 @@ def compact_json(value: Any) -> str:
 
 
 def printed(text: str) -> str:
-    """What a template writes for a string it prints (``{{ text }}``): ``str(text)``, as an exact ``str``.
-
-    The same ``text`` for a ``str``; a subclass is printed through its ``__str__`` (text the
-    template concatenates, such as a tool-call name, keeps its characters instead).
-    """
-    if type(text) is str:
-        return text
-    shown = str(text)
-    return shown if type(shown) is str else str.__str__(shown)
+    """What a template writes for a string it prints (``{{ text }}``), as an exact ``str``: its
+    characters (transformers hands a template a subclass's plain data, never the subclass)."""
+    return text if type(text) is str else str.__str__(text)
 
 
 def not_serialisable(path: str, exc: BaseException) -> InvalidInputError:

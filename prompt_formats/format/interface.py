@@ -15,8 +15,9 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, NoReturn, Protocol
 
+from .._text.plain import plain_data
 from ..errors import FormatError, InvalidInputError, UnknownOptionError
-from ..model.messages import AssistantReply
+from ..model.messages import AssistantReply, Message
 from ..model.tools import PreparedTools
 from ..replies.streaming import StreamParser
 from .options import Option, strict_flag
@@ -54,7 +55,11 @@ class FormatInterface(abc.ABC):
     Every public entry (``render``, ``render_batch``, ``parse``, ``parse_batch``, ``stream_parser``)
     of every subclass refuses a stack too deep to finish on: a :class:`RecursionError` inside it
     becomes an :class:`~prompt_formats.errors.InvalidInputError` at ``messages`` (render) or
-    ``completion`` (parse), "the input or the call stack is too deep".
+    ``completion`` (parse), "the input or the call stack is too deep". And ``render`` and
+    ``render_spans`` read their messages and tools as transformers hands them to a template: a format
+    reads exact JSON data, and where it refuses input that holds values of other types, the call is
+    made again with the messages and tools as plain data (:func:`~prompt_formats._text.plain.plain_data`;
+    message objects and prepared tools as they are; options are the format's and stay as given).
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -210,6 +215,8 @@ def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..
     # such calls, which only ever read its text.
     spare = InvalidInputError(field, _TOO_DEEP)
 
+    reads_plain = method.__name__ in ("render", "render_spans")
+
     @functools.wraps(method)
     def entry(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -217,14 +224,50 @@ def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..
         except RecursionError:
             try:
                 # Built without a Python-level call: the stack may have room for no further frame.
-                error = InvalidInputError.__new__(InvalidInputError, message)
-                error.path, error.problem = field, _TOO_DEEP
+                deep = InvalidInputError.__new__(InvalidInputError, message)
+                deep.path, deep.problem = field, _TOO_DEEP
             except RecursionError:
-                error = spare
-            raise error from None
+                deep = spare
+            raise deep from None
+        except FormatError as error:
+            # The formats' one reading of values of other types than JSON's is transformers': only
+            # when such input was refused is it read so (a scan of every value costs a render).
+            try:
+                plain = _plain_call(args, kwargs) if reads_plain else None
+            except RecursionError:  # no stack left to read the input again: the error stands
+                plain = None
+            if plain is None:
+                raise
+            first = error
+        try:
+            return method(*plain[0], **plain[1])
+        except RecursionError:  # too deep to render again on this stack: the first error stands
+            raise first from None
 
     entry._refuses_deep_stacks = True  # type: ignore[attr-defined]
     return entry
+
+
+def _plain_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """A render's arguments (``self`` first) with its ``messages`` and ``tools`` as plain data, or
+    ``None`` when they already are. Options stay as given: they are the format's, checked by it."""
+    plain_args = (*args[:1], *map(_plain_argument, args[1:3]), *args[3:])
+    plain_kwargs = {key: _plain_argument(value) if key in ("messages", "tools") else value
+                    for key, value in kwargs.items()}
+    if all(new is old for new, old in zip(plain_args, args, strict=True)) and all(
+            plain_kwargs[key] is value for key, value in kwargs.items()):
+        return None
+    return plain_args, plain_kwargs
+
+
+def _plain_argument(value: Any) -> Any:
+    """An argument as plain data: prepared tools and message objects (the package's own) as they are."""
+    if isinstance(value, (PreparedTools, Message)):
+        return value
+    if type(value) is list and any(isinstance(item, Message) for item in value):
+        items = [_plain_argument(item) for item in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
+    return plain_data(value)
 
 
 for _method in ("render_spans", "parse", "stream_parser"):  # render is abstract; the batch methods are ChatFormat's

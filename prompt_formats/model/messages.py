@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 
+from .._text.plain import plain_data
 from .._text.tojson import compact_json
 from .._text.unbounded import unbounded_compact_json
 from ..errors import InvalidInputError, type_name
@@ -262,18 +263,23 @@ class Message:
         return out
 
 
-def message_dict(message: Any, index: int) -> Mapping[str, Any]:
-    """What formatters render from: a mapping as it is, a :class:`Message` as its OpenAI dict.
+def message_dict(message: Any, index: int) -> dict[str, Any]:
+    """What formatters render from: a dict as it is, a :class:`Message` as its OpenAI dict, and any
+    other mapping, a dataclass or a pydantic model as the dict transformers hands the template (its
+    plain data, :func:`~prompt_formats._text.plain.plain_data`).
 
     A ``Message`` is not validated when it is built: a content or tool-call list of the wrong type
     raises ``InvalidInputError`` here, naming the field (``messages[2].content[0]``); the other
     fields are passed on for the format to check as it checks a dict's. Raises
     ``InvalidInputError`` for anything that is neither.
     """
-    if isinstance(message, Mapping):
+    if type(message) is dict:
         return message
     if isinstance(message, Message):
         return _checked_message_dict(message, f"messages[{index}]")
+    plain = message if isinstance(message, (list, tuple)) else plain_data(message)  # (a list is never one)
+    if type(plain) is dict:
+        return plain
     raise InvalidInputError(f"messages[{index}]", f"expected a message object, got {type_name(message)}")
 
 

@@ -15,7 +15,9 @@ The rules here are those of the reference templates and of transformers, spelt o
   ``bool`` boolean, another ``int`` integer, a ``float`` number, a mapping object, a list or tuple
   array, and anything else (written as its text) string;
 - a subclass of ``str``, ``int`` or ``float`` is read as its plain value, as transformers hands it to
-  the template (:func:`plain_scalar`): its own ``__str__`` or ``__eq__`` is not the template's;
+  the template (:func:`plain_scalar`): its own ``__str__`` or ``__eq__`` is not the template's; so is
+  every value that is not of an exact JSON type (:func:`plain_data`): any mapping as a dict, a
+  dataclass or pydantic model as the dict of its fields, any other object as ``"<TypeName>"``;
 - JSON text from a client or a model is read strictly: ``NaN`` and ``Infinity`` are not JSON;
 - a tool call's string ``arguments`` are decoded (the ``decode_tool_arguments`` render option) only
   when they hold exactly one JSON object that Python holds exactly (:func:`decoded_json_object`).
@@ -28,6 +30,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from .._text.plain import plain_data as plain_data
+
 __all__ = [
     "REASONING_FIELDS",
     "JSONType",
@@ -39,6 +43,7 @@ __all__ = [
     "json_type_of",
     "loads_strict",
     "part_kind",
+    "plain_data",
     "plain_scalar",
     "reasoning_field",
     "reasoning_of",
@@ -186,3 +191,4 @@ def plain_scalar(value: Any) -> Any:
     if isinstance(value, float):
         return float.__float__(value)
     return value
+

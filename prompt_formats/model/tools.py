@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from .._text.plain import plain_data
 from .._text.walk import MAX_NESTING, nesting_exceeds
 from ..errors import InvalidInputError, type_name
 from .messages import ToolDefinition, tool_fields
@@ -131,14 +132,14 @@ def offered_names(tools: Any) -> frozenset[str] | None:
 
 
 def _own_copy(tool: Any, index: int) -> Any:
-    """A deep copy of one tool; a tool nested deeper than :data:`MAX_NESTING` is refused.
+    """A deep copy of one tool's plain data; a tool nested deeper than :data:`MAX_NESTING` is refused.
 
     (``copy.deepcopy`` recurses: checked first, the depth cannot depend on the caller's stack.)
     """
     if nesting_exceeds(tool):
         raise InvalidInputError(f"tools[{index}]", f"nested more than {MAX_NESTING} levels deep")
     try:
-        return copy.deepcopy(tool)
+        return copy.deepcopy(plain_data(tool))  # (values of other types: as transformers hands them over)
     except RecursionError:  # called with the stack already nearly full, or an object's own deep state
         raise InvalidInputError(f"tools[{index}]", "nested too deeply to copy") from None
 
@@ -248,17 +249,26 @@ class PlainToolsCache:
 
     def rendered(self, tools: Any, key: str, build: Callable[[Any], T]) -> T:
         """``build(tools)``, cached on the toolset of ``tools`` under ``key`` (see :func:`rendered_tools`):
-        on itself if it is a ``PreparedTools``. A content seen for the first time counts as seen only
-        once its build succeeded; what it built is the value of its toolset from the second sighting on."""
+        on itself if it is a ``PreparedTools``; tools of other types than JSON's, uncached, as their
+        plain data (:func:`~prompt_formats._text.plain.plain_data`). A content seen for the first time
+        counts as seen only once its build succeeded; what it built is the value of its toolset from
+        the second sighting on."""
         if isinstance(tools, PreparedTools):
             return tools.cached(key, build)
         prepared, _ = self.lookup(tools, see=False)
         if prepared is None:
-            value = build(tools)
             unseen = self._unseen
-            if unseen is not None and unseen[0] is tools:
-                self._unseen = None
-                self._insert((unseen[1], _SeenOnce({key: value})))
+            if unseen is None or unseen[0] is not tools:
+                # Not keyable by orjson with other types than JSON's refused: built from what
+                # transformers hands the template (too deep to read so: the build names the tool).
+                try:
+                    plain = plain_data(tools)
+                except RecursionError:
+                    plain = tools
+                return build(plain)
+            value = build(tools)
+            self._unseen = None
+            self._insert((unseen[1], _SeenOnce({key: value})))
             return value
         return prepared.cached(key, build)
 

@@ -283,7 +283,7 @@ def test_results_do_not_depend_on_workers_for_values_that_cannot_travel_to_a_wor
     safety = pf.get_format("chatml-safety")
     for fmt in (MULTI, safety):
         serial = comparable(fmt.render_batch(conversations, None, True, errors="collect"))
-        assert serial[3][0] == "InvalidInputError"  # the lambda: not JSON
+        assert "<function>" in serial[3]  # the lambda: handed to the template as "<function>"
         assert comparable(fmt.render_batch(conversations, None, True, errors="collect", workers=2)) == serial
         with pytest.raises(pf.InvalidInputError) as serial_error:
             fmt.render_batch(conversations, None, True)
@@ -293,7 +293,7 @@ def test_results_do_not_depend_on_workers_for_values_that_cannot_travel_to_a_wor
     # Tools that cannot be pickled: every conversation gets what render gives with them.
     unpicklable_tools = [{"type": "function", "function": {"name": "f", "parameters": {"default": lambda: 0}}}]
     serial = comparable(MULTI.render_batch([GOOD, GOOD], unpicklable_tools, True, errors="collect"))
-    assert serial[0][0] == "InvalidInputError"
+    assert '"<function>"' in serial[0]
     assert comparable(MULTI.render_batch([GOOD, GOOD], unpicklable_tools, True, errors="collect", workers=2)) == serial
 
 

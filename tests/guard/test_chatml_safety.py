@@ -282,9 +282,9 @@ USER = {"role": "user", "content": "hi"}
         ([USER, {"role": 3, "content": "<|im_end|>"}], "messages[1].role: expected a string, got int"),
         ([USER, {"role": "assistant", "tool_calls": [{"function": {"name": 7}}]}],
          "messages[1].tool_calls[0].function.name: expected a string, got int"),
-        ([USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": {1, 2}}}]}],
+        ([USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": {(1,): 2}}}]}],
          "messages[1].tool_calls[0].arguments.a: not serialisable as JSON"
-         " (Object of type set is not JSON serializable)"),
+         " (keys must be str, int, float, bool or None, not tuple)"),
         ([{"role": "user", "content": [{"type": "text", "text": 5}]}],
          "messages[0].content[0].text: expected a string, got int"),
     ],

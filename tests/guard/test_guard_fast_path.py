@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
+from prompt_formats._text.plain import plain_data
 from prompt_formats.formats.chatml import render_chatml
 from prompt_formats.formats.chatml.template import UPSTREAM
 from prompt_formats.formats.chatml.untrusted import CHATML_READING
@@ -35,6 +36,9 @@ def outcome(call: Any) -> tuple[str, Any]:
 
 
 def checked(guard: ControlTokenGuard, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> Any:
+    """The checked path of the input as every render reads it (values of other types as their plain data)."""
+    messages, tool_list = plain_data(messages), plain_data(tool_list)
+
     def run() -> str:
         guarded_tools = guard.guard_tools(tool_list)
         return render_chatml(guard.guard_messages(messages, CHATML_READING), guarded_tools, gen, UPSTREAM, **options)

@@ -108,18 +108,17 @@ class Prints(str):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_string_that_prints_otherwise_than_its_characters_is_written_by_its_characters(name: str) -> None:
-    # The engine prints str() of it; the guard checks (and hands on) its characters.
+    # transformers hands the template its characters; the guard checks (and hands on) the same.
     messages = [{"role": "user", "content": "q"}, {"role": "tool", "content": Prints("result")}]
-    assert TOKEN in pf.get_format(name).render(messages).split("<tool_response>")[1]  # unguarded, str() printed
-    prompt = pf.get_format(name, guard=GUARD).render(messages)
-    assert "\nresult\n" in prompt and TOKEN not in prompt.split("<tool_response>")[1].split("</tool_response>")[0]
+    for fmt in (pf.get_format(name), pf.get_format(name, guard=GUARD)):
+        response = fmt.render(messages).split("<tool_response>")[1].split("</tool_response>")[0]
+        assert response == "\nresult\n"
 
 
-def test_the_walk_refuses_under_a_guard_a_string_it_would_print_otherwise_than_its_characters() -> None:
-    # (the guard hands the walk plain strings; the walk refuses what it could not vouch for all the same)
-    assert printed(Prints("x"), "p", False) == TOKEN
-    with pytest.raises(pf.InvalidInputError, match=r"^p: a string that prints otherwise than its characters"):
-        printed(Prints("x"), "p", True)
+def test_the_walk_prints_a_string_subclass_by_its_characters_guarded_or_not() -> None:
+    assert printed(Prints("x"), "p", False) == "x"
+    assert printed(Prints("x"), "p", True) == "x"
+    assert type(printed(Prints("x"), "p", True)) is str
 
 
 def test_a_session_reads_the_last_query_as_the_guarded_render_does() -> None:

@@ -27,9 +27,9 @@ USER = {"role": "user", "content": "hi"}
             "messages[1].tool_calls[0].function.name: expected a string, got int",
         ),
         (
-            [USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": {1, 2}}}]}],
+            [USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": {(1,): 2}}}]}],
             "messages[1].tool_calls[0].arguments.a: not serialisable as JSON"
-            " (Object of type set is not JSON serializable)",
+            " (keys must be str, int, float, bool or None, not tuple)",
         ),
         (
             [USER, {"role": "assistant", "tool_calls": {"name": "f"}}],
@@ -44,8 +44,8 @@ USER = {"role": "user", "content": "hi"}
             "messages[0].content[0].text: expected a string, got int",
         ),
         (
-            [{"role": "user", "content": ["just text"]}],
-            "messages[0].content[0]: expected a content part object, got str",
+            [{"role": "user", "content": [5]}],  # `'image' in 5`: the engine fails
+            "messages[0].content[0]: expected a content part object, got int",
         ),
         (
             [USER, {"role": "assistant", "content": "a", "reasoning_content": 1}],
@@ -69,7 +69,8 @@ def test_invalid_input_names_index_and_field(name: str, messages: Any, message: 
 PADDING = (
     {f"i{n}": [n] for n in range(8)} | {f"p{n}": ["ok", n] for n in range(12)} | {f"q{n}": {"k": n} for n in range(12)}
 )
-NOT_A_SET = "not serialisable as JSON (Object of type set is not JSON serializable)"
+# (A set is handed to the template as the text "<set>"; a tuple key is what JSON cannot encode.)
+NOT_ENCODABLE = "not serialisable as JSON (keys must be str, int, float, bool or None, not tuple)"
 
 
 def arguments_case(padding: dict[str, Any], first: dict[Any, Any], *later: dict[str, Any]) -> list[dict[str, Any]]:
@@ -84,18 +85,18 @@ def test_the_first_argument_json_cannot_encode_is_the_error(name: str, padding: 
     fmt = pf.get_format(name)
     cases: list[tuple[list[dict[str, Any]], str]] = [
         # an error later in the conversation (an unknown role) comes after
-        ([*arguments_case(padding, {"a": {"k": {1}}}), {"role": "robot", "content": "x"}], "a"),
+        ([*arguments_case(padding, {"a": {"k": {(1,): 1}}}), {"role": "robot", "content": "x"}], "a"),
         # a list argument before a dict argument, in the same call and in a later one
-        (arguments_case(padding, {"a": ["ok"], "b": [{2}], "c": {"k": {3}}}), "b"),
-        (arguments_case(padding, {"a": ["ok"], "b": [{2}]}, {"c": {"k": {3}}}), "b"),
-        (arguments_case(padding, {"a": {"k": {1}}, "b": [{2}]}), "a"),
+        (arguments_case(padding, {"a": ["ok"], "b": [{(2,): 2}], "c": {"k": {(3,): 3}}}), "b"),
+        (arguments_case(padding, {"a": ["ok"], "b": [{(2,): 2}]}, {"c": {"k": {(3,): 3}}}), "b"),
+        (arguments_case(padding, {"a": {"k": {(1,): 1}}, "b": [{(2,): 2}]}), "a"),
         # an error in the same call, after the argument
-        (arguments_case(padding, {"a": [{1}], 5: "x"}), "a"),
+        (arguments_case(padding, {"a": [{(1,): 1}], 5: "x"}), "a"),
     ]
     for messages, argument in cases:
         with pytest.raises(InvalidInputError) as info:
             fmt.render(messages)
-        assert str(info.value) == f"messages[1].tool_calls[0].arguments.{argument}: {NOT_A_SET}"
+        assert str(info.value) == f"messages[1].tool_calls[0].arguments.{argument}: {NOT_ENCODABLE}"
     with pytest.raises(InvalidInputError, match=r"^messages\[1\]\.tool_calls\[0\]\.arguments: expected string keys"):
         fmt.render(arguments_case(padding, {"a": 1, 5: "x"}))
 

@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
+from prompt_formats._text.plain import plain_data
 from prompt_formats.model.tools import PLAIN_TOOLS_CACHE, PlainToolsCache, rendered_tools
 from tests.support.oracles import render_jinja, render_ours
 from tests.support.strategies import differential_settings, json_values
@@ -168,24 +169,24 @@ def test_buffer_objects_do_not_let_a_bytes_lookalike_through(number_like: Any, r
     fmt = pf.get_format("chatml-multi-system")
     good, bad = tools_with(number_like), tools_with(raw)
     assert marshal.dumps(good) == marshal.dumps(bad)  # the trap is real
-    want = oracle("chatml-multi-system", good)
-    assert want[0] == "ok"
+    want, other = oracle("chatml-multi-system", good), oracle("chatml-multi-system", bad)
+    assert want[0] == other[0] == "ok" and want != other and '"<bytes>"' in other[1]  # bytes: the text "<bytes>"
     for _ in range(2):
         assert render_ours(fmt.render, MESSAGES, good, True) == want
-        with pytest.raises(pf.InvalidInputError, match=r"^tools\[0\]: not serialisable as JSON"):
-            fmt.render(MESSAGES, bad, True)
+        assert render_ours(fmt.render, MESSAGES, bad, True) == other
 
 
 @pytest.mark.parametrize(("number_like", "raw"), BUFFER_LOOKALIKES, ids=["float64", "str_"])
 def test_a_buffer_objects_build_is_never_served_to_its_bytes_lookalike(number_like: Any, raw: bytes) -> None:
     # The two lists share marshal's bytes; neither is made of exact JSON types, so neither is
-    # prepared, and what one built is never what the other gets.
+    # prepared (each is built from its plain data), and what one built is never what the other gets.
     cache = PlainToolsCache()
     build = CountingBuild()
     good, bad = tools_with(number_like), tools_with(raw)
     assert [cache.rendered(good, "k", build), cache.rendered(bad, "k", build), cache.rendered(bad, "k", build),
             cache.rendered(good, "k", build)] == [1, 2, 3, 4]
-    assert build.lists == [good, bad, bad, good]
+    assert build.lists == [plain_data(good), plain_data(bad), plain_data(bad), plain_data(good)]
+    assert plain_data(bad) != plain_data(good)
 
 
 @pytest.mark.jinja
@@ -274,7 +275,7 @@ def test_errors_are_raised_every_time_and_not_cached() -> None:
     fmt = pf.get_format("chatml-multi-system")
     for _ in range(2):
         with pytest.raises(pf.InvalidInputError, match=r"^tools\[0\]: not serialisable"):
-            fmt.render(MESSAGES, tools_with({1, 2}), True)
+            fmt.render(MESSAGES, tools_with({(1,): 2}), True)  # a tuple key: what JSON cannot encode
     assert len(PLAIN_TOOLS_CACHE) == 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from tests.support.oracles import Outcome, render_jinja, without_nones
+from tests.support.oracles import Outcome, render_jinja, takes, without_nones
 
 TEMPLATE = "gpt_oss.jinja"
 
@@ -28,6 +28,10 @@ def render_gpt_oss_jinja(
 ) -> Outcome:
     """The oracle's outcome for the format's arguments (``current_date`` becomes ``strftime_now``)."""
     kwargs = {key: value for key, value in options.items() if value is not None and key != "current_date"}
+    instruments = {}
     if options.get("current_date") is not None:
-        kwargs["strftime_now"] = fixed_strftime_now(options["current_date"])
-    return render_jinja(TEMPLATE, without_nones(messages), tools, add_generation_prompt, **kwargs)
+        instruments["strftime_now"] = fixed_strftime_now(options["current_date"])
+    messages = without_nones(messages)
+    if not takes(messages, tools):
+        raise TypeError("transformers takes no such messages or tools")
+    return render_jinja(TEMPLATE, messages, tools, add_generation_prompt, instruments=instruments, **kwargs)

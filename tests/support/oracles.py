@@ -6,7 +6,9 @@ it for ``apply_chat_template`` (``tests/spans/test_transformers_oracle.py`` prov
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import cache
@@ -91,14 +93,49 @@ def alias_reasoning(messages: list[Any]) -> list[Any]:
     return out
 
 
+def plain_template_data(value: Any) -> Any:
+    """``value`` as transformers 5.24 hands it to a template (``_plain_template_data``): exact JSON
+    scalars as they are; a subclass of ``str``, ``int`` or ``float`` as the plain value of its data;
+    any mapping as a dict and lists and tuples as such, their items (and keys) read the same way; a
+    numpy scalar as its Python value; a dataclass or pydantic model as the dict of its fields; and
+    anything else as the placeholder ``"<TypeName>"``."""
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {plain_template_data(key): plain_template_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain_template_data(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(plain_template_data(item) for item in value)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
+        return plain_template_data(value.item())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: plain_template_data(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if callable(getattr(value, "model_dump", None)):
+        return plain_template_data(value.model_dump())
+    return f"<{type(value).__name__}>"
+
+
 def render_jinja(
     template_name: str,
     messages: list[Any],
     tools: list[Mapping[str, Any]] | None = None,
     add_generation_prompt: bool = False,
+    *,
+    instruments: Mapping[str, Callable[..., Any]] | None = None,
     **options: Any,
 ) -> Outcome:
-    """Render with the Jinja2 oracle; a ``raise_exception`` of the template becomes ``("error", msg)``.
+    """Render with the Jinja2 oracle, the messages, tools and options read as transformers hands them
+    to the template (:func:`plain_template_data`, then the reasoning aliased); a ``raise_exception``
+    of the template becomes ``("error", msg)``. ``instruments`` are the oracle's own functions
+    (a ``strftime_now`` fixed to one day), passed to the template as they are.
 
     Any other exception (a type error inside the template) propagates: the tests only feed the
     oracle inputs within the documented input space.
@@ -108,11 +145,12 @@ def render_jinja(
     template = jinja_template(template_name)
     try:
         text = template.render(
-            messages=alias_reasoning(messages),
-            tools=tools,
+            messages=alias_reasoning(plain_template_data(messages)),
+            tools=plain_template_data(tools),
             documents=None,
             add_generation_prompt=add_generation_prompt,
-            **options,
+            **plain_template_data(options),
+            **(instruments or {}),
         )
     except jinja2.exceptions.TemplateError as exc:
         if type(exc) is not jinja2.exceptions.TemplateError:
@@ -134,12 +172,36 @@ def render_jinja_or_crash(
 
 
 def without_nones(messages: Any) -> Any:
-    """Each message (a mapping) without its ``None``-valued keys, as transformers hands messages to a
-    template (``_normalize_chat_messages``); anything that is no list as it is."""
-    if not isinstance(messages, list):
+    """Each message without its ``None``-valued keys, as transformers hands messages to a template
+    (``_normalize_chat_messages``: a mapping, a dataclass or a pydantic model read as a dict first);
+    anything that is neither a list nor a tuple as it is."""
+    if not isinstance(messages, (list, tuple)):
         return messages
-    return [{key: value for key, value in message.items() if value is not None} if isinstance(message, Mapping)
-            else message for message in messages]
+    read = [message_as_dict(message) for message in messages]
+    return [{key: value for key, value in message.items() if value is not None} if isinstance(message, dict)
+            else message for message in read]
+
+
+def takes(messages: Any, tools: Any) -> bool:
+    """Whether transformers takes the messages (already read by :func:`without_nones`) and the tools
+    at all: it raises a ``TypeError`` ("Chat messages should be dicts, dataclasses or pydantic models")
+    for messages that are not a list of them, and a ``ValueError`` ("Tools should either be a JSON
+    schema, or a callable function") for a tool that is no dict."""
+    if not isinstance(messages, list) or not all(isinstance(message, dict) for message in messages):
+        return False
+    return tools is None or (isinstance(tools, (list, tuple)) and all(isinstance(tool, dict) for tool in tools))
+
+
+def message_as_dict(message: Any) -> Any:
+    """A message object as transformers reads it before anything else: a mapping, a dataclass or a
+    pydantic model as a dict (of its fields); anything else as it is."""
+    if isinstance(message, Mapping):
+        return dict(message.items())
+    if dataclasses.is_dataclass(message) and not isinstance(message, type):
+        return {field.name: getattr(message, field.name) for field in dataclasses.fields(message)}
+    if callable(getattr(message, "model_dump", None)):
+        return message_as_dict(message.model_dump())
+    return message
 
 
 def render_jinja_as_transformers(
@@ -151,8 +213,11 @@ def render_jinja_as_transformers(
     ``tojson`` cannot encode, an undefined one among them) or an undefined value used."""
     import jinja2
 
+    messages = without_nones(messages)
+    if not takes(messages, tools):
+        return None
     try:
-        return render_jinja(template_name, without_nones(messages), tools, add_generation_prompt, **options)
+        return render_jinja(template_name, messages, tools, add_generation_prompt, **options)
     except (TypeError, jinja2.exceptions.UndefinedError):
         return None
 

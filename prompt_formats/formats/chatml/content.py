@@ -10,7 +10,7 @@ from ...errors import InvalidInputError, TemplateError, type_name
 from ...model.reading import part_kind
 from .tokens import IMAGE, VIDEO
 
-__all__ = ["UNCOUNTED", "VisionCount", "content_text", "system_text", "trimmed_text", "vision_text"]
+__all__ = ["UNCOUNTED", "VisionCount", "content_text", "item_kind", "system_text", "trimmed_text", "vision_text"]
 
 
 class VisionCount:
@@ -26,6 +26,21 @@ UNCOUNTED = VisionCount()
 
 
 # --- Content. ----------------------------------------------------------------------------------------
+
+
+def item_kind(item: Any, path: str) -> str:
+    """A content item's kind by the template's tests (``image``, ``video``, ``text``, or ``""``:
+    none): ``'image' in item`` is a key test on an object, a substring or membership test on a
+    string or a list, and fails the engine on anything else (the error names ``path``)."""
+    if isinstance(item, Mapping):
+        kind = part_kind(item)
+        return "" if kind == "unknown" else kind
+    if isinstance(item, (str, list, tuple)):
+        return next((kind for kind, keys in _ITEM_KEYS if any(key in item for key in keys)), "")
+    raise InvalidInputError(path, f"expected a content part object, got {type_name(item)}")
+
+
+_ITEM_KEYS = (("image", ("image", "image_url")), ("video", ("video",)), ("text", ("text",)))
 
 # Per vision kind: the counter it advances, the label numbering it under add_vision_id, its marker.
 _VISION_KINDS = {"image": ("images", "Picture", IMAGE), "video": ("videos", "Video", VIDEO)}
@@ -56,11 +71,9 @@ def content_text(
         raise TemplateError("Unexpected content type.")
     pieces = []
     for j, item in enumerate(content):
-        if type(item) is not dict and not isinstance(item, Mapping):
-            raise InvalidInputError(
-                f"messages[{index}].content[{j}]", f"expected a content part object, got {type_name(item)}"
-            )
-        kind = part_kind(item)
+        kind = part_kind(item) if type(item) is dict else item_kind(item, f"messages[{index}].content[{j}]")
+        if kind == "text" and not isinstance(item, Mapping):
+            continue  # `item.text` of a string or a list: undefined, printed as nothing
         if kind == "text":
             text = item["text"]
             if type(text) is not str:

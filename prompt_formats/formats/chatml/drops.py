@@ -24,7 +24,7 @@ none (``""``, ``"  "``, ``[]``, ``None``, an empty think block) loses nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...model.reading import REASONING_FIELDS, part_kind
@@ -159,7 +159,7 @@ def _index_of(path: str) -> int:
     return int(path[len("messages["):path.index("]")]) if path.startswith("messages[") else -1
 
 
-def note_cut_drops(dropped: list[str], messages: list[Mapping[str, Any]], cut_whole: list[bool],
+def note_cut_drops(dropped: list[str], messages: Sequence[Mapping[str, Any]], cut_whole: list[bool],
                    field: str) -> list[str]:
     """``dropped`` (what the template leaves out of the prompt before its cut) with what
     ``continue_final_message``'s cut leaves out too: every field holding text of a message whose

@@ -7,13 +7,14 @@ and nothing else. The walk reads them once per render.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from math import isfinite
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import attrs
 
-from ..._text.tojson import json_chunks, printed, text_or_json, tojson
+from ..._text.plain import plain_data
+from ..._text.tojson import json_chunks, text_or_json, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from .tokens import (
     GENERATION_PROMPT,
@@ -60,32 +61,20 @@ def json_value(value: Any) -> str:
 
 def string_value(value: Any) -> str:
     """A tool-call argument value that is not an exact ``str``, as ``value|tojson if value is mapping
-    or (value is sequence and value is not string) else value|string`` writes it (Qwen3.5): an
-    object or array as JSON, anything else as Python prints it (``True``, ``None``, ``1.5``); raises
-    what ``tojson`` or ``str`` raises."""
+    or (value is sequence and value is not string) else value|string`` writes it (Qwen3.5) from its
+    plain data: an object or array as JSON, anything else as Python prints it (``True``, ``None``,
+    ``1.5``); raises what ``tojson`` raises."""
     kind = type(value)
     if kind is dict or kind is list:
         return "".join(json_chunks(value, 0))
     if kind is int or kind is float or kind is bool or value is None:
         return repr(value)
-    if isinstance(value, str):
-        return printed(value)
-    if isinstance(value, Mapping) or _is_sequence(value):
-        return tojson(value)
-    shown = str(value)
-    return shown if type(shown) is str else str.__str__(shown)
-
-
-def _is_sequence(value: Any) -> bool:
-    """Jinja's ``sequence`` test: the value has a length and items."""
-    if isinstance(value, Sequence):
-        return True
-    try:
-        len(value)
-        value.__getitem__  # noqa: B018 - the test reads the attribute, as Jinja's does
-    except Exception:
-        return False
-    return True
+    if kind is str:
+        return cast(str, value)
+    plain = plain_data(value)
+    if plain is not value:
+        return string_value(plain)
+    return tojson(value)  # a tuple of plain data: a sequence
 
 
 @attrs.frozen

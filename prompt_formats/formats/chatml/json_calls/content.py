@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...._text.tojson import printed as printed_text
+from ...._text.plain import printed_value
 from ....errors import InvalidInputError, type_name
 from ....model.reading import part_kind
-from ..content import VisionCount, vision_text
+from ..content import VisionCount, item_kind, vision_text
 from ..template import ABSENT
 
 __all__ = ["chars", "concatenated", "printed", "text_parts", "vision_parts"]
@@ -35,11 +35,10 @@ def concatenated(value: Any, path: str) -> str:
 
 
 def printed(value: Any, path: str, strings_only: bool) -> str:
-    """A value the template prints (``{{ value }}``): a string as Python prints it (a subclass by its
-    ``__str__``, as the engine does), ``ABSENT`` (undefined) as nothing, anything else as Python
-    prints it (``None`` too: only a message's own ``None``-valued fields are dropped, and their
-    callers pass them as ``ABSENT``). ``strings_only`` (a guard, which checks a string's
-    characters): the error for anything else but a string that prints as its characters, or nothing."""
+    """A value the template prints (``{{ value }}``): a string itself, ``ABSENT`` (undefined) as
+    nothing, anything else as Python prints its plain data (``None`` too: only a message's own
+    ``None``-valued fields are dropped, and their callers pass them as ``ABSENT``). ``strings_only``
+    (a guard, which checks a string's characters): the error for anything but a string."""
     if type(value) is str:
         return value
     if value is ABSENT:
@@ -47,14 +46,7 @@ def printed(value: Any, path: str, strings_only: bool) -> str:
     if strings_only and not isinstance(value, str):
         raise InvalidInputError(path, f"expected a string, got {type_name(value)} (with a guard, the template's "
                                 "printing of it as Python prints it is refused: its text would go unchecked)")
-    try:
-        shown = printed_text(value) if isinstance(value, str) else str(value)
-    except Exception:  # the engine fails where it prints the value: the error names it
-        raise InvalidInputError(path, f"a {type_name(value)} that cannot be printed") from None
-    if strings_only and shown != str.__str__(value):
-        raise InvalidInputError(path, "a string that prints otherwise than its characters (with a guard, refused: "
-                                "the guard checks its characters)")
-    return chars(shown)
+    return printed_value(value)
 
 
 def _items(content: Any, path: str) -> list[Any]:
@@ -65,19 +57,6 @@ def _items(content: Any, path: str) -> list[Any]:
     if isinstance(content, (Mapping, list, tuple)):
         return list(content)
     raise InvalidInputError(path, f"expected a string or a list of content parts, got {type_name(content)}")
-
-
-def _kind(item: Any, path: str) -> str:
-    """A part's kind by the template's tests (``image``, ``video``, ``text``, or ``""``: none)."""
-    if isinstance(item, Mapping):
-        kind = part_kind(item)
-        return "" if kind == "unknown" else kind
-    if isinstance(item, (str, list, tuple)):  # `in` is a substring or a membership test
-        return next((kind for kind, keys in _KEYS if any(key in item for key in keys)), "")
-    raise InvalidInputError(path, f"expected a content part object, got {type_name(item)}")
-
-
-_KEYS = (("image", ("image", "image_url")), ("video", ("video",)), ("text", ("text",)))
 
 
 def _text_of(item: Any, path: str, strings_only: bool) -> str:
@@ -118,7 +97,7 @@ def vision_parts(content: Any, path: str, strings_only: bool, vision: VisionCoun
         return printed(content, path, strings_only)
     pieces = []
     for j, item in enumerate(_items(content, path)):
-        kind = _kind(item, f"{path}[{j}]")
+        kind = item_kind(item, f"{path}[{j}]")
         if kind == "image" or kind == "video":
             pieces.append(vision_text(kind, vision, True, False, add_vision_id))
         elif kind == "text" and (isinstance(item, Mapping) or not strings_only):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...._text.plain import require_plain
 from ...._text.tojson import json_chunks, tojson_at
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
@@ -64,7 +65,7 @@ def message_dicts(messages: Conversation) -> tuple[list[dict[str, Any]], list[st
     """The messages as dicts, and their roles as the template compares them (``""``: not a string)."""
     if not is_list(messages):
         raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-    msgs = [m if type(m) is dict else dict(message_dict(m, i).items()) for i, m in enumerate(messages)]
+    msgs = [m if type(m) is dict else message_dict(m, i) for i, m in enumerate(messages)]
     if not msgs:  # the template reads messages[0]: the engine fails
         raise InvalidInputError("messages", "expected at least one message")
     return msgs, roles_of(msgs)
@@ -107,6 +108,8 @@ def last_query(msgs: list[dict[str, Any]], roles: list[str]) -> int:
         if roles[i] == "user" and isinstance(content, str) and not (
                 content.startswith(TOOL_RESPONSE_OPEN) and content.endswith(TOOL_RESPONSE_CLOSE)):
             return i
+        if roles[i] == "user":
+            require_plain(content, f"messages[{i}].content")  # an object's text would be a query
     return -1
 
 
@@ -189,6 +192,7 @@ def _assistant_content(message: dict[str, Any], index: int, template: JsonTempla
         return chars(content)
     if template.prints_content and (not message.get("tool_calls") or content):
         raise InvalidInputError(f"messages[{index}].content", f"expected a string, got {type_name(content)}")
+    require_plain(content, f"messages[{index}].content")  # an object's text is a string, written
     return ""
 
 
@@ -203,9 +207,11 @@ def _write_assistant(out: list[str], message: dict[str, Any], index: int, kept_a
         value = reasoning_of(message)
         if isinstance(value, str):
             reasoning, read = chars(value), reasoning_field(message)
-        elif THINK_CLOSE in content:
-            reasoning, content = split_think(content)
-            split = True
+        else:
+            require_plain(value, f"messages[{index}].{reasoning_field(message)}")  # an object's text is reasoning
+            if THINK_CLOSE in content:
+                reasoning, content = split_think(content)
+                split = True
     kept = index > kept_after and (last or bool(reasoning))
     if kept:
         out.extend((ASSISTANT_THINKING, reasoning.strip("\n"), THINK_BLOCK_END, content.lstrip("\n")))
@@ -234,6 +240,7 @@ def _turn_content(message: dict[str, Any], index: int, template: JsonTemplate, p
         if printing:
             return printed(ABSENT if content is None else content, path, template.strings_only)
         return concatenated(content, path)
+    require_plain(content, path)  # an object's text is a string, written
     return ""
 
 

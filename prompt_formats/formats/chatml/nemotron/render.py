@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...._text.plain import require_plain
 from ...._text.tojson import json_refused
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
@@ -89,9 +90,13 @@ def _body(message: dict[str, Any], index: int, think_end: str, strings_only: boo
     only where the turn has no calls."""
     content = message.get("content")
     path = f"messages[{index}].content"
-    if content is not None and type(content) is not str and not truthy(content, path):
-        content = None  # `content|default('', true)`
+    if content is not None and type(content) is not str:
+        require_plain(content, path)  # an object's text is a string: a turn's text
+        if not truthy(content, path):
+            content = None  # `content|default('', true)`
     reasoning = reasoning_of(message)
+    if reasoning is not None and type(reasoning) is not str:
+        require_plain(reasoning, f"messages[{index}].{reasoning_field(message)}")
     if isinstance(reasoning, str) and str.strip(reasoning):
         shown = printed(reasoning, f"messages[{index}].{reasoning_field(message)}", strings_only)
         return THINK_OPEN + "\n" + shown + think_end + (printed(content, path, strings_only) if content else ""), True

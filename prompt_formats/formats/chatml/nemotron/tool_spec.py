@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ...._text.tojson import json_refused, printed, tojson
+from ...._text.plain import printed_value
+from ...._text.tojson import json_refused, tojson
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Tools
 from ....guard import ControlTokenGuard
@@ -31,8 +32,8 @@ _FUNCTION_KEYS = frozenset(("type", "name", "description", "parameters"))
 
 
 def _shown(value: Any) -> str:
-    """``value`` as ``~`` or ``|string`` writes it: a string by its ``__str__``, anything else as Python prints it."""
-    return printed(value) if isinstance(value, str) else printed(str(value))
+    """``value`` as ``~`` or ``|string`` writes it: a string itself, anything else as Python prints its plain data."""
+    return printed_value(value)
 
 
 def _trimmed(value: Any) -> str:

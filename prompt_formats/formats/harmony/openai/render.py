@@ -15,10 +15,10 @@ from typing import Any, NoReturn
 
 import orjson
 
+from ...._text.plain import plain_data, printed_value
 from ...._text.tojson import json_chunks, json_refused, tojson
 from ....errors import FormatError, InvalidInputError, TemplateError, type_name
 from ....model.messages import message_dict
-from ....model.reading import plain_scalar
 from .options import SystemOptions
 from .texts import (
     ANALYSIS,
@@ -135,35 +135,14 @@ def developer_instructions(first: Mapping[str, Any]) -> tuple[str, bool]:
 
 
 def printed(value: Any, path: str) -> str:
-    """What Jinja2 prints for ``value`` as transformers hands it over (``_plain_template_data``:
-    mappings as dicts, subclasses of the JSON scalars as the scalars): Python's ``str`` of it.
-
-    Raises :class:`InvalidInputError` at ``path`` for a value that is not JSON data (a list, a tuple,
-    a mapping, a string, a number, a boolean or null, nested).
-    """
-    return str(_plain(value, path))
+    """What Jinja2 prints for ``value`` as transformers hands it over: Python's ``str`` of its plain
+    data (:func:`~prompt_formats._text.plain.plain_data`). ``path`` names it in errors: none is raised."""
+    return printed_value(value)
 
 
 def plain_value(value: Any, path: str) -> Any:
-    """``value`` as transformers hands it to the template: mappings as dicts, subclasses of the JSON
-    scalars as the scalars (a copy); :class:`InvalidInputError` at ``path`` for a value that is not
-    JSON data."""
-    return _plain(value, path)
-
-
-def _plain(value: Any, path: str) -> Any:
-    kind = type(value)
-    if value is None or kind is str or kind is int or kind is float or kind is bool:
-        return value
-    if isinstance(value, (str, int, float)):
-        return plain_scalar(value)
-    if isinstance(value, Mapping):
-        return {_plain(key, path): _plain(item, path) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item, path) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_plain(item, path) for item in value)
-    raise InvalidInputError(path, f"expected JSON data (the template prints it), got {type_name(value)}")
+    """``value`` as transformers hands it to the template (its plain data; ``path`` as for :func:`printed`)."""
+    return plain_data(value)
 
 
 @functools.lru_cache(maxsize=256)

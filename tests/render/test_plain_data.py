@@ -1,0 +1,91 @@
+"""Values of other Python types than JSON's render as transformers hands them to the template.
+
+transformers 5.24 rebuilds everything a template sees out of plain data (``_plain_template_data``):
+a ``str`` subclass or an enum member becomes the plain string of its data, a mapping a dict, a
+dataclass or pydantic message a dict, and any other object the text ``"<TypeName>"``. Every format
+with a Jinja reference is fed generated conversations and tools with such values put in place of
+their leaves and containers (``tests/support/odd_values.py``), and compared with the oracle fed as
+transformers feeds it; and the oracle's reading is proved to be transformers' own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import prompt_formats as pf
+from prompt_formats.model.reading import plain_data
+from tests.support import gpt_oss_strategies, nemotron_strategies
+from tests.support.gpt_oss_drops import outcome as gpt_oss_outcome
+from tests.support.odd_values import oddified
+from tests.support.oracles import JINJA_TEMPLATES, plain_template_data, render_jinja_as_transformers
+from tests.support.settings import differential_settings, examples
+from tests.support.strategies import conversation, tools
+
+pytestmark = [pytest.mark.jinja]
+
+CONFIG = {"chatml-safety": {"policy": "allow"}}
+FORMATS = sorted(JINJA_TEMPLATES)
+
+
+def inputs(name: str) -> st.SearchStrategy[tuple[Any, Any, dict[str, Any]]]:
+    """The format's own generated conversations, tools and options, as plain data."""
+    if name.startswith("nemotron"):
+        return st.tuples(nemotron_strategies.nemotron_conversation(), nemotron_strategies.nemotron_tools,
+                         nemotron_strategies.options(name))
+    if name == "gpt-oss":
+        return st.tuples(gpt_oss_strategies.conversation(), gpt_oss_strategies.tools, gpt_oss_strategies.options())
+    return st.tuples(conversation(extra_roles=("developer",)), tools, st.just({}))
+
+
+def ours(name: str, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:
+    try:
+        return "ok", pf.get_format(name, **CONFIG.get(name, {})).render(messages, tool_list, gen, **options)
+    except pf.TemplateError as exc:
+        return "error", str(exc)
+    except pf.InvalidInputError as exc:
+        assert exc.path.startswith(("messages", "tools")), exc
+        return "crash", ""
+
+
+def oracle(name: str, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:
+    if name == "gpt-oss":
+        return gpt_oss_outcome(messages, tool_list, gen, options)
+    found = render_jinja_as_transformers(JINJA_TEMPLATES[name], messages, tool_list, gen, **options)
+    return ("crash", "") if found is None else found
+
+
+@pytest.mark.parametrize("name", FORMATS)
+@differential_settings
+@given(data=st.data(), gen=st.booleans())
+def test_odd_python_values_render_as_transformers_hands_them_over(name: str, data: st.DataObject, gen: bool) -> None:
+    messages, tool_list, options = data.draw(inputs(name), label="plain input")
+    messages = data.draw(oddified(messages), label="messages")
+    if tool_list:  # transformers refuses tools that are not dicts before any reading (not what this tests)
+        tool_list = [{key: data.draw(oddified(value, 2)) for key, value in tool.items()} if type(tool) is dict
+                     else tool for tool in tool_list]
+        data.draw(st.just(tool_list), label="tools")
+    assert ours(name, messages, tool_list, gen, options) == oracle(name, messages, tool_list, gen, options)
+
+
+any_value = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=4)),
+    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(st.text(max_size=3), children,
+                                                                               max_size=3)),
+    max_leaves=8,
+)
+
+
+@pytest.mark.transformers
+@settings(max_examples=examples(0.5, floor=200), deadline=None)
+@given(data=st.data(), value=any_value)
+def test_the_reading_is_transformers_own(data: st.DataObject, value: Any) -> None:
+    from transformers.utils.chat_template_utils import _plain_template_data
+
+    odd = data.draw(oddified(value))
+    expected = repr(_plain_template_data(odd))
+    assert repr(plain_template_data(odd)) == expected  # the oracle's
+    assert repr(plain_data(odd)) == expected  # the package's
