@@ -10,6 +10,7 @@ transformers feeds it; and the oracle's reading is proved to be transformers' ow
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
@@ -68,7 +69,15 @@ def test_odd_python_values_render_as_transformers_hands_them_over(name: str, dat
         tool_list = [{key: data.draw(oddified(value, 2)) for key, value in tool.items()} if type(tool) is dict
                      else tool for tool in tool_list]
         data.draw(st.just(tool_list), label="tools")
-    assert ours(name, messages, tool_list, gen, options) == oracle(name, messages, tool_list, gen, options)
+    expected = oracle(name, messages, tool_list, gen, options)
+    assert ours(name, messages, tool_list, gen, options) == expected
+    if expected[0] == "ok":  # the same reading in the format's other entries
+        fmt = pf.get_format(name, **CONFIG.get(name, {}))
+        assert fmt.render_spans(messages, tool_list, gen, **options).text == expected[1]
+        session = fmt.session(tool_list, **options)
+        with contextlib.suppress(pf.FormatError):
+            session.render(messages[:-1], gen)  # an earlier request, which this one extends
+        assert session.render(messages, gen) == expected[1]
 
 
 any_value = st.recursive(
