@@ -42,6 +42,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         oracle_marks.leave()
 
 
+@pytest.fixture(autouse=True)
+def workers_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches with ``workers > 1`` start their workers at once (the library first works alone for a
+    few seconds, which no test batch lasts): the tests of workers test workers, never the clock.
+    tests/batch/test_batch.py sets it otherwise where it tests that."""
+    monkeypatch.setattr("prompt_formats.format.batch.SERIAL_FIRST_SECONDS", 0.0)
+
+
 @pytest.fixture(scope="session")
 def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarmonyOracle]:
     """Ollama's Harmony template run by Go's text/template, built once per session, for tests marked

@@ -21,12 +21,14 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import math
 import multiprocessing
 import os
 import pickle
 import signal
+import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
@@ -59,6 +61,11 @@ DEFAULT_CHUNK_SIZE = 256
 #: Chunks per worker that may be submitted and not yet consumed (keeps every worker busy while the
 #: parent consumes results, and bounds memory).
 IN_FLIGHT_PER_WORKER = 3
+#: Seconds of work :func:`iter_render` and :func:`iter_parse` do in this process before they start
+#: worker processes: workers cost their start (about a third of a second) and the sending of every
+#: item and result, more than a cheap render, so a batch shorter than this never pays for them
+#: (the measurements are in docs/guide.md, "Many conversations").
+SERIAL_FIRST_SECONDS = 3.0
 
 
 def cpu_count() -> int:
@@ -143,6 +150,7 @@ def ordered_map(
     workers: int | None = None,
     chunk_size: int | None = None,
     max_in_flight: int | None = None,
+    serial_first: float = 0.0,
 ) -> Iterator[R]:
     """``job`` applied to ``items`` chunk by chunk; yields ``job``'s results in input order.
 
@@ -156,29 +164,34 @@ def ordered_map(
     stays bounded whatever the length of ``items``. An exception raised by ``job`` is raised here,
     after the results of every chunk before it were yielded; the remaining chunks are cancelled.
     Closing the iterator early cancels the chunks not yet started and stops the workers.
+    ``serial_first``: with ``workers > 1``, chunks run in this process until that many seconds have
+    passed, and workers start only for the chunks left then (none: none start).
     """
     n_workers = _check_workers(workers)
     if chunk_size is None:
         chunk_size = _auto_chunk_size(items, n_workers)
     elif chunk_size < 1:
         raise FormatError(f"chunk_size must be at least 1, got {chunk_size!r}")
-    if n_workers == 1:
-        for chunk in _chunks(items, chunk_size):
-            yield from job(chunk)
-        return
     limit = max_in_flight if max_in_flight is not None else IN_FLIGHT_PER_WORKER * n_workers
-    if limit < 1:
+    if limit < 1 and n_workers > 1:
         raise FormatError(f"max_in_flight must be at least 1, got {limit!r}")
+    left: Iterator[list[T]] | None = _chunks(items, chunk_size)
+    if n_workers == 1 or serial_first > 0:
+        deadline = time.perf_counter() + serial_first if n_workers > 1 else math.inf
+        left = yield from _serial_prefix(job, left, deadline)
+    if left is None:
+        return
+    chunks = left
     pickled_job = _pickled(job)
     if pickled_job is None:  # (tools that cannot be pickled): the results are the same here
-        for chunk in _chunks(items, chunk_size):
+        for chunk in chunks:
             yield from job(chunk)
         return
     context = multiprocessing.get_context(START_METHOD)
     pool = ProcessPoolExecutor(n_workers, mp_context=context, initializer=_install_job, initargs=(pickled_job,))
     pending: deque[Future[list[R]]] = deque()
     try:
-        for chunk in _chunks(items, chunk_size):
+        for chunk in chunks:
             pending.append(_submit(pool, job, chunk))
             if len(pending) >= limit:
                 yield from pending.popleft().result()
@@ -187,6 +200,19 @@ def ordered_map(
     finally:
         # Normal end: nothing pending. Error or early close: drop what has not started.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _serial_prefix(job: Callable[[list[T]], list[R]], chunks: Iterator[list[T]] | None,
+                   deadline: float) -> Generator[R, None, Iterator[list[T]] | None]:
+    """Runs chunks here until ``deadline`` has passed; returns the chunks left (``None``: none)."""
+    if chunks is None:
+        return None
+    for chunk in chunks:
+        yield from job(chunk)
+        if time.perf_counter() >= deadline:
+            following = next(chunks, None)  # (none left: no worker is started for nothing)
+            return None if following is None else itertools.chain((following,), chunks)
+    return None
 
 
 def _auto_chunk_size(items: Iterable[Any], workers: int) -> int:
@@ -329,7 +355,8 @@ def iter_render(
     _check_workers(workers)
     fmt.check_options(options)
     job = RenderJob(fmt, shared_tools(tools), add_generation_prompt, options)
-    results = ordered_map(job, conversations, workers=workers, chunk_size=chunk_size)
+    results = ordered_map(job, conversations, workers=workers, chunk_size=chunk_size,
+                          serial_first=SERIAL_FIRST_SECONDS)
     return _raise_or_collect(results, errors, "conversations", "messages")
 
 
@@ -361,7 +388,8 @@ def iter_parse(
     if not fmt.parses:
         raise NotImplementedError(f"format {fmt.name!r} has no reply parser")
     job = ParseJob(fmt, shared, context, id_factory)
-    results = ordered_map(job, completions, workers=workers, chunk_size=chunk_size)
+    results = ordered_map(job, completions, workers=workers, chunk_size=chunk_size,
+                          serial_first=SERIAL_FIRST_SECONDS)
     return _raise_or_collect(results, errors, "completions", "completion")
 
 

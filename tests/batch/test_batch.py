@@ -325,3 +325,39 @@ def test_no_format_overrides_render_batch_and_unset_is_each_formats_default():
         options = {"current_date": "2025-08-05"} if name == "harmony" else {}
         assert fmt.render_batch([user], **options) == [fmt.render(user, **options)], name
         assert list(batch.iter_render(fmt, [user], **options)) == [fmt.render(user, **options)], name
+
+
+# Workers that pay for themselves (issue 43): a batch first runs here, and starts workers only once
+# SERIAL_FIRST_SECONDS of work are done and conversations are left. --------------------------------
+
+
+def test_a_batch_done_before_the_serial_time_is_up_starts_no_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_pool(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a worker pool was started")
+
+    monkeypatch.setattr(batch, "SERIAL_FIRST_SECONDS", 1e9)
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", no_pool)
+    conversations = [GOOD] * 40
+    expected = [MULTI.render(GOOD, None, True)] * 40
+    assert MULTI.render_batch(conversations, None, True, workers=2, chunk_size=3) == expected
+    assert list(batch.iter_render(MULTI, iter(conversations), None, True, workers=2, chunk_size=3)) == expected
+    replies = MULTI.parse_batch(["hello"] * 5, workers=2, chunk_size=2)
+    assert replies == [MULTI.parse("hello")] * 5
+
+
+def test_past_the_serial_time_the_conversations_left_go_to_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = batch.ProcessPoolExecutor
+    started: list[int] = []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        started.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batch, "SERIAL_FIRST_SECONDS", 1e-12)  # up once the first chunk is done
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", counting)
+    conversations = [GOOD, _with_argument([["ok"]])] * 6
+    expected = [MULTI.render(c, None, True) for c in conversations]
+    assert MULTI.render_batch(conversations, None, True, workers=2, chunk_size=4) == expected
+    assert started == [1]
+    assert MULTI.render_batch(conversations[:4], None, True, workers=2, chunk_size=4) == expected[:4]
+    assert started == [1]  # one chunk, done here: no conversation left for a worker
