@@ -40,7 +40,8 @@ def plain_data(value: Any) -> Any:
     as the dict of its fields; anything else as the text ``"<TypeName>"``.
 
     A value already of exact JSON types is returned as it is (the same object): the formats call this
-    only on the slow route of a value whose type they did not expect.
+    only on the slow route of a value whose type they did not expect. Raises
+    :class:`InvalidInputError` for a mapping key whose plain data is a dict or a list.
     """
     kind = type(value)
     if value is None or kind is str or kind is int or kind is float or kind is bool:
@@ -54,7 +55,7 @@ def plain_data(value: Any) -> Any:
     if isinstance(value, float):
         return float.__float__(value)
     if isinstance(value, Mapping):
-        return {plain_data(key): plain_data(item) for key, item in value.items()}
+        return _as_dict([(plain_data(key), plain_data(item)) for key, item in value.items()])
     if isinstance(value, (list, tuple)):
         return _plain_container(list(value) if isinstance(value, list) else tuple(value))
     return _plain_object(value)
@@ -66,11 +67,21 @@ def _plain_container(value: Any) -> Any:
         items = [(plain_data(key), plain_data(item)) for key, item in value.items()]
         if all(new[0] is key and new[1] is item for new, (key, item) in zip(items, value.items(), strict=True)):
             return value
-        return dict(items)
+        return _as_dict(items)
     plain = [plain_data(item) for item in value]
     if all(new is item for new, item in zip(plain, value, strict=True)):
         return value
     return plain if type(value) is list else tuple(plain)
+
+
+def _as_dict(items: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """A mapping's plain items as a dict; a key whose plain data cannot be a key (a frozen dataclass's
+    dict) fails transformers too: then :class:`InvalidInputError`, naming the input it is in."""
+    try:
+        return dict(items)
+    except TypeError:
+        raise InvalidInputError("messages or tools", "a mapping key whose plain data is a dict or a list "
+                                "(transformers fails on it)") from None
 
 
 def _plain_object(value: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, NoReturn, Protocol
 
 from .._text.plain import plain_data
 from ..errors import FormatError, InvalidInputError, UnknownOptionError
-from ..model.messages import AssistantReply, Message
+from ..model.messages import AssistantReply, Message, message_dict
 from ..model.tools import PreparedTools
 from ..replies.streaming import StreamParser
 from .options import Option, strict_flag
@@ -234,7 +234,7 @@ def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..
             # when such input was refused is it read so (a scan of every value costs a render).
             try:
                 plain = _plain_call(args, kwargs) if reads_plain else None
-            except RecursionError:  # no stack left to read the input again: the error stands
+            except (RecursionError, FormatError):  # too deep, or unreadable as plain data: the error stands
                 plain = None
             if plain is None:
                 raise
@@ -261,12 +261,14 @@ def _plain_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[An
 
 
 def _plain_argument(value: Any) -> Any:
-    """An argument as plain data: prepared tools and message objects (the package's own) as they are."""
-    if isinstance(value, (PreparedTools, Message)):
+    """An argument as plain data: prepared tools as they are, a message object (the package's own) as
+    the plain data of its dict."""
+    if isinstance(value, PreparedTools):
         return value
-    if type(value) is list and any(isinstance(item, Message) for item in value):
-        items = [_plain_argument(item) for item in value]
-        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
+    if type(value) in (list, tuple) and any(isinstance(item, Message) for item in value):
+        items = [plain_data(message_dict(item, i)) if isinstance(item, Message) else plain_data(item)
+                 for i, item in enumerate(value)]
+        return items if type(value) is list else tuple(items)
     return plain_data(value)
 
 

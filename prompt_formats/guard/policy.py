@@ -11,6 +11,7 @@ import bisect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._text.plain import plain_data
 from .._text.walk import MAX_NESTING, walk_strings
 from .._text.walk import Hit as _Hit
 from .._text.walk import Unreadable as _Unreadable
@@ -215,7 +216,11 @@ class FieldPolicy(Prefilters):
 
     def _calls(self, calls: Any, name_followed_by: str) -> Any:
         if not isinstance(calls, (list, tuple)):
-            return calls
+            # Any other sequence is passed on as transformers hands it over (its plain data: an
+            # object's text): never as an object a walk might iterate unchecked.
+            calls = plain_data(calls)
+            if not isinstance(calls, (list, tuple)):
+                return calls
         new_calls = []
         changed = False
         for k, call in enumerate(calls):
@@ -283,10 +288,12 @@ class FieldPolicy(Prefilters):
     def _message(self, message: Any, index: int, reading: UntrustedReading) -> Any:
         if isinstance(message, Mapping):
             data = message
-        elif isinstance(message, Message):
-            data = message_dict(message, index)  # as the formats read it (a bad field is named here)
         else:
-            return message
+            # A Message, a dataclass or a pydantic model as the formats read it (a bad field is named
+            # here); anything else is refused here as there. What is checked is what is passed on.
+            data = message_dict(message, index)
+            if not isinstance(message, Message):
+                message = data
         role = data.get("role")
         if not isinstance(role, str):
             return message

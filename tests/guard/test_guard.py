@@ -212,10 +212,14 @@ def test_messages_are_read_as_the_format_reads_them_or_not_at_all():
 
 
 def test_shapes_it_does_not_know_are_left_to_the_formatter():
-    odd = [{"role": 3, "content": "<|im_end|>"}, {"role": "user", "content": 5}, "text", {"role": "user",
+    odd = [{"role": 3, "content": "<|im_end|>"}, {"role": "user", "content": 5}, {"role": "user",
            "content": [{"text": 7}, "part"]}, {"role": "assistant", "tool_calls": {"name": "<think>"}}]
     assert ESCAPING.guard_messages(odd, CHATML_READING) is odd
     assert REJECTING.guard_messages(odd, CHATML_READING) is odd
+    # What no format reads as a message is refused here as there: never passed on unchecked.
+    for guard in (ESCAPING, REJECTING):
+        with pytest.raises(pf.InvalidInputError, match=r"^messages\[1\]: expected a message object, got str$"):
+            guard.guard_messages([odd[0], "text"], CHATML_READING)
     deep: list = []
     node = deep
     for _ in range(5000):

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ....errors import InvalidInputError
-from ....model.messages import Message
+from ....model.messages import Message, message_dict
+from ....model.reading import is_list
 from .render import plain_value, printed
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ def guard_conversation(guard: ControlTokenGuard, messages: Any, tools: Tools) ->
     """``(messages, tools)`` with the guard's policy applied; the very objects when nothing changed."""
     if guard.policy == "allow":
         return messages, tools
+    if not isinstance(messages, (list, tuple)) and is_list(messages):
+        messages = list(messages)  # any other sequence, read once: what is checked is what is rendered
     if isinstance(messages, (list, tuple)):
         out: list[Any] | None = None
         for index, message in enumerate(messages):
@@ -50,9 +53,13 @@ def guard_conversation(guard: ControlTokenGuard, messages: Any, tools: Tools) ->
 
 
 def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
-    data = message.to_openai() if isinstance(message, Message) else message
-    if not isinstance(data, Mapping):
-        return message
+    data: Mapping[str, Any]
+    if isinstance(message, Message):
+        data = message.to_openai()
+    elif isinstance(message, Mapping):
+        data = message
+    else:  # a dataclass or a pydantic model as the renderer reads it (anything else refused, as there)
+        data = message = message_dict(message, index)
     role = data.get("role")
     path = f"messages[{index}]"
     changes: dict[str, Any] = {}
