@@ -11,6 +11,7 @@ transformers feeds it; and the oracle's reading is proved to be transformers' ow
 from __future__ import annotations
 
 import contextlib
+import datetime
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ import prompt_formats as pf
 from prompt_formats.model.reading import plain_data
 from tests.support import gpt_oss_strategies, nemotron_strategies
 from tests.support.gpt_oss_drops import outcome as gpt_oss_outcome
-from tests.support.odd_values import oddified
+from tests.support.odd_values import Colour, Dumps, oddified
 from tests.support.oracles import JINJA_TEMPLATES, plain_template_data, render_jinja_as_transformers
 from tests.support.settings import differential_settings, examples
 from tests.support.strategies import conversation, tools
@@ -98,3 +99,14 @@ def test_the_reading_is_transformers_own(data: st.DataObject, value: Any) -> Non
     expected = repr(_plain_template_data(odd))
     assert repr(plain_template_data(odd)) == expected  # the oracle's
     assert repr(plain_data(odd)) == expected  # the package's
+
+
+@pytest.mark.parametrize("name", FORMATS)
+@pytest.mark.parametrize("arguments", [Dumps({"city": "Paris"}), datetime.date(2026, 1, 2), Colour.RED, b"x"],
+                         ids=["model_dump", "date", "enum", "bytes"])
+def test_arguments_of_another_type_render_as_transformers_hands_them_over(name: str, arguments: Any) -> None:
+    # Pinned by hand: a call's arguments are an object in every template, written one way or another.
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}]}]
+    options = {"current_date": "2026-01-02"} if name == "gpt-oss" else {}
+    assert ours(name, messages, None, True, options) == oracle(name, messages, None, True, options)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from ..._text.plain import require_plain
 from ..._text.tojson import json_refused, printed, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format.chat_format import Conversation, Tools
@@ -291,6 +292,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
                 arguments = guarded_json(guard, arguments, arguments, str)
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))
         else:  # neither an object nor a string: the template writes no parameter
+            require_plain(arguments, _call_path(index, calls, k) + ".arguments")  # (an object's text is one)
             append(f"{opening}{name}>\n")
             if drops is not None and holds_text(arguments):
                 drops.append(_call_path(index, calls, k) + ".arguments")
