@@ -279,7 +279,9 @@ def test_results_do_not_depend_on_workers_for_values_that_cannot_travel_to_a_wor
         deep = [deep]
     with pytest.raises(RecursionError):
         pickle.dumps(deep)  # (rendered or refused depending on the format and the Python version)
-    conversations = [GOOD, _with_argument(deep), GOOD, _with_argument(lambda: 0), GOOD, _with_argument([["ok"]])]
+    # (a lambda is handed to the template as "<function>"; under a tuple key, JSON cannot encode it)
+    conversations = [GOOD, _with_argument(deep), GOOD, _with_argument(lambda: 0), GOOD, _with_argument([["ok"]]),
+                     _with_argument({(1,): lambda: 0})]
     safety = pf.get_format("chatml-safety")
     for fmt in (MULTI, safety):
         serial = comparable(fmt.render_batch(conversations, None, True, errors="collect"))
