@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 
-__all__ = ["NotPlainData", "plain_data", "printed_value", "require_plain"]
+__all__ = ["NotPlainData", "plain_data", "plain_scalar", "printed_value", "require_plain"]
 
 
 class NotPlainData(InvalidInputError):
@@ -28,7 +28,7 @@ class NotPlainData(InvalidInputError):
 def require_plain(value: Any, path: str) -> None:
     """Raise :class:`NotPlainData` at ``path`` unless ``value`` is plain data (:func:`plain_data`
     gives it back as it is). For a walk's slow route only: it reads the whole value."""
-    if value is not None and type(value) is not str and plain_data(value) is not value:
+    if plain_data(value) is not value:
         raise NotPlainData(path, "a value of another type than JSON's, read again as its plain data")
 
 
@@ -48,17 +48,25 @@ def plain_data(value: Any) -> Any:
         return value
     if kind is dict or kind is list or kind is tuple:
         return _plain_container(value)
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, int):
-        return int.__int__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
+    if isinstance(value, (str, int, float)):
+        return plain_scalar(value)
     if isinstance(value, Mapping):
         return _as_dict([(plain_data(key), plain_data(item)) for key, item in value.items()])
     if isinstance(value, (list, tuple)):
         return _plain_container(list(value) if isinstance(value, list) else tuple(value))
     return _plain_object(value)
+
+
+def plain_scalar(value: Any) -> Any:
+    """A subclass of ``str``, ``int`` or ``float`` as the plain value of its data (an enum member, a
+    numpy-like scalar, a subclass with its own ``__str__``); any other value as it is."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return value
 
 
 def _plain_container(value: Any) -> Any:

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from .._text.plain import plain_data as plain_data
+from .._text.plain import plain_scalar as plain_scalar
 
 __all__ = [
     "REASONING_FIELDS",
@@ -178,17 +179,3 @@ def decoded_json_object(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):  # JSONDecodeError, _NotExact, the constants, int()'s digit limit; the stack
         return None
     return value if type(value) is dict else None
-
-
-def plain_scalar(value: Any) -> Any:
-    """A subclass of ``str``, ``int`` or ``float`` as the plain value of its data (transformers'
-    reading of template data: an enum member, a numpy-like scalar, a subclass with its own ``__str__``);
-    any other value as it is."""
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int.__int__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    return value
-

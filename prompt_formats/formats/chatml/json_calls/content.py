@@ -14,17 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...._text.plain import printed_value
+from ...._text.tojson import printed as chars  # a string's characters: what a template writes of it
 from ....errors import InvalidInputError, type_name
 from ....model.reading import part_kind
 from ..content import VisionCount, item_kind, vision_text
 from ..template import ABSENT
 
 __all__ = ["chars", "concatenated", "printed", "text_parts", "vision_parts"]
-
-
-def chars(value: str) -> str:
-    """A string's characters as an exact ``str`` (transformers hands the template plain strings)."""
-    return value if type(value) is str else str.__str__(value)
 
 
 def concatenated(value: Any, path: str) -> str:

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...._text.plain import plain_data, printed_value
 from ....errors import InvalidInputError
 from ....model.messages import Message, message_dict
 from ....model.reading import is_list
-from .render import plain_value, printed
 
 if TYPE_CHECKING:
     from ....format.chat_format import Tools
@@ -94,14 +94,14 @@ def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
 
 def _guard_printed(guard: ControlTokenGuard, content: Any, path: str) -> Any:
     """The first message's content as the template prints it, the policy applied; ``content``
-    itself when it is clean or not JSON data (the renderer refuses that).
+    itself when it is clean or cannot be read as plain data (the renderer refuses that).
 
     A value of another type than the JSON types is read once, as its plain copy (what transformers
     hands the template), and that copy is passed on: a subclass could answer ``bool`` differently to
     the guard and to the renderer."""
     try:
-        plain = content if content is None or type(content) in _PLAIN else plain_value(content, path)
-        text = printed(plain, path) if plain else ""
+        plain = content if content is None or type(content) in _PLAIN else plain_data(content)
+        text = printed_value(plain) if plain else ""
     except InvalidInputError:
         return content
     new = guard.guard_text(text, path)

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import orjson
 
-from ...._text.plain import plain_data, printed_value
+from ...._text.plain import printed_value
 from ...._text.tojson import json_chunks, json_refused, tojson
 from ....errors import FormatError, InvalidInputError, TemplateError, type_name
 from ....model.messages import message_dict
@@ -43,8 +43,8 @@ from .texts import (
 )
 
 __all__ = [
-    "LoopState", "as_mapping", "checked_messages", "developer_instructions", "developer_message", "plain_value",
-    "printed", "render_messages", "system_message",
+    "LoopState", "as_mapping", "checked_messages", "developer_instructions", "developer_message",
+    "render_messages", "system_message",
 ]
 
 CONTENT_TAGS_ERROR = (
@@ -131,18 +131,7 @@ def developer_instructions(first: Mapping[str, Any]) -> tuple[str, bool]:
     content = first.get("content")
     if type(content) is str or isinstance(content, str):
         return content, True
-    return (printed(content, "messages[0].content") if content else ""), True
-
-
-def printed(value: Any, path: str) -> str:
-    """What Jinja2 prints for ``value`` as transformers hands it over: Python's ``str`` of its plain
-    data (:func:`~prompt_formats._text.plain.plain_data`). ``path`` names it in errors: none is raised."""
-    return printed_value(value)
-
-
-def plain_value(value: Any, path: str) -> Any:
-    """``value`` as transformers hands it to the template (its plain data; ``path`` as for :func:`printed`)."""
-    return plain_data(value)
+    return (printed_value(content) if content else ""), True
 
 
 @functools.lru_cache(maxsize=256)
