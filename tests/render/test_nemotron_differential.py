@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from tests.support import nemotron_strategies as ns
-from tests.support.oracles import fixture_text, render_jinja_as_transformers, templates_of
+from tests.support.oracles import fixture_text, render_jinja_as_transformers, render_or_crash, templates_of
 from tests.support.settings import budget
 from tests.support.strategies import conversation, differential_settings, lax_tools, text, tools
 from tests.support.usual import usual_conversation, usual_text, value, with_string_contents
@@ -40,13 +40,7 @@ OPTIONS = {name: ns.options(name) for name in TEMPLATES}
 
 
 def ours(name: str, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:
-    try:
-        return "ok", pf.get_format(name).render(messages, tool_list, gen, **options)
-    except pf.TemplateError as exc:
-        return "error", str(exc)
-    except pf.InvalidInputError as exc:
-        assert exc.path.startswith(("messages", "tools")), exc
-        return "crash", ""
+    return render_or_crash(pf.get_format(name).render, messages, tool_list, gen, **options)
 
 
 def oracle(name: str, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:

@@ -23,7 +23,7 @@ from prompt_formats.model.reading import plain_data
 from tests.support import gpt_oss_strategies, nemotron_strategies
 from tests.support.gpt_oss_drops import outcome as gpt_oss_outcome
 from tests.support.odd_values import Colour, Dumps, oddified
-from tests.support.oracles import JINJA_TEMPLATES, plain_template_data, render_jinja_as_transformers
+from tests.support.oracles import JINJA_TEMPLATES, plain_template_data, render_jinja_as_transformers, render_or_crash
 from tests.support.settings import differential_settings, examples
 from tests.support.strategies import conversation, tools
 
@@ -44,13 +44,7 @@ def inputs(name: str) -> st.SearchStrategy[tuple[Any, Any, dict[str, Any]]]:
 
 
 def ours(name: str, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:
-    try:
-        return "ok", pf.get_format(name, **CONFIG.get(name, {})).render(messages, tool_list, gen, **options)
-    except pf.TemplateError as exc:
-        return "error", str(exc)
-    except pf.InvalidInputError as exc:
-        assert exc.path.startswith(("messages", "tools")), exc
-        return "crash", ""
+    return render_or_crash(pf.get_format(name, **CONFIG.get(name, {})).render, messages, tool_list, gen, **options)
 
 
 def oracle(name: str, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:

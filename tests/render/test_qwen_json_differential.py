@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from tests.support.oracles import render_jinja_as_transformers, templates_of
+from tests.support.oracles import render_jinja_as_transformers, render_or_crash, templates_of
 from tests.support.strategies import conversation, differential_settings, text, tools
 from tests.support.usual import usual_conversation, with_string_contents
 
@@ -31,13 +31,7 @@ OPTIONS = {"qwen2.5": st.just({}), "qwen3": thinking, "qwen3-instruct-2507": st.
 
 
 def ours(name: str, messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:
-    try:
-        return "ok", pf.get_format(name).render(messages, tool_list, gen, **options)
-    except pf.TemplateError as exc:
-        return "error", str(exc)
-    except pf.InvalidInputError as exc:
-        assert exc.path.startswith(("messages", "tools")), exc
-        return "crash", ""
+    return render_or_crash(pf.get_format(name).render, messages, tool_list, gen, **options)
 
 
 def oracle(name: str, messages: list[Any], tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:

@@ -232,6 +232,18 @@ def render_ours(render: Callable[..., str], *args: Any, **kwargs: Any) -> Outcom
         return ("error", str(exc))
 
 
+def render_or_crash(render: Callable[..., str], *args: Any, **kwargs: Any) -> Outcome:
+    """:func:`render_ours`, with an ``InvalidInputError`` as ``("crash", "")``: where the engine
+    itself fails, ours must refuse the input naming a field of the messages or the tools."""
+    from prompt_formats import InvalidInputError
+
+    try:
+        return render_ours(render, *args, **kwargs)
+    except InvalidInputError as exc:
+        assert exc.path.startswith(("messages", "tools")), exc
+        return ("crash", "")
+
+
 def harmony_encoding() -> Any:
     """openai-harmony's gpt-oss encoding, loaded once, when a test first asks for it (never at import:
     the quick tier imports every test module and runs no engine); every call checks the test's marker."""
