@@ -15,8 +15,8 @@ generated inside an assistant turn is the format's to say (docs/training-data.md
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
-from typing import Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 import attrs
 
@@ -29,6 +29,7 @@ __all__ = [
     "RenderedPrompt",
     "check_generated_policy",
     "cut_prompt",
+    "holds_text",
     "normalize_ranges",
     "select_generated",
 ]
@@ -221,3 +222,26 @@ def normalize_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
         else:
             merged.append([start, end])
     return tuple((start, end) for start, end in merged)
+
+
+def holds_text(value: Any) -> bool:
+    """Whether ``value`` holds text, what a loss in ``dropped`` is made of: a string with a character
+    that is not whitespace (``str.isspace``, what a template's ``|trim`` takes away), a number, a
+    boolean or any other object, at any depth of a mapping (keys included) or a list. ``None``,
+    ``""``, ``"  "`` and empty containers hold none. Walked without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if item is None:
+            continue
+        if isinstance(item, str):
+            if item.strip():
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        else:  # a number, a boolean, or anything else a client sent
+            return True
+    return False

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...format.spans import holds_text
 from ...model.reading import REASONING_FIELDS, part_kind
 from .tokens import THINK_CLOSE, THINK_OPEN, TOOL_RESPONSE_CLOSE, TOOL_RESPONSE_OPEN
 
@@ -35,26 +36,6 @@ __all__ = ["EVERY_FIELD", "holds_text", "losing_fields", "note_assistant_drops",
 # Markup, not text, in a part the template leaves out: the test's markers (tests/support/drops.py)
 # are those the template reacts to in an assistant's or a user's content.
 _MARKUP = (THINK_OPEN, THINK_CLOSE, TOOL_RESPONSE_OPEN, TOOL_RESPONSE_CLOSE)
-
-
-def holds_text(value: Any) -> bool:
-    """Whether ``value`` holds text (the module docstring), walked without recursion."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if item is None:
-            continue
-        if isinstance(item, str):
-            if item.strip():
-                return True
-        elif isinstance(item, Mapping):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        else:  # a number, a boolean, or anything else a client sent
-            return True
-    return False
 
 
 def text_outside_markup(piece: str, filler: str | None = None) -> bool:
