@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .format.registry import available_formats, get_format
     from .format.spans import RenderedPrompt
     from .formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
+    from .formats.gemma.tokens import GEMMA3_CONTROL_TOKENS
     from .formats.harmony.tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
     from .guard import ControlTokenGuard, unescape
     from .model.messages import AssistantReply, ImagePart, Message, TextPart, ToolCall, ToolDefinition, VideoPart
@@ -60,6 +61,7 @@ _HOMES: dict[str, str] = {
     "ChatFormat": ".format.chat_format",
     "CHATML_CONTROL_TOKENS": ".formats.chatml.tokens:CONTROL_TOKENS",
     "HARMONY_CONTROL_TOKENS": ".formats.harmony.tokens:CONTROL_TOKENS",
+    "GEMMA3_CONTROL_TOKENS": ".formats.gemma.tokens",
     **dict.fromkeys(("ControlTokenGuard", "unescape"), ".guard"),
     **dict.fromkeys(("AssistantReply", "ImagePart", "Message", "TextPart", "ToolCall", "ToolDefinition",
                      "VideoPart"), ".model.messages"),
@@ -72,6 +74,7 @@ _HOMES: dict[str, str] = {
 
 __all__ = [
     "CHATML_CONTROL_TOKENS",
+    "GEMMA3_CONTROL_TOKENS",
     "HARMONY_CONTROL_TOKENS",
     "AssistantReply",
     "ChatFormat",

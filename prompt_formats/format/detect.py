@@ -51,10 +51,13 @@ _JINJA_REFERENCES = {
     "82753bef5cedc4932c1ed509b5c9a12be680fd86d1adb65bc3f7398d11c8eebc": "nemotron-3.5",
     # tests/fixtures/gpt_oss.jinja: OpenAI's gpt-oss template.
     "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146": "gpt-oss",
+    # tests/fixtures/families/gemma3.jinja: Gemma 3's template.
+    "8d9e3a3c114fb2053ec500184677af4f7e5f8ec2582443cd535834e68b3ade29": "gemma-3",
 }
 # The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's, Qwen2.5's,
-# Qwen3-VL's and Nemotron 3 Nano's and Super's end in a newline).
+# Qwen3-VL's, Nemotron 3 Nano's and Super's and Gemma 3's end in a newline).
 _JINJA_EXACT = {
+    "7de1c58e208eda46e9c7f86397df37ec49883aeece39fb961e0a6b24088dd3c4": "gemma-3",
     "ab7813c3abdd9cb655905a410728b26c7884eca45ddfab8d9f931553485a7862": "nemotron-3-nano",
     "575fb74f54ed264df9047d0ecce3c98938aae953fb4f50356675706264cbb68a": "nemotron-3-super",
     "514d5304fcac63bda60e6faf860d5657010cf43cbc4c633c8bf678ee184e7a37": "qwen3.8",

@@ -318,4 +318,12 @@ REFERENCE_LINES: dict[str, tuple[str, ...]] = {
         '3bb1d908', '5fbc9cde', '17e821d9', '55e72d17', 'df6cba99', 'a6c88bd9', 'be30166e', '3bb1d908',
         '1ef6362b', '17e821d9', '17e821d9',
     ),
+    'gemma-3': (
+        '38924663', 'ca037798', '3d5a2c28', '77daa42c', 'e3b0c442', 'cd7e4e89', '81ce10a8', '818603db',
+        'e3b0c442', 'cd7e4e89', '60a0efe7', '012fae5f', '81ce10a8', 'fcd64900', '3f36b1a3', '60a0efe7',
+        'a41fe7eb', '20a5e46f', '0d775e4d', '60a0efe7', '98cddfdb', '3b2fc889', '81ce10a8', '1c7e3e38',
+        '60a0efe7', '30cea587', '603bf4a6', '6362bd2d', '59c27cfe', '54b47b9d', '1dbe61a7', '98456a11',
+        '9697f1b5', 'a782880d', 'f73c76d2', '60a0efe7', '0570b745', '81ce10a8', '63f982fa', '60a0efe7',
+        'a818d58a', 'c25eddf0', '0570b745', 'c1af970c', '6ba4b8ee', 'e090fa86', '60a0efe7',
+    ),
 }

@@ -31,6 +31,7 @@ _FORMATS: dict[str, str] = {
     "nemotron-3.5": "prompt_formats.formats.chatml.nemotron:Nemotron35Format",
     "gpt-oss": "prompt_formats.formats.harmony.openai:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",
+    "gemma-3": "prompt_formats.formats.gemma:Gemma3Format",
 }
 _DEFAULT_INSTANCES: dict[str, ChatFormat] = {}
 _LOCK = threading.Lock()

@@ -116,9 +116,10 @@ class ControlTokenGuard(ToolsetPolicy):
         ):
             return messages
         lead = self._lead
-        if lead is not None and self.trust_assistant and self._all_clean(messages, reading, lead):
+        if lead is not None and self.trust_assistant and not reading.roles and self._all_clean(messages, reading, lead):
             return messages
-        suspects = self._suspects(messages, reading)
+        # The prefilters read no role: where the template writes roles, every message is walked.
+        suspects = range(len(messages)) if reading.roles else self._suspects(messages, reading)
         if not suspects:
             return messages
         out: list[Any] | None = None
@@ -157,8 +158,9 @@ class ControlTokenGuard(ToolsetPolicy):
         # lead and every token must hold none, so that the search finds them in it.
         spelt = "".join(self.tokens) + "".join(family.prefix + family.suffix for family in self.families)
         if (lead is not None and self.policy != "allow" and self.trust_assistant and reading.tool_calls
+                and not reading.roles
                 and not any(c == '"' or c < " " for c in spelt)):
-            content = functools.partial(self._content, join_parts=reading.join_parts, text_part=reading.text_part)
+            content = functools.partial(self._content, reading=reading)
             fast = FastGuard(
                 lead, reading.name_follower, self._scanner.needs_escape.search, self._text, content, self._json
             )

@@ -11,7 +11,9 @@ import bisect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._text.plain import plain_data
+import attrs
+
+from .._text.plain import plain_data, printed_value
 from .._text.walk import MAX_NESTING, walk_strings
 from .._text.walk import Hit as _Hit
 from .._text.walk import Unreadable as _Unreadable
@@ -20,23 +22,32 @@ from ..model.messages import Message, message_dict
 from ..model.reading import call_body, plain_scalar, reasoning_field
 from .prefilter import Prefilters
 from .scheme import insert_after
-from .vocabulary import UntrustedReading, is_text_part, parts_clean
+from .vocabulary import UntrustedReading, parts_clean
 
 __all__ = ["FieldPolicy", "resolved"]
 
 _STR_ONLY = frozenset({str})
 
 
+#: How :meth:`FieldPolicy.guard_content` reads parts: text parts as ChatML's templates do.
+_PARTS = {joined: UntrustedReading((), join_parts=joined) for joined in (False, True)}
+
+
 def resolved(base: UntrustedReading, join_parts: bool | None, tool_calls: bool | None) -> UntrustedReading:
     """``base`` with the fields given as keywords replaced."""
     if join_parts is None and tool_calls is None:
         return base
-    return UntrustedReading(
-        base.tokens, base.families,
+    return attrs.evolve(
+        base,
         join_parts=base.join_parts if join_parts is None else join_parts,
         tool_calls=base.tool_calls if tool_calls is None else tool_calls,
-        name_follower=base.name_follower, text_part=base.text_part,
     )
+
+
+def _written_text(part: Mapping[str, Any]) -> str:
+    """The text a template writes for a text part: its ``text`` as printed (none: nothing)."""
+    text = part.get("text", "")
+    return text if type(text) is str else printed_value(text)
 
 
 def _walk_field(changes: dict[str, Any], key: str, value: Any, walk: Callable[..., Any], *args: Any) -> None:
@@ -49,6 +60,27 @@ def _walk_field(changes: dict[str, Any], key: str, value: Any, walk: Callable[..
         raise
     if new is not value:
         changes[key] = new
+
+
+def _runs(content: list[Any] | tuple[Any, ...], reading: UntrustedReading) -> list[list[int]]:
+    """The indices of the text parts of ``content`` in runs the template writes as one text:
+    adjacent ones, or (``reading.silent_part``) ones with only parts that write nothing between
+    them; each alone where the template does not join parts."""
+    text_part, silent, joined = reading.text_part, reading.silent_part, reading.join_parts
+    runs: list[list[int]] = []
+    run: list[int] = []
+    for j, part in enumerate(content):
+        if text_part(part):
+            run.append(j)
+            if not joined:
+                runs.append(run)
+                run = []
+        elif run and (silent is None or not silent(part)):
+            runs.append(run)
+            run = []
+    if run:
+        runs.append(run)
+    return runs
 
 
 class FieldPolicy(Prefilters):
@@ -114,11 +146,11 @@ class FieldPolicy(Prefilters):
         itself when unchanged.
         """
         try:
-            return self._content(content, join_parts, is_text_part)
+            return self._content(content, _PARTS[bool(join_parts)])
         except _Hit as hit:
             raise hit.error(path) from None
 
-    def _content(self, content: Any, join_parts: bool, text_part: Callable[[Any], bool]) -> Any:
+    def _content(self, content: Any, reading: UntrustedReading) -> Any:
         if isinstance(content, str):
             return self._text(content)
         if not isinstance(content, (list, tuple)):
@@ -126,26 +158,13 @@ class FieldPolicy(Prefilters):
         lead = self._lead
         if lead is not None and parts_clean(content, lead):
             return content
-        runs: list[list[int]] = []
-        run: list[int] = []
-        for j, part in enumerate(content):
-            if text_part(part):
-                run.append(j)
-                if not join_parts:
-                    runs.append(run)
-                    run = []
-            elif run:
-                runs.append(run)
-                run = []
-        if run:
-            runs.append(run)
         new_texts: dict[int, str] = {}
-        for indices in runs:
-            texts = [content[j]["text"] for j in indices]
+        for indices in _runs(content, reading):
+            texts = [content[j].get("text", "") for j in indices]
             if not _STR_ONLY.issuperset(map(type, texts)):
-                for k, j in enumerate(indices):  # a subclass as its plain data: what _text reads (its docstring)
+                for k, j in enumerate(indices):  # as the template prints it: what _text reads (its docstring)
                     if type(texts[k]) is not str:
-                        texts[k] = new_texts[j] = str.__str__(texts[k])
+                        texts[k] = new_texts[j] = _written_text(content[j])
             if not any(self._contains_lead(text) for text in texts):
                 continue
             if len(indices) == 1:
@@ -158,25 +177,29 @@ class FieldPolicy(Prefilters):
                 if new is not texts[0]:
                     new_texts[j] = new
             else:
-                self._run(indices, texts, new_texts)
+                self._run(indices, texts, new_texts, reading.trim_parts)
         if not new_texts:
             return content
         return [{**part, "text": new_texts[j]} if j in new_texts else part for j, part in enumerate(content)]
 
-    def _run(self, indices: list[int], texts: list[str], new_texts: dict[int, str]) -> None:
-        """Check text parts that the template concatenates as one text; record the changed parts."""
-        joined = "".join(texts)
-        offsets = []
-        offset = 0
-        for text in texts:
-            offsets.append(offset)
-            offset += len(text)
+    def _run(self, indices: list[int], texts: list[str], new_texts: dict[int, str], trim: bool) -> None:
+        """Check text parts that the template concatenates as one text (``trim``: each stripped
+        first); record the changed parts."""
+        written = [text.strip() for text in texts] if trim else texts
+        joined = "".join(written)
+        starts = []  # where each part's written text starts in joined
+        offsets = []  # where each part's own text would start there (before what trimming took off)
+        at = 0
+        for text, kept in zip(texts, written, strict=True):
+            starts.append(at)
+            offsets.append(at - (len(text) - len(text.lstrip()) if trim else 0))
+            at += len(kept)
 
         def part_of(position: int) -> int:
             # The part holding the character at ``position``: the last part starting at or before it
             # (an empty part starts where the next one does, so it is never the last). A search, not
             # a scan back from the end: many parts with a token each would make that quadratic.
-            return bisect.bisect_right(offsets, position) - 1
+            return bisect.bisect_right(starts, position) - 1
 
         if self.policy == "reject":
             found = self.find(joined)
@@ -300,8 +323,10 @@ class FieldPolicy(Prefilters):
         changes: dict[str, Any] = {}
         if type(role) is not str:  # as its plain data, which the renderer then reads: its __eq__ could lie
             role = changes["role"] = str.__str__(role)
+        if reading.roles:  # written as given: a role is untrusted text too
+            _walk_field(changes, "role", role, self._text)
         if role != "assistant" or not self.trust_assistant:
-            _walk_field(changes, "content", data.get("content"), self._content, reading.join_parts, reading.text_part)
+            _walk_field(changes, "content", data.get("content"), self._content, reading)
         if role == "assistant":
             if not self.trust_assistant:
                 key = reasoning_field(data) or ""

@@ -122,7 +122,12 @@ class UntrustedReading:
     a token split across parts counts. ``tool_calls``: tool-call names and arguments in history are
     rendered. ``name_follower``: the fixed text written right after a tool-call name or argument
     name (``""`` for none), which can complete a token the name ends with. ``text_part``: which
-    content parts are rendered as their text.
+    content parts are rendered as their text (a text that is no string as the template prints it,
+    its plain data's ``str``; no ``text``, nothing). ``silent_part``: which other parts write
+    nothing, so that the text parts on either side of them are adjacent (``None``: every other part
+    writes something between them). ``trim_parts``: each text part is ``str.strip()``-ped before
+    the parts are joined. ``roles``: a message's role is written as it is given (Gemma 3 writes any
+    role but ``assistant``), so it is untrusted text too.
     """
 
     tokens: tuple[str, ...]
@@ -131,6 +136,9 @@ class UntrustedReading:
     tool_calls: bool = True
     name_follower: str = ""
     text_part: Callable[[Any], bool] = is_text_part
+    silent_part: Callable[[Any], bool] | None = None
+    trim_parts: bool = False
+    roles: bool = False
 
 
 class FastGuard(NamedTuple):

@@ -59,7 +59,10 @@ for name in pf.available_formats():
     fmt = pf.get_format(name)
     for tools in (None, spec["tools"], pf.prepare_tools(spec["tools"])):
         for generation in (None, True):
-            out["results"].append(fmt.render(spec["conversation"], tools=tools, add_generation_prompt=generation))
+            try:
+                out["results"].append(fmt.render(spec["conversation"], tools=tools, add_generation_prompt=generation))
+            except pf.TemplateError as error:  # (Gemma 3's roles alternate: it refuses the tool loop)
+                out["results"].append(str(error))
     if fmt.parses:
         reply = repr(fmt.parse(spec["replies"][name], tools=spec["tools"]))
         out["results"].append(re.sub(r"id='call_[0-9a-f]*'", "id=<random>", reply))
@@ -194,7 +197,15 @@ def test_a_formatter_and_a_toolset_pickle(name: str) -> None:
     prepared = pf.prepare_tools(TOOLS)
     fmt_copy, prepared_copy = pickle.loads(pickle.dumps((fmt, prepared)))
     assert prepared_copy.tools == prepared.tools
-    assert fmt_copy.render(CONVERSATION, tools=prepared_copy) == fmt.render(CONVERSATION, tools=TOOLS)
+    assert _rendered(fmt_copy, prepared_copy) == _rendered(fmt, TOOLS)
+
+
+def _rendered(fmt: pf.ChatFormat, tools: Any) -> str | tuple[str, str]:
+    """The prompt, or the template's error (Gemma 3's refuses the tool loop's roles) as its message."""
+    try:
+        return fmt.render(CONVERSATION, tools=tools)
+    except pf.TemplateError as error:
+        return ("error", str(error))
 
 
 class _Echo(StreamParser):

@@ -19,7 +19,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from tests.support.parser_cases import CHATML_MARKERS, HARMONY_MARKERS, completions, counting_ids, splits, stream
+from tests.support.parser_cases import (
+    CHATML_MARKERS,
+    GEMMA_MARKERS,
+    HARMONY_MARKERS,
+    completions,
+    counting_ids,
+    splits,
+    stream,
+)
 from tests.support.strategies import differential_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +36,7 @@ FORMAT_NAMES = pf.available_formats()
 #: The reply markers of each format family (the package under ``prompt_formats.formats``).
 FAMILY_MARKERS: dict[str, list[str]] = {
     "chatml": CHATML_MARKERS,
+    "gemma": GEMMA_MARKERS,
     "harmony": HARMONY_MARKERS,
 }
 
@@ -328,9 +337,11 @@ def test_call_too_deep_in_the_stack_is_a_format_error(fmt: pf.ChatFormat) -> Non
     def descend(levels: int, entry: Callable[[], Any]) -> Any:
         return entry() if levels <= 0 else descend(levels - 1, entry)
 
+    # The tool loop, or (a template whose roles alternate user / assistant) a chat.
+    case = CONVERSATIONS[1] if isinstance(renders(fmt)[4], type) else CONVERSATIONS[2]
     entries: dict[str, Callable[[], Any]] = {
-        "render": lambda: fmt.render(CONVERSATIONS[2], TOOLS, add_generation_prompt=True),
-        "render_batch": lambda: fmt.render_batch([CONVERSATIONS[2]], TOOLS),
+        "render": lambda: fmt.render(case, TOOLS, add_generation_prompt=True),
+        "render_batch": lambda: fmt.render_batch([case], TOOLS),
     }
     if fmt.parses:
         entries["parse"] = lambda: fmt.parse(REPLIES[2], TOOLS, id_factory=lambda: "call_0")
@@ -378,7 +389,7 @@ def test_docs_page_names_every_option(fmt: pf.ChatFormat) -> None:
 
 #: The control tokens of each format family, for a guard configured over them.
 FAMILY_TOKENS: dict[str, tuple[str, ...]] = {
-    "chatml": pf.CHATML_CONTROL_TOKENS, "harmony": pf.HARMONY_CONTROL_TOKENS,
+    "chatml": pf.CHATML_CONTROL_TOKENS, "harmony": pf.HARMONY_CONTROL_TOKENS, "gemma": pf.GEMMA3_CONTROL_TOKENS,
 }
 
 

@@ -13,6 +13,7 @@ import prompt_formats as pf
 from prompt_formats.serving.openai import accumulate, stream_deltas
 from tests.support.parser_cases import (
     CHATML_MARKERS,
+    GEMMA_MARKERS,
     HARMONY_MARKERS,
     JSON_CALL_MARKERS,
     completions,
@@ -48,6 +49,7 @@ MARKERS = {
     "nemotron-3.5": CHATML_MARKERS + EXTRA_CHATML,
     "harmony": HARMONY_MARKERS + EXTRA_HARMONY,
     "gpt-oss": HARMONY_MARKERS + EXTRA_HARMONY,
+    "gemma-3": GEMMA_MARKERS,
 }
 PARSING = [name for name in pf.available_formats() if pf.get_format(name).parses]
 

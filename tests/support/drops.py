@@ -96,8 +96,10 @@ def _value_leaves(value: Any, path: Leaf) -> Iterator[tuple[Leaf, Any]]:
         yield path, value
 
 
-def _content_leaves(content: Any, path: Leaf, markers: Sequence[str]) -> Iterator[tuple[Leaf, Any, set[int]]]:
-    """A content's text leaves with their marked positions (markers found across runs of text parts)."""
+def _content_leaves(content: Any, path: Leaf, markers: Sequence[str],
+                    string_items: bool = False) -> Iterator[tuple[Leaf, Any, set[int]]]:
+    """A content's text leaves with their marked positions (markers found across runs of text parts);
+    ``string_items``: a string in a list of parts is a leaf too."""
     if isinstance(content, str):
         yield path, content, _marked(content, markers)
         return
@@ -115,10 +117,12 @@ def _content_leaves(content: Any, path: Leaf, markers: Sequence[str]) -> Iterato
             yield leaf, text, {p - offset for p in marked if offset <= p < offset + len(text)}
             offset += len(text)
         run = []
+        if string_items and isinstance(part, str):
+            yield (*path, index), part, set()
 
 
 def _leaves(messages: list[Any], tools: Any, fields: Sequence[str], markers: Sequence[str],
-            check_tools: bool) -> Iterator[tuple[Leaf, Any, set[int]]]:
+            check_tools: bool, string_items: bool = False) -> Iterator[tuple[Leaf, Any, set[int]]]:
     """Every leaf of the candidate fields, with the positions that are markers."""
     if check_tools and isinstance(tools, (list, tuple)):
         for k, tool in enumerate(tools):
@@ -131,7 +135,7 @@ def _leaves(messages: list[Any], tools: Any, fields: Sequence[str], markers: Seq
             value = message.get(field)
             path: Leaf = ("messages", i, field)
             if field == "content":
-                yield from _content_leaves(value, path, markers)
+                yield from _content_leaves(value, path, markers, string_items)
             elif field == "tool_calls" and isinstance(value, (list, tuple)):
                 for k, call in enumerate(value):
                     for leaf, item in _call_leaves(call, (*path, k)):
@@ -159,7 +163,7 @@ class _Units:
     """The units of one input, their sentinels, and the substitutions that put them in."""
 
     def __init__(self, messages: list[Any], tools: Any, fields: Sequence[str], markers: Sequence[str],
-                 aliases: Sequence[Sequence[str]], check_tools: bool) -> None:
+                 aliases: Sequence[Sequence[str]], check_tools: bool, string_items: bool = False) -> None:
         used = set(json.dumps([messages, tools], default=repr, ensure_ascii=False))
         self._next_char = _SENTINEL_BASE
         self._used = used
@@ -169,7 +173,7 @@ class _Units:
         self.python: dict[str, str] = {}  # a number sentinel -> its unit as Python prints it
         shared: dict[tuple[Any, ...], str] = {}
         groups = {field: tuple(group) for group in aliases for field in group}
-        for leaf, value, marked in _leaves(messages, tools, fields, markers, check_tools):
+        for leaf, value, marked in _leaves(messages, tools, fields, markers, check_tools, string_items):
             twin = self._twin(messages, leaf, value, groups)
             if isinstance(value, str):
                 for index, char in enumerate(value):
@@ -294,8 +298,11 @@ def assert_dropped_exactly(
     content_markers: Sequence[str] = (),
     aliases: Sequence[Sequence[str]] = (("reasoning_content", "thinking", "reasoning"),),
     check_tools: bool = True,
+    string_items: bool = False,
 ) -> None:
-    """Assert that ``dropped`` names exactly the inputs the oracle leaves out (the module docstring).
+    """Assert that ``dropped`` names exactly the inputs the oracle leaves out (the module docstring);
+    ``string_items``: a string in a list of content parts is a unit of text too (Gemma 3 reads such
+    a list and writes nothing for it).
 
     ``oracle(messages, tools)`` must render the input as the format's reference does with the same
     options and generation prompt (a closure binds them), returning ``None`` where it raises; the
@@ -304,7 +311,7 @@ def assert_dropped_exactly(
     expected = oracle(messages, tools)
     assert expected is not None, "the oracle raises for this input: there is no prompt to lose anything from"
     data = {"messages": messages, "tools": tools}
-    units = _Units(messages, tools, fields, content_markers, aliases, check_tools)
+    units = _Units(messages, tools, fields, content_markers, aliases, check_tools, string_items)
     assert not any(sentinel in expected for sentinel in units.original), "a sentinel is in the prompt already"
     present = _present_units(oracle, data, units, expected)
     reported = [parse_path(path) for path in dropped]

@@ -42,6 +42,7 @@ JINJA_TEMPLATES = {
     "nemotron-3-super": "families/nemotron_3_super.jinja",
     "nemotron-3-ultra": "families/nemotron_3_ultra.jinja",
     "nemotron-3.5": "families/nemotron_3_5.jinja",
+    "gemma-3": "families/gemma3.jinja",
 }
 
 

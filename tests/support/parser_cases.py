@@ -23,6 +23,8 @@ JSON_CALL_MARKERS = [
     '{"name": "get_weather", "arguments": ', '{"name": "f", "arguments": {}}', '{"city": "Paris"}', "}", "\n",
     '"arguments": "{\\"city\\": 1}"', "{",
 ]
+#: Gemma 3's reply markers (its end markers, and the markup it does not read as such).
+GEMMA_MARKERS = ["<end_of_turn>", "<eos>", "<start_of_turn>", "model\n", "<start_of_image>", "<", ">", "\n\n"]
 HARMONY_MARKERS = [
     "<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>", "<|constrain|>",
     "<|start|>assistant", "analysis", "final", "commentary", " to=functions.f", " to=python", "json",
