@@ -355,6 +355,28 @@ def _realistic(rng: random.Random, single_system: bool) -> Request:
     return Request(messages, tools)
 
 
+def alternating(messages: list[Message]) -> list[Message]:
+    """The conversation as Gemma 3's template takes it: the leading system message, then turns that
+    alternate user / assistant, from the user's. A tool result or a later system message is the
+    user's text, a tool call is left out (the template writes none), and the texts of one side's
+    consecutive messages are one turn's, joined by a blank line."""
+    system = messages[:1] if messages and messages[0]["role"] == "system" else []
+    turns: list[Message] = []
+    for message in messages[len(system):]:
+        role = "assistant" if message["role"] == "assistant" else "user"
+        text = message.get("content") or ""
+        if not turns and role == "assistant":
+            turns.append({"role": "user", "content": ""})
+        if turns and turns[-1]["role"] == role:
+            turns[-1] = {**turns[-1], "content": turns[-1]["content"] + "\n\n" + text}
+            continue
+        turn: Message = {"role": role, "content": text}
+        if role == "assistant" and message.get("reasoning_content"):
+            turn["reasoning_content"] = message["reasoning_content"]
+        turns.append(turn)
+    return system + turns
+
+
 def _inline_reminders(messages: list[Message]) -> list[Message]:
     """Move each system message but the first into the next user message's text."""
     out: list[Message] = []
@@ -462,9 +484,9 @@ def agent_request(
 # ``truncate_history_thinking``).
 
 Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "json", "json-thinking", "json-vision", "harmony",
-                  "gpt-oss", "nemotron"]
-_STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron")  # the flavours whose content is a string
-_IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision")  # the flavours with images
+                  "gpt-oss", "nemotron", "gemma"]
+_STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron", "gemma")  # the flavours whose content is a string
+_IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision", "gemma")  # the flavours with images
 
 # Proportions (per request unless said otherwise).
 TEXT_PARTS = 0.30  # of user and system messages: content given as a list of text parts
@@ -620,6 +642,8 @@ def _add_image(rng: random.Random, messages: list[Message]) -> None:
 
 
 def _options(rng: random.Random, flavour: Flavour, has_image: bool) -> dict[str, Any]:
+    if flavour == "gemma":  # the tokenizer's bos_token, which transformers passes the template
+        return {"bos_token": "<bos>"}
     if rng.random() >= KEYWORD_OPTIONS:
         return {}
     if flavour == "nemotron":
@@ -662,6 +686,8 @@ def _dress(
             messages = _extra_system(rng, messages)
     if flavour in ("chatml-strict", "chatml-objects"):  # its template raises on a later system message
         messages = _inline_reminders(messages)
+    if flavour == "gemma":
+        messages = alternating(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
     if flavour in ("chatml-objects", "nemotron"):
         messages = objects_only(messages)
@@ -719,6 +745,8 @@ FLAVOURS: dict[str, Flavour] = {
     # Nemotron prints a content that is no string as Python prints it: text only, as a client sends it.
     "nemotron-3-nano": "nemotron", "nemotron-3-super": "nemotron", "nemotron-3-ultra": "nemotron",
     "nemotron-3.5": "nemotron",
+    # Gemma 3's roles alternate and it has no tools: the conversations as alternating chats (``alternating``).
+    "gemma-3": "gemma",
 }
 #: The options of the fixed (not held-out) corpora: Harmony and gpt-oss read today's date otherwise.
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -741,6 +769,8 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
 
     def make(r: int) -> list[Job]:
         options = {"current_date": "2025-08-05", "reasoning_effort": "medium"} if flavour == "harmony" else {}
+        if flavour == "gemma":
+            options = {"bos_token": "<bos>"}
         jobs = []
         for seed in range(3 * r, 3 * r + 3):
             request = agent_request(257, 40, seed, reminders=reminders)
@@ -750,6 +780,7 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
                 pf.get_format(name).render([{"role": "user", "content": "hello"}], tools, True, **options)
             messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
             messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron") else messages
+            messages = alternating(messages) if flavour == "gemma" else messages
             jobs.append(Job(messages, tools, options))
         return as_received(jobs)
 

@@ -104,9 +104,15 @@ def _plain_object(value: Any) -> Any:
     return f"<{type(value).__name__}>"
 
 
-def printed_value(value: Any) -> str:
+def printed_value(value: Any, path: str = "messages") -> str:
     """What a template prints for ``value`` (``{{ value }}``, ``~``, ``|string``): a string itself,
-    anything else Python's ``str`` of its plain data (:func:`plain_data`), as an exact ``str``."""
+    anything else Python's ``str`` of its plain data (:func:`plain_data`), as an exact ``str``.
+
+    Raises :class:`InvalidInputError` at ``path`` where Python cannot print it (an integer of more
+    digits than ``sys.get_int_max_str_digits()``): the engine fails there too."""
     if type(value) is str:
         return value
-    return str(plain_data(value))
+    try:
+        return str(plain_data(value))
+    except ValueError:
+        raise InvalidInputError(path, "holds an integer of more digits than Python prints") from None

@@ -47,7 +47,12 @@ def resolved(base: UntrustedReading, join_parts: bool | None, tool_calls: bool |
 def _written_text(part: Mapping[str, Any]) -> str:
     """The text a template writes for a text part: its ``text`` as printed (none: nothing)."""
     text = part.get("text", "")
-    return text if type(text) is str else printed_value(text)
+    if type(text) is str:
+        return text
+    try:
+        return printed_value(text)
+    except FormatError:  # the template fails on it too: refused
+        raise _Unreadable(text) from None
 
 
 def _walk_field(changes: dict[str, Any], key: str, value: Any, walk: Callable[..., Any], *args: Any) -> None:
@@ -164,7 +169,9 @@ class FieldPolicy(Prefilters):
             if not _STR_ONLY.issuperset(map(type, texts)):
                 for k, j in enumerate(indices):  # as the template prints it: what _text reads (its docstring)
                     if type(texts[k]) is not str:
-                        texts[k] = new_texts[j] = _written_text(content[j])
+                        texts[k] = _written_text(content[j])
+                        if isinstance(content[j].get("text"), str):  # a subclass: passed on as its plain data
+                            new_texts[j] = texts[k]
             if not any(self._contains_lead(text) for text in texts):
                 continue
             if len(indices) == 1:
@@ -309,11 +316,12 @@ class FieldPolicy(Prefilters):
             raise hit.error(f"messages[{index}]") from None
 
     def _message(self, message: Any, index: int, reading: UntrustedReading) -> Any:
-        if isinstance(message, Mapping):
+        if type(message) is dict:
             data = message
         else:
-            # A Message, a dataclass or a pydantic model as the formats read it (a bad field is named
-            # here); anything else is refused here as there. What is checked is what is passed on.
+            # A Message, any other mapping, a dataclass or a pydantic model as the formats read it (a
+            # bad field is named here); anything else is refused here as there. What is checked is
+            # what is passed on: a mapping's plain data (its own get could answer otherwise).
             data = message_dict(message, index)
             if not isinstance(message, Message):
                 message = data

@@ -42,7 +42,7 @@ def printed(value: Any, path: str, strings_only: bool) -> str:
     if strings_only and not isinstance(value, str):
         raise InvalidInputError(path, f"expected a string, got {type_name(value)} (with a guard, the template's "
                                 "printing of it as Python prints it is refused: its text would go unchecked)")
-    return printed_value(value)
+    return printed_value(value, path)
 
 
 def _items(content: Any, path: str) -> list[Any]:

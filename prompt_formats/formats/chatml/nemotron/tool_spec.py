@@ -33,7 +33,7 @@ _FUNCTION_KEYS = frozenset(("type", "name", "description", "parameters"))
 
 def _shown(value: Any) -> str:
     """``value`` as ``~`` or ``|string`` writes it: a string itself, anything else as Python prints its plain data."""
-    return printed_value(value)
+    return printed_value(value, "tools")
 
 
 def _trimmed(value: Any) -> str:

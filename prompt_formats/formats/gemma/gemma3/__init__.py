@@ -44,19 +44,22 @@ def _checked_tools(tools: Tools) -> None:
 
 
 def _guarded_system_text(guard: ControlTokenGuard, msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A leading system message's first part is written as its ``text`` whatever its type: the
-    guard, which reads text parts alone, checks it here."""
+    """A leading system message's first part is written as its ``text`` whatever its type (the
+    content an object too: its ``content[0]``): the guard, which reads the text parts of a list
+    alone, checks that text here."""
     first = msgs[0]
     content = first.get("content")
-    if first.get("role") != "system" or type(content) not in (list, tuple) or not content:
+    if first.get("role") != "system" or type(content) not in (list, tuple, dict) or not content:
         return msgs
-    part = content[0]
-    if type(part) is not dict or type(part.get("text")) is not str or is_text(part):
+    part = content.get(0) if type(content) is dict else content[0]
+    if type(part) is not dict or type(part.get("text")) is not str or (type(content) is not dict and is_text(part)):
         return msgs
     text = guard.guard_content(part["text"], "messages[0].content[0].text")
     if text is part["text"]:
         return msgs
-    return [{**first, "content": [{**part, "text": text}, *content[1:]]}, *msgs[1:]]
+    written = {**part, "text": text}
+    content = {**content, 0: written} if type(content) is dict else [written, *content[1:]]
+    return [{**first, "content": content}, *msgs[1:]]
 
 
 class Gemma3Format(GuardedFormat):

@@ -50,8 +50,8 @@ def message_dicts(messages: Conversation) -> list[dict[str, Any]]:
 def role_of(message: dict[str, Any], index: int) -> Any:
     """A message's role as the template compares it (``None``: none)."""
     role = message.get("role")
-    if type(role) is not str and isinstance(role, str):
-        require_plain(role, f"messages[{index}].role")  # compared as its plain string
+    if type(role) is not str and role is not None:
+        require_plain(role, f"messages[{index}].role")  # compared as its plain data: an object's __eq__ could lie
     return role
 
 
@@ -145,7 +145,9 @@ def _parts(content: list[Any] | tuple[Any, ...], index: int) -> str:
                 pieces.append(IMAGE)
             elif kind == "text":
                 text = item.get("text", "")
-                pieces.append((text if type(text) is str else printed_value(text)).strip())
+                if type(text) is not str:
+                    text = printed_value(text, f"messages[{index}].content[{j}].text")
+                pieces.append(text.strip())
         elif type(item) not in _PLAIN_ITEMS:
             require_plain(item, f"messages[{index}].content[{j}]")
     return "".join(pieces)

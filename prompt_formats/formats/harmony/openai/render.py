@@ -131,7 +131,7 @@ def developer_instructions(first: Mapping[str, Any]) -> tuple[str, bool]:
     content = first.get("content")
     if type(content) is str or isinstance(content, str):
         return content, True
-    return (printed_value(content) if content else ""), True
+    return (printed_value(content, "messages[0].content") if content else ""), True
 
 
 @functools.lru_cache(maxsize=256)
