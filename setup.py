@@ -38,6 +38,8 @@ COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/formats/harmony/openai/incremental.py",
     "prompt_formats/formats/harmony/openai/render.py",
     "prompt_formats/formats/harmony/openai/spans.py",
+    "prompt_formats/formats/deepseek/incremental.py",
+    "prompt_formats/formats/deepseek/render.py",
     "prompt_formats/formats/gemma/gemma3/incremental.py",
     "prompt_formats/formats/gemma/gemma3/render.py",
     "prompt_formats/formats/harmony/ollama/drops.py",

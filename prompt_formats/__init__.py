@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .format.registry import available_formats, get_format
     from .format.spans import RenderedPrompt
     from .formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
+    from .formats.deepseek.tokens import DEEPSEEK_V3_CONTROL_TOKENS
     from .formats.gemma.tokens import GEMMA3_CONTROL_TOKENS
     from .formats.harmony.tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
     from .guard import ControlTokenGuard, unescape
@@ -62,6 +63,7 @@ _HOMES: dict[str, str] = {
     "CHATML_CONTROL_TOKENS": ".formats.chatml.tokens:CONTROL_TOKENS",
     "HARMONY_CONTROL_TOKENS": ".formats.harmony.tokens:CONTROL_TOKENS",
     "GEMMA3_CONTROL_TOKENS": ".formats.gemma.tokens",
+    "DEEPSEEK_V3_CONTROL_TOKENS": ".formats.deepseek.tokens",
     **dict.fromkeys(("ControlTokenGuard", "unescape"), ".guard"),
     **dict.fromkeys(("AssistantReply", "ImagePart", "Message", "TextPart", "ToolCall", "ToolDefinition",
                      "VideoPart"), ".model.messages"),
@@ -74,6 +76,7 @@ _HOMES: dict[str, str] = {
 
 __all__ = [
     "CHATML_CONTROL_TOKENS",
+    "DEEPSEEK_V3_CONTROL_TOKENS",
     "GEMMA3_CONTROL_TOKENS",
     "HARMONY_CONTROL_TOKENS",
     "AssistantReply",

@@ -326,4 +326,7 @@ REFERENCE_LINES: dict[str, tuple[str, ...]] = {
         '9697f1b5', 'a782880d', 'f73c76d2', '60a0efe7', '0570b745', '81ce10a8', '63f982fa', '60a0efe7',
         'a818d58a', 'c25eddf0', '0570b745', 'c1af970c', '6ba4b8ee', 'e090fa86', '60a0efe7',
     ),
+    'deepseek-v3': (
+        '563b1ce7',
+    ),
 }

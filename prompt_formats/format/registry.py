@@ -32,6 +32,7 @@ _FORMATS: dict[str, str] = {
     "gpt-oss": "prompt_formats.formats.harmony.openai:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",
     "gemma-3": "prompt_formats.formats.gemma:Gemma3Format",
+    "deepseek-v3": "prompt_formats.formats.deepseek:DeepSeekV3Format",
 }
 _DEFAULT_INSTANCES: dict[str, ChatFormat] = {}
 _LOCK = threading.Lock()

@@ -61,7 +61,7 @@ for name in pf.available_formats():
         for generation in (None, True):
             try:
                 out["results"].append(fmt.render(spec["conversation"], tools=tools, add_generation_prompt=generation))
-            except pf.TemplateError as error:  # (Gemma 3's roles alternate: it refuses the tool loop)
+            except pf.FormatError as error:  # (Gemma 3 refuses the tool loop; DeepSeek-V3, object arguments)
                 out["results"].append(str(error))
     if fmt.parses:
         reply = repr(fmt.parse(spec["replies"][name], tools=spec["tools"]))
@@ -204,7 +204,7 @@ def _rendered(fmt: pf.ChatFormat, tools: Any) -> str | tuple[str, str]:
     """The prompt, or the template's error (Gemma 3's refuses the tool loop's roles) as its message."""
     try:
         return fmt.render(CONVERSATION, tools=tools)
-    except pf.TemplateError as error:
+    except pf.FormatError as error:  # (DeepSeek-V3's template refuses object arguments)
         return ("error", str(error))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -115,6 +116,8 @@ def _deep_call_request(levels: int, name: str) -> tuple[list[Any], list[Any]]:
              {"role": "user", "content": "again"}]
     if name == "gemma-3":  # its roles alternate user / other: the result is the user's next turn
         del turns[2]
+    if name == "deepseek-v3":  # its template joins the arguments to text: a string (JSON text) is all it takes
+        call["function"]["arguments"] = json.dumps(call["function"]["arguments"])
     return turns, tools
 
 

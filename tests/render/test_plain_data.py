@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.model.reading import plain_data
-from tests.support import gemma_strategies, gpt_oss_strategies, nemotron_strategies
+from tests.support import deepseek_strategies, gemma_strategies, gpt_oss_strategies, nemotron_strategies
 from tests.support.gpt_oss_drops import outcome as gpt_oss_outcome
 from tests.support.odd_values import Colour, Dumps, oddified
 from tests.support.oracles import JINJA_TEMPLATES, plain_template_data, render_jinja_as_transformers, render_or_crash
@@ -42,6 +42,8 @@ def inputs(name: str) -> st.SearchStrategy[tuple[Any, Any, dict[str, Any]]]:
         return st.tuples(gpt_oss_strategies.conversation(), gpt_oss_strategies.tools, gpt_oss_strategies.options())
     if name == "gemma-3":  # (the tokenizer's bos_token, which transformers passes the template)
         return st.tuples(gemma_strategies.conversation(), tools, st.just({"bos_token": "<bos>"}))
+    if name == "deepseek-v3":
+        return st.tuples(deepseek_strategies.conversation(), tools, st.just({"bos_token": deepseek_strategies.BOS}))
     return st.tuples(conversation(extra_roles=("developer",)), tools, st.just({}))
 
 
@@ -104,5 +106,6 @@ def test_arguments_of_another_type_render_as_transformers_hands_them_over(name: 
     # Pinned by hand: a call's arguments are an object in every template, written one way or another.
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [
         {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}]}]
-    options = {"gpt-oss": {"current_date": "2026-01-02"}, "gemma-3": {"bos_token": "<bos>"}}.get(name, {})
+    options = {"gpt-oss": {"current_date": "2026-01-02"}, "gemma-3": {"bos_token": "<bos>"},
+               "deepseek-v3": {"bos_token": deepseek_strategies.BOS}}.get(name, {})
     assert ours(name, messages, None, True, options) == oracle(name, messages, None, True, options)

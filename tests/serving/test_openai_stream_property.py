@@ -13,6 +13,7 @@ import prompt_formats as pf
 from prompt_formats.serving.openai import accumulate, stream_deltas
 from tests.support.parser_cases import (
     CHATML_MARKERS,
+    DEEPSEEK_MARKERS,
     GEMMA_MARKERS,
     HARMONY_MARKERS,
     JSON_CALL_MARKERS,
@@ -50,6 +51,7 @@ MARKERS = {
     "harmony": HARMONY_MARKERS + EXTRA_HARMONY,
     "gpt-oss": HARMONY_MARKERS + EXTRA_HARMONY,
     "gemma-3": GEMMA_MARKERS,
+    "deepseek-v3": DEEPSEEK_MARKERS,
 }
 PARSING = [name for name in pf.available_formats() if pf.get_format(name).parses]
 

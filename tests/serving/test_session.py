@@ -123,6 +123,8 @@ def format_options(draw: st.DrawFn, name: str) -> dict[str, Any]:
         return {"current_date": DATE, **draw(st.sampled_from([{}, {"reasoning_effort": "low"}]))}
     if name == "gemma-3":  # the tokenizer's bos_token, which transformers passes the template
         return {"bos_token": draw(st.sampled_from(["<bos>", ""]))}
+    if name == "deepseek-v3":
+        return {"bos_token": draw(st.sampled_from(["<｜begin▁of▁sentence｜>", ""]))}
     optional: dict[str, st.SearchStrategy[Any]] = {}
     if "enable_thinking" in pf.get_format(name).options:
         optional["enable_thinking"] = st.booleans()

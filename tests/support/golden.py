@@ -121,6 +121,16 @@ def _gemma3_cases() -> st.SearchStrategy[dict[str, Any]]:
     })
 
 
+def _deepseek_v3_cases() -> st.SearchStrategy[dict[str, Any]]:
+    from tests.support.deepseek_strategies import BOS, conversation
+    from tests.support.strategies import tools
+
+    return st.fixed_dictionaries({  # (the tokenizer's bos_token, which transformers passes the template)
+        "messages": conversation(), "tools": tools, "add_generation_prompt": st.booleans(),
+        "options": st.sampled_from([{"bos_token": BOS}, {"bos_token": ""}]),
+    })
+
+
 def _gpt_oss_cases() -> st.SearchStrategy[dict[str, Any]]:
     from tests.support.gpt_oss_strategies import conversation, options, tools
 
@@ -151,6 +161,7 @@ CORPORA = (
       for name, fixture in (("nemotron-3-nano", "nemotron_3_nano"), ("nemotron-3-super", "nemotron_3_super"),
                             ("nemotron-3-ultra", "nemotron_3_ultra"), ("nemotron-3.5", "nemotron_3_5"))),
     Corpus("gemma-3", {}, "Jinja2: families/gemma3.jinja", _gemma3_cases, True, True),
+    Corpus("deepseek-v3", {}, "Jinja2: families/deepseekv3.jinja", _deepseek_v3_cases, False, True),
     Corpus("gpt-oss", {}, "Jinja2: gpt_oss.jinja", _gpt_oss_cases),
     Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases, False),
 )

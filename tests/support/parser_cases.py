@@ -25,6 +25,12 @@ JSON_CALL_MARKERS = [
 ]
 #: Gemma 3's reply markers (its end markers, and the markup it does not read as such).
 GEMMA_MARKERS = ["<end_of_turn>", "<eos>", "<start_of_turn>", "model\n", "<start_of_image>", "<", ">", "\n\n"]
+#: DeepSeek-V3's reply markers.
+DEEPSEEK_MARKERS = [
+    "</think>", "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "function", "<｜tool▁sep｜>", "get_weather",
+    "\n```json\n", '{"city": "Paris"}', "\n```", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>",
+    "<｜", "\n",
+]
 HARMONY_MARKERS = [
     "<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>", "<|constrain|>",
     "<|start|>assistant", "analysis", "final", "commentary", " to=functions.f", " to=python", "json",

@@ -1,0 +1,171 @@
+"""The reply parser of DeepSeek-V3: a completion into reasoning, content and tool calls.
+
+The rules (docs/deepseek.md, "Parsing replies"): the generation prompt opens the reasoning
+(``<think>\\n``), so the completion starts in it and it runs to ``</think>``; then the content; then,
+after ``<｜tool▁calls▁begin｜>``, calls, each ``<｜tool▁call▁begin｜>TYPE<｜tool▁sep｜>NAME`` and a json
+code block of its arguments, ended by ``<｜tool▁call▁end｜>``; ``<｜end▁of▁sentence｜>`` ends the reply.
+A call is read when its end marker arrives, and sent whole then (its name and arguments cannot be
+told before). Reasoning and content are each ``str.strip()``-ped as a whole. Where a call cannot be
+read as the format says, its text goes to the content as written, with a note in ``malformed``.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable
+
+from ...model.messages import ToolCall
+from ...replies.streaming import (
+    ContentDelta,
+    Malformed,
+    Note,
+    ReasoningDelta,
+    StreamParser,
+    StrippedText,
+    Terminator,
+    TerminatorScan,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    hold_point,
+    new_call_id,
+)
+from ...replies.values import TOO_MANY_DIGITS, digits_note, read_json
+from .tokens import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, EOS, SEP, THINK_CLOSE
+
+__all__ = ["DeepSeekReplyParser", "State"]
+
+_THINK_END = Terminator.marker(THINK_CLOSE)
+_CALLS = Terminator.marker(CALLS_BEGIN)
+_CALL = Terminator.marker(CALL_BEGIN)
+_CALL_END = Terminator.marker(CALL_END)
+_CALLS_END = Terminator.marker(CALLS_END)
+_END = Terminator.marker(EOS)
+_REASONING_ENDS = (_THINK_END, _CALLS, _END)
+_CONTENT_ENDS = (_CALLS, _END)
+_IN_CALL_ENDS = (_CALL_END, _END)
+#: A call's text between its markers: its type, its name, its arguments in a json code block.
+_CALL_BODY = re.compile(r"([^\n<]*)" + re.escape(SEP) + r"([^\n]+)\n```(?:json)?\n(.*)\n```\s*", re.DOTALL)
+_WHITESPACE = re.compile(r"\s*")
+_AFTER_END = f"text after the end of the reply ('{EOS}') ignored"
+
+
+class State(enum.IntEnum):
+    REASONING = 0  # from the start, to </think>
+    CONTENT = 1  # to the calls or the end
+    CALLS = 2  # between calls: the next call, the calls' end
+    CALL = 3  # inside a call, to its end marker
+    DONE = 4  # after <｜end▁of▁sentence｜>: not part of the reply
+
+
+class DeepSeekReplyParser(StreamParser):
+    """DeepSeek-V3's reply parser, per stream (the module docstring); ``parse`` feeds it everything."""
+
+    __slots__ = ("_calls", "_content", "_ids", "_ignored", "_reasoning", "_state")
+
+    def __init__(self, id_factory: Callable[[], str] | None = None) -> None:
+        super().__init__()
+        self._ids = id_factory or new_call_id
+        self._state = State.REASONING
+        self._reasoning = StrippedText(self._emit_reasoning)
+        self._content = StrippedText(self._emit_content)
+        self._calls = 0
+        self._ignored = False
+
+    def _emit_reasoning(self, text: str) -> None:
+        self._out.append(ReasoningDelta(text))
+
+    def _emit_content(self, text: str) -> None:
+        self._out.append(ContentDelta(text))
+
+    def _advance(self, buf: str, final: bool) -> int:
+        scan = TerminatorScan(buf)
+        pos = 0
+        while True:
+            state = self._state
+            if state == State.DONE:
+                if not self._ignored and buf[pos:].strip():
+                    self._ignored = True
+                return len(buf)
+            if state == State.CALLS:
+                pos, progressed = self._between_calls(buf, pos, final)
+            elif state == State.CALL:
+                pos, progressed = self._call(buf, pos, final, scan)
+            else:
+                pos, progressed = self._text_step(buf, pos, final, scan)
+            if not progressed:
+                return pos
+
+    def _text_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
+        """REASONING or CONTENT: text up to the state's next marker."""
+        reasoning = self._state == State.REASONING
+        sink = self._reasoning if reasoning else self._content
+        terms = _REASONING_ENDS if reasoning else _CONTENT_ENDS
+        at, term, _ = scan.next(pos, terms)
+        if term is None:
+            stop = len(buf) if final else hold_point(buf, pos, terms)
+            if stop > pos:
+                sink.add(buf[pos:stop])
+            return stop, False
+        if at > pos:
+            sink.add(buf[pos:at])
+        self._state = State.CONTENT if term is _THINK_END else State.CALLS if term is _CALLS else State.DONE
+        return at + len(term.literal), True
+
+    def _between_calls(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        """CALLS: after whitespace, the next call, the calls' end, or the reply's end."""
+        skip = _WHITESPACE.match(buf, pos).end()  # type: ignore[union-attr]
+        if skip == len(buf):  # nothing yet, or the completion ends here
+            return (skip if final else pos), False
+        rest = buf[skip:]
+        for marker, state in ((CALL_BEGIN, State.CALL), (CALLS_END, State.CONTENT), (EOS, State.DONE)):
+            if rest.startswith(marker):
+                self._state = state
+                return skip + len(marker), True
+            if not final and marker.startswith(rest):
+                return pos, False  # it may yet be this marker
+        self._out.append(Malformed(f"text after tool call {self._calls - 1}: kept as content"
+                                   if self._calls else f"'{CALLS_BEGIN}' not followed by a tool call: kept as text"))
+        self._content.add(buf[pos:skip])
+        self._state = State.CONTENT
+        return skip, True
+
+    def _call(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
+        """CALL: held until its end marker, then read whole."""
+        at, term, _ = scan.next(pos, _IN_CALL_ENDS)
+        if term is None and not final:
+            return pos, False
+        body = buf[pos:] if term is None else buf[pos:at]
+        if term is _CALL_END and self._read_call(body):
+            self._state = State.CALLS
+            return at + len(CALL_END), True
+        self._out.append(Malformed(
+            f"tool call {self._calls} " + ("not read: its text is kept as content" if term is _CALL_END
+                                           else "cut off by the end of the completion: kept as text")))
+        self._content.add(CALL_BEGIN + body + (CALL_END if term is _CALL_END else ""))
+        self._state = State.CALLS if term is _CALL_END else State.DONE if term is _END else State.CONTENT
+        return len(buf) if term is None else at + len(term.literal), True
+
+    def _read_call(self, body: str) -> bool:
+        """Send the call ``body`` holds; False if it is not a call as the format writes it."""
+        match = _CALL_BODY.fullmatch(body)
+        if match is None:
+            return False
+        name, text = match.group(2), match.group(3)
+        value, problem = read_json(text)
+        index = self._calls
+        self._calls += 1
+        call_id = self._ids()
+        arguments = value if isinstance(value, dict) else text
+        self._out.append(ToolCallStart(index, call_id, name))
+        self._out.append(ToolCallArgumentsDelta(index, text))
+        if not isinstance(value, dict):
+            why = digits_note() + " Python will not convert" if problem == TOO_MANY_DIGITS else "not a JSON object"
+            self._out.append(Malformed(f"tool call {index} ({name}) has arguments that are {why}: kept as text"))
+        self._out.append(ToolCallEnd(index, ToolCall(name, arguments, call_id, arguments_text=text)))
+        return True
+
+    def _finish(self) -> None:
+        if self._ignored:
+            self._out.append(Note(_AFTER_END))
