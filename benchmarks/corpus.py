@@ -355,6 +355,24 @@ def _realistic(rng: random.Random, single_system: bool) -> Request:
     return Request(messages, tools)
 
 
+def strings_only(messages: list[Message]) -> list[Message]:
+    """Every text a string, as DeepSeek-V3's template joins them to text: a tool call's arguments as
+    their JSON text (as a client sends them), a content left out as ``""``."""
+    def encoded(call: dict[str, Any]) -> dict[str, Any]:
+        body = dict(call["function"])
+        if not isinstance(body.get("arguments"), str):
+            body["arguments"] = json.dumps(body.get("arguments") or {}, ensure_ascii=False)
+        return {**call, "function": body}
+
+    out = []
+    for message in messages:
+        message = {**message, "content": message.get("content") or ""}
+        if message.get("tool_calls"):
+            message["tool_calls"] = [encoded(call) for call in message["tool_calls"]]
+        out.append(message)
+    return out
+
+
 def alternating(messages: list[Message]) -> list[Message]:
     """The conversation as Gemma 3's template takes it: the leading system message, then turns that
     alternate user / assistant, from the user's. A tool result or a later system message is the
@@ -484,8 +502,9 @@ def agent_request(
 # ``truncate_history_thinking``).
 
 Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "json", "json-thinking", "json-vision", "harmony",
-                  "gpt-oss", "nemotron", "gemma"]
-_STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron", "gemma")  # the flavours whose content is a string
+                  "gpt-oss", "nemotron", "gemma", "deepseek"]
+#: The flavours whose content is a string.
+_STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron", "gemma", "deepseek")
 _IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision", "gemma")  # the flavours with images
 
 # Proportions (per request unless said otherwise).
@@ -644,6 +663,8 @@ def _add_image(rng: random.Random, messages: list[Message]) -> None:
 def _options(rng: random.Random, flavour: Flavour, has_image: bool) -> dict[str, Any]:
     if flavour == "gemma":  # the tokenizer's bos_token, which transformers passes the template
         return {"bos_token": "<bos>"}
+    if flavour == "deepseek":
+        return {"bos_token": "<｜begin▁of▁sentence｜>"}
     if rng.random() >= KEYWORD_OPTIONS:
         return {}
     if flavour == "nemotron":
@@ -688,6 +709,8 @@ def _dress(
         messages = _inline_reminders(messages)
     if flavour == "gemma":
         messages = alternating(messages)
+    if flavour == "deepseek":
+        messages = strings_only(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
     if flavour in ("chatml-objects", "nemotron"):
         messages = objects_only(messages)
@@ -747,6 +770,8 @@ FLAVOURS: dict[str, Flavour] = {
     "nemotron-3.5": "nemotron",
     # Gemma 3's roles alternate and it has no tools: the conversations as alternating chats (``alternating``).
     "gemma-3": "gemma",
+    # DeepSeek-V3's template joins every text to text: string contents and JSON-text arguments.
+    "deepseek-v3": "deepseek",
 }
 #: The options of the fixed (not held-out) corpora: Harmony and gpt-oss read today's date otherwise.
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -771,6 +796,8 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
         options = {"current_date": "2025-08-05", "reasoning_effort": "medium"} if flavour == "harmony" else {}
         if flavour == "gemma":
             options = {"bos_token": "<bos>"}
+        if flavour == "deepseek":
+            options = {"bos_token": "<｜begin▁of▁sentence｜>"}
         jobs = []
         for seed in range(3 * r, 3 * r + 3):
             request = agent_request(257, 40, seed, reminders=reminders)
@@ -781,6 +808,7 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
             messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
             messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron") else messages
             messages = alternating(messages) if flavour == "gemma" else messages
+            messages = strings_only(messages) if flavour == "deepseek" else messages
             jobs.append(Job(messages, tools, options))
         return as_received(jobs)
 
