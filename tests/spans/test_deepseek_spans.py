@@ -90,7 +90,8 @@ def test_dropped_is_exactly_what_the_template_leaves_out(messages: list[Any], to
 
     assume(oracle(messages, tool_list) is not None)
     rendered = FMT.render_spans(messages, tool_list, gen)
-    assert_dropped_exactly(oracle, messages, tool_list, rendered.dropped, content_markers=("</think>",))
+    assert_dropped_exactly(oracle, messages, tool_list, rendered.dropped, content_markers=("</think>",),
+                           string_items=True)
     if rendered.dropped:
         with pytest.raises(pf.InvalidInputError) as raised:
             FMT.render(messages, tool_list, gen, strict=True)

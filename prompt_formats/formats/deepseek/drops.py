@@ -48,8 +48,9 @@ def _calls_hold_text(calls: Any) -> bool:
 def _content_holds_text(content: Any) -> bool:
     """Whether a content holds text, ``</think>`` being markup: a string's, or the joined texts of a
     list's text parts (a part holding a string ``text`` and no image or video), or any other value's."""
-    if isinstance(content, (list, tuple)):
-        content = "".join(part["text"] for part in content if _is_text_part(part))
+    if isinstance(content, (list, tuple)):  # its text parts' texts, and its strings
+        content = "".join(part if isinstance(part, str) else part["text"] for part in content
+                          if isinstance(part, str) or _is_text_part(part))
     if isinstance(content, str):
         return bool(content.replace(THINK_CLOSE, "").strip())
     return holds_text(content)

@@ -46,7 +46,7 @@ _REASONING_ENDS = (_THINK_END, _CALLS, _END)
 _CONTENT_ENDS = (_CALLS, _END)
 _IN_CALL_ENDS = (_CALL_END, _END)
 #: A call's text between its markers: its type, its name, its arguments in a json code block.
-_CALL_BODY = re.compile(r"([^\n<]*)" + re.escape(SEP) + r"([^\n]+)\n```(?:json)?\n(.*)\n```\s*", re.DOTALL)
+_CALL_BODY = re.compile(r"([^\n<]*)" + re.escape(SEP) + r"([^\n<]+)\n```(?:json)?\n(.*)\n```\s*", re.DOTALL)
 _WHITESPACE = re.compile(r"\s*")
 _AFTER_END = f"text after the end of the reply ('{EOS}') ignored"
 
@@ -140,9 +140,9 @@ class DeepSeekReplyParser(StreamParser):
         if term is _CALL_END and self._read_call(body):
             self._state = State.CALLS
             return at + len(CALL_END), True
-        self._out.append(Malformed(
-            f"tool call {self._calls} " + ("not read: its text is kept as content" if term is _CALL_END
-                                           else "cut off by the end of the completion: kept as text")))
+        what = ("not read" if term is _CALL_END else "cut off by the end of the reply" if term is _END
+                else "cut off by the end of the completion")
+        self._out.append(Malformed(f"tool call {self._calls} {what}: its text is kept as content"))
         self._content.add(CALL_BEGIN + body + (CALL_END if term is _CALL_END else ""))
         self._state = State.CALLS if term is _CALL_END else State.DONE if term is _END else State.CONTENT
         return len(buf) if term is None else at + len(term.literal), True

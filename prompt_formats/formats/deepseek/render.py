@@ -116,7 +116,7 @@ class Walk:
             self.is_tool = False
             self.out.append(USER)
             self._noted(i, _text(message.get("content"), f"messages[{i}].content"), WHOLE)
-        elif role == "assistant" and "tool_calls" in message:
+        elif role == "assistant" and message.get("tool_calls") is not None:  # (a None key is left out)
             self.is_tool = False
             self._calls(message, i)
         elif role == "assistant":

@@ -33,6 +33,7 @@ DEEPSEEK_V3_CONTROL_TOKENS = ControlTokens(
         BOS, EOS, USER, ASSISTANT, THINK_OPEN, THINK_CLOSE, CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, SEP,
         OUTPUTS_BEGIN, OUTPUTS_END, OUTPUT_BEGIN, OUTPUT_END,
         "<｜▁pad▁｜>", "<｜fim▁hole｜>", "<｜fim▁begin｜>", "<｜fim▁end｜>", "<｜search▁begin｜>", "<｜search▁end｜>",
+        "<|EOT|>",  # (spelt with ASCII bars)
     ),
     (TokenFamily("<｜place▁holder▁no▁", "｜>"),),
 )
