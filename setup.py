@@ -41,6 +41,8 @@ COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/formats/deepseek/incremental.py",
     "prompt_formats/formats/deepseek/render.py",
     "prompt_formats/formats/gemma/gemma3/incremental.py",
+    "prompt_formats/formats/glm/incremental.py",
+    "prompt_formats/formats/glm/render.py",
     "prompt_formats/formats/gemma/gemma3/render.py",
     "prompt_formats/formats/harmony/ollama/drops.py",
     "prompt_formats/formats/harmony/ollama/incremental.py",

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
     from .formats.deepseek.tokens import DEEPSEEK_V3_CONTROL_TOKENS
     from .formats.gemma.tokens import GEMMA3_CONTROL_TOKENS
+    from .formats.glm.tokens import GLM4_CONTROL_TOKENS
     from .formats.harmony.tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
     from .guard import ControlTokenGuard, unescape
     from .model.messages import AssistantReply, ImagePart, Message, TextPart, ToolCall, ToolDefinition, VideoPart
@@ -64,6 +65,7 @@ _HOMES: dict[str, str] = {
     "HARMONY_CONTROL_TOKENS": ".formats.harmony.tokens:CONTROL_TOKENS",
     "GEMMA3_CONTROL_TOKENS": ".formats.gemma.tokens",
     "DEEPSEEK_V3_CONTROL_TOKENS": ".formats.deepseek.tokens",
+    "GLM4_CONTROL_TOKENS": ".formats.glm.tokens",
     **dict.fromkeys(("ControlTokenGuard", "unescape"), ".guard"),
     **dict.fromkeys(("AssistantReply", "ImagePart", "Message", "TextPart", "ToolCall", "ToolDefinition",
                      "VideoPart"), ".model.messages"),
@@ -78,6 +80,7 @@ __all__ = [
     "CHATML_CONTROL_TOKENS",
     "DEEPSEEK_V3_CONTROL_TOKENS",
     "GEMMA3_CONTROL_TOKENS",
+    "GLM4_CONTROL_TOKENS",
     "HARMONY_CONTROL_TOKENS",
     "AssistantReply",
     "ChatFormat",

@@ -55,6 +55,8 @@ _JINJA_REFERENCES = {
     "8d9e3a3c114fb2053ec500184677af4f7e5f8ec2582443cd535834e68b3ade29": "gemma-3",
     # tests/fixtures/families/deepseekv3.jinja: DeepSeek-V3's template.
     "563b1ce7d61d50a9b4c7439a912a1116f095b712df5b5e4d3e1116049874eb64": "deepseek-v3",
+    # tests/fixtures/families/glm4moe.jinja: GLM-4.5's template.
+    "44f815868bf02fa458dd2f741a338046f4bf45f398eb6d067766726b9d96cce3": "glm-4.5",
 }
 # The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's, Qwen2.5's,
 # Qwen3-VL's, Nemotron 3 Nano's and Super's and Gemma 3's end in a newline).

@@ -33,6 +33,7 @@ _FORMATS: dict[str, str] = {
     "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",
     "gemma-3": "prompt_formats.formats.gemma:Gemma3Format",
     "deepseek-v3": "prompt_formats.formats.deepseek:DeepSeekV3Format",
+    "glm-4.5": "prompt_formats.formats.glm:Glm45Format",
 }
 _DEFAULT_INSTANCES: dict[str, ChatFormat] = {}
 _LOCK = threading.Lock()

@@ -24,6 +24,7 @@ from tests.support.parser_cases import (
     CHATML_MARKERS,
     DEEPSEEK_MARKERS,
     GEMMA_MARKERS,
+    GLM_MARKERS,
     HARMONY_MARKERS,
     completions,
     counting_ids,
@@ -40,6 +41,7 @@ FAMILY_MARKERS: dict[str, list[str]] = {
     "chatml": CHATML_MARKERS,
     "deepseek": DEEPSEEK_MARKERS,
     "gemma": GEMMA_MARKERS,
+    "glm": GLM_MARKERS,
     "harmony": HARMONY_MARKERS,
 }
 
@@ -395,6 +397,7 @@ def test_docs_page_names_every_option(fmt: pf.ChatFormat) -> None:
 FAMILY_TOKENS: dict[str, tuple[str, ...]] = {
     "chatml": pf.CHATML_CONTROL_TOKENS, "harmony": pf.HARMONY_CONTROL_TOKENS, "gemma": pf.GEMMA3_CONTROL_TOKENS,
     "deepseek": pf.DEEPSEEK_V3_CONTROL_TOKENS,
+    "glm": pf.GLM4_CONTROL_TOKENS,
 }
 
 

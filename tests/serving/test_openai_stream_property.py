@@ -15,6 +15,7 @@ from tests.support.parser_cases import (
     CHATML_MARKERS,
     DEEPSEEK_MARKERS,
     GEMMA_MARKERS,
+    GLM_MARKERS,
     HARMONY_MARKERS,
     JSON_CALL_MARKERS,
     completions,
@@ -52,6 +53,7 @@ MARKERS = {
     "gpt-oss": HARMONY_MARKERS + EXTRA_HARMONY,
     "gemma-3": GEMMA_MARKERS,
     "deepseek-v3": DEEPSEEK_MARKERS,
+    "glm-4.5": GLM_MARKERS,
 }
 PARSING = [name for name in pf.available_formats() if pf.get_format(name).parses]
 

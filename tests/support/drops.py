@@ -118,7 +118,7 @@ def _content_leaves(content: Any, path: Leaf, markers: Sequence[str],
             offset += len(text)
         run = []
         if string_items and isinstance(part, str):
-            yield (*path, index), part, set()
+            yield (*path, index), part, _marked(part, markers)
 
 
 def _leaves(messages: list[Any], tools: Any, fields: Sequence[str], markers: Sequence[str],

@@ -131,6 +131,15 @@ def _deepseek_v3_cases() -> st.SearchStrategy[dict[str, Any]]:
     })
 
 
+def _glm_cases() -> st.SearchStrategy[dict[str, Any]]:
+    from tests.support.glm_strategies import conversation, options
+    from tests.support.strategies import tools
+
+    return st.fixed_dictionaries({
+        "messages": conversation(), "tools": tools, "add_generation_prompt": st.booleans(), "options": options(),
+    })
+
+
 def _gpt_oss_cases() -> st.SearchStrategy[dict[str, Any]]:
     from tests.support.gpt_oss_strategies import conversation, options, tools
 
@@ -162,6 +171,7 @@ CORPORA = (
                             ("nemotron-3-ultra", "nemotron_3_ultra"), ("nemotron-3.5", "nemotron_3_5"))),
     Corpus("gemma-3", {}, "Jinja2: families/gemma3.jinja", _gemma3_cases, True, True),
     Corpus("deepseek-v3", {}, "Jinja2: families/deepseekv3.jinja", _deepseek_v3_cases, False, True),
+    Corpus("glm-4.5", {}, "Jinja2: families/glm4moe.jinja", _glm_cases, False, True),
     Corpus("gpt-oss", {}, "Jinja2: gpt_oss.jinja", _gpt_oss_cases),
     Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases, False),
 )

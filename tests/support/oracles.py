@@ -44,6 +44,7 @@ JINJA_TEMPLATES = {
     "nemotron-3.5": "families/nemotron_3_5.jinja",
     "gemma-3": "families/gemma3.jinja",
     "deepseek-v3": "families/deepseekv3.jinja",
+    "glm-4.5": "families/glm4moe.jinja",
 }
 
 

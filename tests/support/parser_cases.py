@@ -31,6 +31,11 @@ DEEPSEEK_MARKERS = [
     "\n```json\n", '{"city": "Paris"}', "\n```", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>",
     "<｜", "\n",
 ]
+#: GLM-4.5's reply markers.
+GLM_MARKERS = [
+    "<think>", "</think>", "<tool_call>", "get_weather", "\n", "<arg_key>", "city", "</arg_key>", "<arg_value>",
+    "Paris", "3", "</arg_value>", "</tool_call>", "<|user|>", "<|observation|>", "<|endoftext|>", "<|", " ",
+]
 HARMONY_MARKERS = [
     "<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>", "<|constrain|>",
     "<|start|>assistant", "analysis", "final", "commentary", " to=functions.f", " to=python", "json",

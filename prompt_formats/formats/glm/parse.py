@@ -1,0 +1,187 @@
+"""The reply parser of GLM-4.5: a completion into reasoning, content and tool calls.
+
+The rules (docs/glm.md, "Parsing replies"): the completion may open with a think block
+(``<think>…</think>``, after whitespace), its reasoning; then the content; a call is
+``<tool_call>NAME`` (its name up to the line's end) and ``<arg_key>K</arg_key>`` /
+``<arg_value>V</arg_value>`` pairs, ended by ``</tool_call>``; ``<|user|>``, ``<|observation|>`` and
+``<|endoftext|>`` end the reply. A value is typed as the template wrote it: a parameter the tools'
+schema types as a string is the text as written; any other value is its JSON where the text is JSON,
+else the text. A call is read when its end marker arrives, and sent whole then. Reasoning and content
+are each ``str.strip()``-ped as a whole. Where a call cannot be read as the format says, its text goes
+to the content as written, with a note in ``malformed``.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..._text.tojson import compact_json
+from ...model.messages import ToolCall
+from ...model.tools import PreparedTools
+from ...replies.streaming import (
+    ContentDelta,
+    Malformed,
+    Note,
+    ReasoningDelta,
+    StreamParser,
+    StrippedText,
+    Terminator,
+    TerminatorScan,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    hold_point,
+    new_call_id,
+)
+from ...replies.values import read_json
+from .tokens import END_OF_TEXT, OBSERVATION, THINK_CLOSE, THINK_OPEN, TOOL_CALL_CLOSE, TOOL_CALL_OPEN, USER
+
+__all__ = ["GlmReplyParser", "State"]
+
+_THINK_END = Terminator.marker(THINK_CLOSE)
+_CALL = Terminator.marker(TOOL_CALL_OPEN)
+_CALL_END = Terminator.marker(TOOL_CALL_CLOSE)
+_STOPS = (Terminator.marker(USER), Terminator.marker(OBSERVATION), Terminator.marker(END_OF_TEXT))
+_REASONING_ENDS = (_THINK_END, *_STOPS)
+_CONTENT_ENDS = (_CALL, *_STOPS)
+_IN_CALL_ENDS = (_CALL_END, *_STOPS)
+_PAIR = re.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
+_NAME = re.compile(r"([^\n<]+?)[ \t]*(?:\n|(?=<arg_key>)|\s*$)")
+_AFTER_END = "text after the end of the reply ('<|user|>'/'<|observation|>'/'<|endoftext|>') ignored"
+
+
+class State(enum.IntEnum):
+    START = 0  # whitespace, then a think block or the content
+    REASONING = 1  # to </think>
+    CONTENT = 2  # to a call or the end
+    CALL = 3  # inside a call, to its end marker
+    DONE = 4  # after a stop marker: not part of the reply
+
+
+def _string_parameters(tools: Any) -> dict[str, frozenset[str]]:
+    """Each offered tool's parameters whose schema types them as strings (and nothing else)."""
+    found: dict[str, frozenset[str]] = {}
+    for tool in (tools.tools if isinstance(tools, PreparedTools) else tools) or ():
+        body = tool.get("function", tool) if isinstance(tool, Mapping) else None
+        parameters = body.get("parameters") if isinstance(body, Mapping) else None
+        properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+        if isinstance(body, Mapping) and isinstance(body.get("name"), str) and isinstance(properties, Mapping):
+            found[body["name"]] = frozenset(key for key, schema in properties.items()
+                                            if isinstance(schema, Mapping) and schema.get("type") == "string")
+    return found
+
+
+class GlmReplyParser(StreamParser):
+    """GLM-4.5's reply parser, per stream (the module docstring); ``parse`` feeds it everything."""
+
+    __slots__ = ("_calls", "_content", "_ids", "_ignored", "_reasoning", "_state", "_strings")
+
+    def __init__(self, tools: Any = None, thinking: bool = True, id_factory: Callable[[], str] | None = None) -> None:
+        super().__init__()
+        del thinking  # a think block is read wherever the completion opens one
+        self._ids = id_factory or new_call_id
+        self._strings = _string_parameters(tools)
+        self._state = State.START
+        self._reasoning = StrippedText(self._emit_reasoning)
+        self._content = StrippedText(self._emit_content)
+        self._calls = 0
+        self._ignored = False
+
+    def _emit_reasoning(self, text: str) -> None:
+        self._out.append(ReasoningDelta(text))
+
+    def _emit_content(self, text: str) -> None:
+        self._out.append(ContentDelta(text))
+
+    def _advance(self, buf: str, final: bool) -> int:
+        scan = TerminatorScan(buf)
+        pos = 0
+        while True:
+            state = self._state
+            if state == State.DONE:
+                if not self._ignored and buf[pos:].strip():
+                    self._ignored = True
+                return len(buf)
+            if state == State.START:
+                pos, progressed = self._start(buf, pos, final)
+            elif state == State.CALL:
+                pos, progressed = self._call(buf, pos, final, scan)
+            else:
+                pos, progressed = self._text_step(buf, pos, final, scan)
+            if not progressed:
+                return pos
+
+    def _start(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        """START: whitespace, then ``<think>`` opens the reasoning; anything else is content."""
+        at = len(buf) - len(buf[pos:].lstrip())
+        rest = buf[at:]
+        if rest.startswith(THINK_OPEN):
+            self._state = State.REASONING
+            return at + len(THINK_OPEN), True
+        if not final and (not rest or THINK_OPEN.startswith(rest)):
+            return pos, False  # it may yet open a think block
+        self._state = State.CONTENT
+        return pos, True
+
+    def _text_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
+        """REASONING or CONTENT: text up to the state's next marker."""
+        reasoning = self._state == State.REASONING
+        sink = self._reasoning if reasoning else self._content
+        terms = _REASONING_ENDS if reasoning else _CONTENT_ENDS
+        at, term, _ = scan.next(pos, terms)
+        if term is None:
+            stop = len(buf) if final else hold_point(buf, pos, terms)
+            if stop > pos:
+                sink.add(buf[pos:stop])
+            return stop, False
+        if at > pos:
+            sink.add(buf[pos:at])
+        self._state = State.CONTENT if term is _THINK_END else State.CALL if term is _CALL else State.DONE
+        return at + len(term.literal), True
+
+    def _call(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
+        """CALL: held until its end marker, then read whole."""
+        at, term, _ = scan.next(pos, _IN_CALL_ENDS)
+        if term is None and not final:
+            return pos, False
+        body = buf[pos:] if term is None else buf[pos:at]
+        if term is _CALL_END and self._read_call(body):
+            self._state = State.CONTENT
+            return at + len(TOOL_CALL_CLOSE), True
+        closed = term is _CALL_END
+        what = "not read" if closed else "cut off by the end of the completion"
+        self._out.append(Malformed(f"tool call {self._calls} {what}: its text is kept as content"))
+        self._content.add(TOOL_CALL_OPEN + body + (TOOL_CALL_CLOSE if closed else ""))
+        self._state = State.CONTENT if closed or term is None else State.DONE
+        return len(buf) if term is None else at + len(term.literal), True
+
+    def _read_call(self, body: str) -> bool:
+        """Send the call ``body`` holds; False if it is not a call as the format writes it."""
+        name = _NAME.match(body)
+        if name is None:
+            return False
+        pos, arguments = name.end(), dict[str, Any]()
+        strings = self._strings.get(name.group(1).strip(), frozenset())
+        for pair in _PAIR.finditer(body, pos):
+            if pair.start() != pos:
+                return False
+            key, text = pair.group(1), pair.group(2)
+            value, problem = (text, None) if key in strings else read_json(text)
+            arguments.setdefault(key, text if problem is not None else value)
+            pos = pair.end()
+        if body[pos:].strip():
+            return False
+        index, call_id = self._calls, self._ids()
+        self._calls += 1
+        text = compact_json(arguments)
+        call_name = name.group(1).strip()
+        self._out += [ToolCallStart(index, call_id, call_name), ToolCallArgumentsDelta(index, text),
+                      ToolCallEnd(index, ToolCall(call_name, arguments, call_id, arguments_text=text))]
+        return True
+
+    def _finish(self) -> None:
+        if self._ignored:
+            self._out.append(Note(_AFTER_END))
