@@ -502,9 +502,9 @@ def agent_request(
 # ``truncate_history_thinking``).
 
 Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "json", "json-thinking", "json-vision", "harmony",
-                  "gpt-oss", "nemotron", "gemma", "deepseek"]
+                  "gpt-oss", "nemotron", "gemma", "deepseek", "glm"]
 #: The flavours whose content is a string.
-_STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron", "gemma", "deepseek")
+_STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron", "gemma", "deepseek", "glm")
 _IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision", "gemma")  # the flavours with images
 
 # Proportions (per request unless said otherwise).
@@ -665,6 +665,8 @@ def _options(rng: random.Random, flavour: Flavour, has_image: bool) -> dict[str,
         return {"bos_token": "<bos>"}
     if flavour == "deepseek":
         return {"bos_token": "<｜begin▁of▁sentence｜>"}
+    if flavour == "glm":  # (given and false: thinking off)
+        return {"enable_thinking": False} if rng.random() < 0.3 else {}
     if rng.random() >= KEYWORD_OPTIONS:
         return {}
     if flavour == "nemotron":
@@ -712,7 +714,7 @@ def _dress(
     if flavour == "deepseek":
         messages = strings_only(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
-    if flavour in ("chatml-objects", "nemotron"):
+    if flavour in ("chatml-objects", "nemotron", "glm"):
         messages = objects_only(messages)
     has_image = flavour in _IMAGES and rng.random() < (AGENT_IMAGES if agent else IMAGES)
     if has_image:
@@ -772,6 +774,8 @@ FLAVOURS: dict[str, Flavour] = {
     "gemma-3": "gemma",
     # DeepSeek-V3's template joins every text to text: string contents and JSON-text arguments.
     "deepseek-v3": "deepseek",
+    # GLM-4.5's template iterates a call's arguments as an object: object arguments, string contents.
+    "glm-4.5": "glm",
 }
 #: The options of the fixed (not held-out) corpora: Harmony and gpt-oss read today's date otherwise.
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -806,7 +810,7 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
                 tools = pf.prepare_tools(request.tools)
                 pf.get_format(name).render([{"role": "user", "content": "hello"}], tools, True, **options)
             messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
-            messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron") else messages
+            messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron", "glm") else messages
             messages = alternating(messages) if flavour == "gemma" else messages
             messages = strings_only(messages) if flavour == "deepseek" else messages
             jobs.append(Job(messages, tools, options))
