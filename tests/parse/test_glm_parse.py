@@ -121,3 +121,20 @@ def test_the_reply_rendered_back_is_the_prompt_and_the_completion(history: list[
     message = {**reply.to_openai(), "tool_calls": calls}
     back = render_jinja_as_transformers(gs.TEMPLATE, [*history, message], TOOLS, False)
     assert back == ("ok", prompt[1] + completion)
+
+
+def test_what_a_review_found() -> None:
+    # An empty name is no call; a number JSON cannot write back is its text; a schema that allows a
+    # string keeps the text; a repeated parameter keeps its first value, with a note.
+    empty = "<tool_call> \n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>"
+    assert summary(empty)[2:4] == ([], 1)
+    assert summary("<tool_call>f\n<arg_key>x</arg_key>\n<arg_value>1e999</arg_value>\n</tool_call>", None)[2] == [
+        ("f", {"x": "1e999"})]
+    nullable = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+        "a": {"type": ["string", "null"]}, "b": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}}}]
+    both = ("<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>123</arg_value>\n"
+            "<arg_key>b</arg_key>\n<arg_value>4</arg_value>\n")
+    assert summary(both + "</tool_call>", nullable)[2] == [("f", {"a": "123", "b": "4"})]
+    repeated = summary(both + "<arg_key>a</arg_key>\n<arg_value>5</arg_value>\n</tool_call>", nullable)
+    assert repeated[2] == [("f", {"a": "123", "b": "4"})] and repeated[4] == (
+        "tool call 0 (f) repeats parameter 'a': its first value is kept",)

@@ -66,24 +66,27 @@ class Glm45Format(GuardedFormat):
         """
         if options and "strict" in options:
             return render_strictly(self, messages, tools, add_generation_prompt, options)
-        msgs, no_thinking = self._prepared(messages, options)
+        msgs, tools, no_thinking = self._prepared(messages, tools, options)
         return "".join(walk(msgs, tools_block(tools), add_generation_prompt, no_thinking).out)
 
     def _render_spans(self, messages: Conversation, tools: Tools, add_generation_prompt: bool | None,
                       policy: GeneratedPolicy, options: dict[str, Any]) -> RenderedPrompt:
-        msgs, no_thinking = self._prepared(messages, options)
+        msgs, tools, no_thinking = self._prepared(messages, tools, options)
         return rendered_prompt(msgs, tools, tools_block(tools), add_generation_prompt, no_thinking, policy)
 
-    def _prepared(self, messages: Conversation, options: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
-        """The messages as dicts (guarded, if configured), and whether thinking is off; options checked."""
+    def _prepared(self, messages: Conversation, tools: Tools, options: dict[str, Any]
+                  ) -> tuple[list[dict[str, Any]], Tools, bool]:
+        """The messages as dicts and the tools (guarded, if configured: the tools first, then the
+        messages), and whether thinking is off; options checked."""
         if options:
             self.check_options(options)
         no_thinking = "enable_thinking" in options and not options["enable_thinking"]
         if self.guard is None:
-            return message_dicts(messages), no_thinking
+            return message_dicts(messages), tools, no_thinking
+        tools = self.guard.guard_tools(tools)
         msgs = message_dicts(self.guard.guard_messages(messages, GLM4_READING))
         refuse_printed(msgs)
-        return msgs, no_thinking
+        return msgs, tools, no_thinking
 
     def _incremental_renderer(self, tools: Tools, options: dict[str, Any]) -> GlmIncremental | None:
         # strict: the full render refuses the losses, which the session's walk does not track.

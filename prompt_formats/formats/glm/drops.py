@@ -66,8 +66,8 @@ def _calls_hold_text(calls: Any) -> bool:
 
 
 def _parts_dropped(content: Any, path: str, tool: bool) -> list[str]:
-    if tool and isinstance(content, Mapping):
-        return [path] if holds_text(content) else []
+    if tool and isinstance(content, Mapping):  # (its keys are written, one result each)
+        return [path] if holds_text(list(content.values())) else []
     if not isinstance(content, (list, tuple)):
         return []
     return [f"{path}[{j}]" for j, part in enumerate(content) if _text_part(part) and _holds(part["text"])

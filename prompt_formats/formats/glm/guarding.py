@@ -12,6 +12,14 @@ __all__ = ["refuse_printed"]
 _REFUSED = "(with a guard, the template's printing of it as Python prints it is refused: its text would go unchecked)"
 
 
+def _refuse_printed_keys(call: Any, path: str) -> None:
+    """An argument key that is no string is printed as Python prints it: refused."""
+    body = call.get("function") or call if type(call) is dict else None
+    arguments = body.get("arguments") if type(body) is dict else None
+    if type(arguments) is dict and any(type(key) is not str for key in arguments):
+        raise InvalidInputError(f"{path}.arguments", f"a key that is no string {_REFUSED}")
+
+
 def refuse_printed(msgs: list[dict[str, Any]]) -> None:
     """Raise :class:`InvalidInputError` at the first content the template would print as Python
     prints it: an object or a list's string item (any role's), a tool result that is no string; and
@@ -24,6 +32,7 @@ def refuse_printed(msgs: list[dict[str, Any]]) -> None:
                 empty = type_name(call["function"])
                 raise InvalidInputError(f"messages[{i}].tool_calls[{k}].function", f"an empty {empty}: the template "
                                         "reads the call's own name and arguments (with a guard, refused: unchecked)")
+            _refuse_printed_keys(call, f"messages[{i}].tool_calls[{k}]")
         content = message.get("content")
         path = f"messages[{i}].content"
         if content is None or type(content) is str or type(content) in (int, float, bool):

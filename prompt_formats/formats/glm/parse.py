@@ -5,15 +5,17 @@ The rules (docs/glm.md, "Parsing replies"): the completion may open with a think
 ``<tool_call>NAME`` (its name up to the line's end) and ``<arg_key>K</arg_key>`` /
 ``<arg_value>V</arg_value>`` pairs, ended by ``</tool_call>``; ``<|user|>``, ``<|observation|>`` and
 ``<|endoftext|>`` end the reply. A value is typed as the template wrote it: a parameter the tools'
-schema types as a string is the text as written; any other value is its JSON where the text is JSON,
-else the text. A call is read when its end marker arrives, and sent whole then. Reasoning and content
-are each ``str.strip()``-ped as a whole. Where a call cannot be read as the format says, its text goes
-to the content as written, with a note in ``malformed``.
+schema allows as a string is the text as written; any other value is its JSON where the text is
+JSON (of finite numbers), else the text. A parameter repeated in a call keeps its first value (a
+note says so). A call is read when its end marker arrives, and sent whole then. Reasoning and
+content are each ``str.strip()``-ped as a whole. Where a call cannot be read as the format says, its
+text goes to the content as written, with a note in ``malformed``.
 """
 
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -61,17 +63,40 @@ class State(enum.IntEnum):
     DONE = 4  # after a stop marker: not part of the reply
 
 
+def _is_string(schema: Any) -> bool:
+    """Whether a parameter's schema allows a string: its ``type`` (a name or a list), or a branch of
+    its ``anyOf`` / ``oneOf``, says ``string`` (the template wrote any string as it is)."""
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        return True
+    return any(_is_string(branch) for key in ("anyOf", "oneOf") for branch in schema.get(key) or ()
+               if isinstance(schema.get(key), list))
+
+
 def _string_parameters(tools: Any) -> dict[str, frozenset[str]]:
-    """Each offered tool's parameters whose schema types them as strings (and nothing else)."""
+    """Each offered tool's parameters whose schema allows a string."""
     found: dict[str, frozenset[str]] = {}
     for tool in (tools.tools if isinstance(tools, PreparedTools) else tools) or ():
         body = tool.get("function", tool) if isinstance(tool, Mapping) else None
         parameters = body.get("parameters") if isinstance(body, Mapping) else None
         properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
         if isinstance(body, Mapping) and isinstance(body.get("name"), str) and isinstance(properties, Mapping):
-            found[body["name"]] = frozenset(key for key, schema in properties.items()
-                                            if isinstance(schema, Mapping) and schema.get("type") == "string")
+            found[body["name"]] = frozenset(key for key, schema in properties.items() if _is_string(schema))
     return found
+
+
+def _value(text: str) -> Any:
+    """A value the template wrote as JSON where it is JSON text (of finite numbers), else the text."""
+    value, problem = read_json(text)
+    if problem is not None:
+        return text
+    try:
+        json.dumps(value, allow_nan=False)  # 1e999 reads as infinity, which JSON cannot write back
+    except (ValueError, RecursionError):
+        return text
+    return value
 
 
 class GlmReplyParser(StreamParser):
@@ -161,16 +186,19 @@ class GlmReplyParser(StreamParser):
     def _read_call(self, body: str) -> bool:
         """Send the call ``body`` holds; False if it is not a call as the format writes it."""
         name = _NAME.match(body)
-        if name is None:
+        if name is None or not name.group(1).strip():
             return False
         pos, arguments = name.end(), dict[str, Any]()
         strings = self._strings.get(name.group(1).strip(), frozenset())
+        repeated: list[str] = []
         for pair in _PAIR.finditer(body, pos):
             if pair.start() != pos:
                 return False
             key, text = pair.group(1), pair.group(2)
-            value, problem = (text, None) if key in strings else read_json(text)
-            arguments.setdefault(key, text if problem is not None else value)
+            if key in arguments:
+                repeated.append(key)
+            else:
+                arguments[key] = text if key in strings else _value(text)
             pos = pair.end()
         if body[pos:].strip():
             return False
@@ -180,6 +208,8 @@ class GlmReplyParser(StreamParser):
         call_name = name.group(1).strip()
         self._out += [ToolCallStart(index, call_id, call_name), ToolCallArgumentsDelta(index, text),
                       ToolCallEnd(index, ToolCall(call_name, arguments, call_id, arguments_text=text))]
+        self._out += [Note(f"tool call {index} ({call_name}) repeats parameter {key!r}: its first value is kept")
+                      for key in repeated]
         return True
 
     def _finish(self) -> None:

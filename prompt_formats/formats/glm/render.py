@@ -62,6 +62,7 @@ Note = tuple[int, int, int, int]
 #: reasoning shown in its think block.
 UNWRITTEN, WHOLE, SHOWN = 0, 1, 2
 _PLAIN_ITEMS = frozenset({str, int, float, bool, type(None), list, tuple, dict})
+_JSON_VALUES = frozenset({str, int, float, bool, type(None), list, dict})
 
 
 def message_dicts(messages: Conversation) -> list[dict[str, Any]]:
@@ -121,6 +122,8 @@ def _call_text(call: Any, path: str) -> str:
     if type(arguments) is not dict:
         raise InvalidInputError(f"{path}.arguments", f"expected an object, got {type_name(arguments)}: "
                                 "the template iterates its items")
+    if not all(type(key) is str and type(value) in _JSON_VALUES for key, value in arguments.items()):
+        require_plain(arguments, f"{path}.arguments")  # (read again as its plain data: a str subclass is a string)
     pieces = ["\n", TOOL_CALL_OPEN, name, "\n"]
     for key, value in arguments.items():
         shown = value if type(value) is str else tojson_at(value, f"{path}.arguments")

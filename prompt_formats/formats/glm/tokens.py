@@ -36,7 +36,8 @@ GLM4_CONTROL_TOKENS = ControlTokens((
     "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", SYSTEM, USER, ASSISTANT, OBSERVATION, END_OF_TEXT,
     "<|begin_of_image|>", "<|end_of_image|>", "<|begin_of_video|>", "<|end_of_video|>", "<|begin_of_audio|>",
     "<|end_of_audio|>", "<|begin_of_transcription|>", "<|end_of_transcription|>", "<|code_prefix|>",
-    "<|code_middle|>", "<|code_suffix|>", THINK_OPEN, THINK_CLOSE, TOOL_CALL_OPEN, TOOL_CALL_CLOSE,
+    "<|code_middle|>", "<|code_suffix|>", "<|begin_of_box|>", "<|end_of_box|>", "<|image|>", "<|video|>",
+    THINK_OPEN, THINK_CLOSE, TOOL_CALL_OPEN, TOOL_CALL_CLOSE,
     TOOL_RESPONSE_OPEN, TOOL_RESPONSE_CLOSE, ARG_KEY_OPEN, ARG_KEY_CLOSE, ARG_VALUE_OPEN, ARG_VALUE_CLOSE,
 ))
 
