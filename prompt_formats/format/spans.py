@@ -245,3 +245,16 @@ def holds_text(value: Any) -> bool:
         else:  # a number, a boolean, or anything else a client sent
             return True
     return False
+
+
+def calls_hold_text(calls: Any) -> bool:
+    """Whether tool calls hold text (:func:`holds_text`): a call's name or arguments (its other
+    fields are identifiers), read from its ``function`` or, in the flat shape, itself; a value that
+    is no list of calls, whatever it holds."""
+    if not isinstance(calls, (list, tuple)):
+        return holds_text(calls)
+    for call in calls:
+        body = call.get("function", call) if isinstance(call, Mapping) else None
+        if isinstance(body, Mapping) and (holds_text(body.get("name")) or holds_text(body.get("arguments"))):
+            return True
+    return False

@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from .._text.plain import plain_data
+from .._text.plain import plain_data, require_plain
 from .._text.tojson import compact_json
 from .._text.unbounded import unbounded_compact_json
 from ..errors import InvalidInputError, type_name
@@ -43,7 +43,9 @@ __all__ = [
     "ToolDefinition",
     "VideoPart",
     "message_dict",
+    "message_dicts",
     "reasoning_of",
+    "role_of",
 ]
 
 @attrs.frozen
@@ -408,3 +410,20 @@ class AssistantReply:
                 for call in self.tool_calls
             ]
         return out
+
+
+def message_dicts(messages: Any) -> list[dict[str, Any]]:
+    """The messages as dicts (:func:`message_dict` of each), for a walk that reads them so; raises
+    :class:`InvalidInputError` at ``messages`` for anything that is not a list of them."""
+    if not is_list(messages):
+        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
+    return [m if type(m) is dict else message_dict(m, i) for i, m in enumerate(messages)]
+
+
+def role_of(message: dict[str, Any], index: int) -> Any:
+    """A message's role as a template compares it (``None``: none): a value of another type than
+    JSON's is read as its plain data (raising ``NotPlainData``), since its ``==`` could say anything."""
+    role = message.get("role")
+    if type(role) is not str and role is not None:
+        require_plain(role, f"messages[{index}].role")
+    return role

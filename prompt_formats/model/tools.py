@@ -27,8 +27,14 @@ from ..errors import InvalidInputError, type_name
 from .messages import ToolDefinition, tool_fields
 
 __all__ = [
-    "PLAIN_TOOLS_CACHE", "PlainToolsCache", "PreparedTools", "ToolsetCache", "offered_names", "prepare_tools",
+    "PLAIN_TOOLS_CACHE",
+    "PlainToolsCache",
+    "PreparedTools",
+    "ToolsetCache",
+    "offered_names",
+    "prepare_tools",
     "rendered_tools",
+    "require_tool_objects",
 ]
 
 T = TypeVar("T")
@@ -426,3 +432,15 @@ PLAIN_TOOLS_CACHE = PlainToolsCache()
 #: :data:`PLAIN_TOOLS_CACHE` (or, not cacheable, is built from every time). ``build`` must depend on
 #: the tools' content only. (The cache's bound method itself: a format's call is one call.)
 rendered_tools = PLAIN_TOOLS_CACHE.rendered
+
+
+def require_tool_objects(tools: Any) -> None:
+    """Raise :class:`InvalidInputError` unless ``tools`` is ``None``, a :class:`PreparedTools` or a list
+    of tool objects (mappings): what transformers takes, for a template that writes none of them."""
+    if tools is None or isinstance(tools, PreparedTools):
+        return
+    if not isinstance(tools, (list, tuple)):
+        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise InvalidInputError(f"tools[{index}]", f"expected a tool object, got {type_name(tool)}")

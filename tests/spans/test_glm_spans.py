@@ -19,11 +19,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
-from prompt_formats.format.spans import normalize_ranges
 from tests.support import glm_strategies as gs
 from tests.support.drops import assert_dropped_exactly
 from tests.support.oracles import render_jinja_as_transformers
-from tests.support.spans_oracle import TAGGED, outcome
+from tests.support.spans_oracle import TAGGED, expected_generated, outcome
 from tests.support.strategies import differential_settings, lax_tools, tools
 
 pytestmark = [pytest.mark.jinja]
@@ -31,19 +30,6 @@ pytestmark = [pytest.mark.jinja]
 FMT = pf.get_format("glm-4.5")
 TEMPLATE = gs.TEMPLATE
 POLICIES = ["all", "last", "after_last_user"]
-
-
-def expected_generated(roles: list[Any], indices: list[tuple[int, int]], policy: str) -> tuple[tuple[int, int], ...]:
-    """transformers' indices (one per assistant turn, in order) selected by ``policy``."""
-    assistants = [i for i, role in enumerate(roles) if role == "assistant"]
-    assert len(assistants) == len(indices)
-    chosen = list(zip(assistants, indices, strict=True))
-    if policy == "last":
-        chosen = chosen[-1:]
-    elif policy == "after_last_user":
-        last_user = max((i for i, role in enumerate(roles) if role == "user"), default=-1)
-        chosen = [pair for pair in chosen if pair[0] > last_user]
-    return normalize_ranges((a, b) for _, (a, b) in chosen)  # (touching ranges are one, in canonical form)
 
 
 @differential_settings

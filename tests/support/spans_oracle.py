@@ -17,6 +17,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from prompt_formats.format.spans import normalize_ranges
 from tests.support.oracles import fixture_text
 from tests.support.strategies import plain_text, text
 
@@ -169,3 +170,17 @@ gpt_kwargs = st.fixed_dictionaries(
         "builtin_tools": st.sampled_from([["python"], ["browser", "python"], []]),
     },
 )
+
+
+def expected_generated(roles: list[Any], indices: list[tuple[int, int]], policy: str) -> tuple[tuple[int, int], ...]:
+    """transformers' generation indices (one per assistant message, in order) selected by ``policy``,
+    in canonical form (touching ranges are one)."""
+    assistants = [i for i, role in enumerate(roles) if role == "assistant"]
+    assert len(assistants) == len(indices)
+    chosen = list(zip(assistants, indices, strict=True))
+    if policy == "last":
+        chosen = chosen[-1:]
+    elif policy == "after_last_user":
+        last_user = max((i for i, role in enumerate(roles) if role == "user"), default=-1)
+        chosen = [pair for pair in chosen if pair[0] > last_user]
+    return normalize_ranges((a, b) for _, (a, b) in chosen)

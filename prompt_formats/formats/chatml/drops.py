@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...format.spans import holds_text
+from ...format.spans import calls_hold_text, holds_text
 from ...model.reading import REASONING_FIELDS, part_kind
 from .tokens import THINK_CLOSE, THINK_OPEN, TOOL_RESPONSE_CLOSE, TOOL_RESPONSE_OPEN
 
@@ -98,17 +98,6 @@ def note_assistant_drops(drops: list[str], message: Mapping[str, Any], content: 
         drops.append(f"messages[{index}].{field}")
 
 
-def _calls_hold_text(calls: Any) -> bool:
-    """Whether tool calls hold text the template writes: a call's name, its arguments' keys or values."""
-    if not isinstance(calls, (list, tuple)):
-        return holds_text(calls)
-    for call in calls:
-        body = call.get("function", call) if isinstance(call, Mapping) else None
-        if isinstance(body, Mapping) and (holds_text(body.get("name")) or holds_text(body.get("arguments"))):
-            return True
-    return False
-
-
 def losing_fields(message: Mapping[str, Any], fields: tuple[str, ...]) -> list[str]:
     """The ``fields`` of ``message`` that hold text (a content: outside the markup the template reacts to)."""
     lost = []
@@ -118,7 +107,7 @@ def losing_fields(message: Mapping[str, Any], fields: tuple[str, ...]) -> list[s
             text, filler = _text_only(value)
             holds = text_outside_markup(text, filler)
         else:
-            holds = _calls_hold_text(value) if field == "tool_calls" else holds_text(value)
+            holds = calls_hold_text(value) if field == "tool_calls" else holds_text(value)
         if holds:
             lost.append(field)
     return lost

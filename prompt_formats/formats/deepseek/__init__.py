@@ -15,7 +15,7 @@ from ...format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Too
 from ...format.options import STRICT, STRICT_PARSE, Option
 from ...format.spans import GeneratedPolicy, RenderedPrompt
 from ...guard import ControlTokenGuard
-from ...model.tools import PreparedTools, offered_names
+from ...model.tools import offered_names, require_tool_objects
 from .incremental import DeepSeekIncremental
 from .parse import DeepSeekReplyParser
 from .render import message_dicts, walk
@@ -32,17 +32,6 @@ _OPTION_SPECS = (
 )
 _PARSE_SPECS = (Option("bos_token", frozenset({"string"}), "accepted so render's options can be passed as they "
                        "are; no effect on parsing"), STRICT_PARSE)
-
-
-def _checked_tools(tools: Tools) -> None:
-    """The template writes no tools, but transformers takes only a list of tool objects."""
-    if tools is None or isinstance(tools, PreparedTools):
-        return
-    if not isinstance(tools, (list, tuple)):
-        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
-            raise InvalidInputError(f"tools[{index}]", f"expected a tool object, got {type_name(tool)}")
 
 
 def _guarded_call_types(guard: ControlTokenGuard, msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -117,7 +106,7 @@ class DeepSeekV3Format(GuardedFormat):
         bos = options.get("bos_token", BOS)
         if type(bos) is not str:
             raise InvalidInputError("bos_token", f"expected a string, got {type_name(bos)}")
-        _checked_tools(tools)
+        require_tool_objects(tools)
         if self.guard is None:
             return message_dicts(messages), bos
         guarded = message_dicts(self.guard.guard_messages(messages, DEEPSEEK_V3_READING))
@@ -131,7 +120,7 @@ class DeepSeekV3Format(GuardedFormat):
             return None
         try:
             self.check_options(options)
-            _checked_tools(tools)
+            require_tool_objects(tools)
         except FormatError:  # every render raises it: full renders do
             return None
         bos = options.get("bos_token", BOS)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...format.chat_format import Tools
-from ...format.spans import holds_text
+from ...format.spans import calls_hold_text, holds_text
 from ...model.reading import REASONING_FIELDS
 from ...model.tools import PreparedTools
 from .render import CONTENT_LEFT_OUT, SPLIT, UNWRITTEN, WHOLE
@@ -32,17 +32,6 @@ from .tokens import THINK_CLOSE
 __all__ = ["dropped"]
 
 _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id"})
-
-
-def _calls_hold_text(calls: Any) -> bool:
-    """Whether tool calls hold text: a call's name or arguments (its other fields are identifiers)."""
-    if not isinstance(calls, (list, tuple)):
-        return holds_text(calls)
-    for call in calls:
-        body = call.get("function", call) if isinstance(call, Mapping) else None
-        if isinstance(body, Mapping) and (holds_text(body.get("name")) or holds_text(body.get("arguments"))):
-            return True
-    return False
 
 
 def _content_holds_text(content: Any) -> bool:
@@ -65,7 +54,7 @@ def _is_text_part(part: Any) -> bool:
 def _message_dropped(message: dict[str, Any], i: int, how: int) -> list[str]:
     content = message.get("content")
     reasonings = [key for key in REASONING_FIELDS if holds_text(message.get(key))]
-    calls = _calls_hold_text(message.get("tool_calls"))
+    calls = calls_hold_text(message.get("tool_calls"))
     if how == UNWRITTEN:
         return [f"messages[{i}]"] if reasonings or calls or _content_holds_text(content) else []
     found = []

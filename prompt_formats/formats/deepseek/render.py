@@ -23,9 +23,7 @@ from typing import Any
 
 from ..._text.plain import require_plain
 from ...errors import InvalidInputError, type_name
-from ...format.chat_format import Conversation
-from ...model.messages import message_dict
-from ...model.reading import is_list
+from ...model.messages import message_dicts, role_of
 from .tokens import (
     ARGUMENTS_CLOSE,
     ARGUMENTS_OPEN,
@@ -54,21 +52,6 @@ Note = tuple[int, int, int, int]
 #: What the walk wrote of a message (``Walk.how``): nothing (its role is none the template writes);
 #: all it writes; its content after the last ``</think>``; its calls without its content.
 UNWRITTEN, WHOLE, SPLIT, CONTENT_LEFT_OUT = 0, 1, 2, 3
-
-
-def message_dicts(messages: Conversation) -> list[dict[str, Any]]:
-    """The messages as dicts."""
-    if not is_list(messages):
-        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-    return [m if type(m) is dict else message_dict(m, i) for i, m in enumerate(messages)]
-
-
-def role_of(message: dict[str, Any], index: int) -> Any:
-    """A message's role as the template compares it (``None``: none)."""
-    role = message.get("role")
-    if type(role) is not str and role is not None:
-        require_plain(role, f"messages[{index}].role")  # compared as its plain data: an object's __eq__ could lie
-    return role
 
 
 def _text(value: Any, path: str) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...format.spans import holds_text
+from ...format.spans import calls_hold_text, holds_text
 from ...model.reading import REASONING_FIELDS, reasoning_of
 from .render import SHOWN, UNWRITTEN, WHOLE, reasoning_and_content, visible_text
 from .tokens import NOTHINK, THINK_CLOSE, THINK_OPEN
@@ -53,16 +53,6 @@ def _content_holds_text(content: Any) -> bool:
         return any((_text_part(part) and _holds(part["text"])) or (isinstance(part, str) and _holds(part))
                    for part in content)
     return _holds(content) if isinstance(content, str) else holds_text(content)
-
-
-def _calls_hold_text(calls: Any) -> bool:
-    if not isinstance(calls, (list, tuple)):
-        return holds_text(calls)
-    for call in calls:
-        body = call.get("function", call) if isinstance(call, Mapping) else None
-        if isinstance(body, Mapping) and (holds_text(body.get("name")) or holds_text(body.get("arguments"))):
-            return True
-    return False
 
 
 def _parts_dropped(content: Any, path: str, tool: bool) -> list[str]:
@@ -99,7 +89,7 @@ def dropped(msgs: list[dict[str, Any]], how: list[int]) -> tuple[str, ...]:
         usual = how[i] == WHOLE and role != "assistant" and message.keys() <= _PLAIN_KEYS
         if usual and type(message.get("content")) is str:
             continue  # the usual message: nothing lost, at the cost of one test
-        calls = _calls_hold_text(message.get("tool_calls"))
+        calls = calls_hold_text(message.get("tool_calls"))
         if how[i] == UNWRITTEN:  # (by field: the message itself still tells a run of tool results apart)
             if _content_holds_text(message.get("content")):
                 found.append(f"messages[{i}].content")

@@ -25,9 +25,9 @@ from typing import Any
 from ..._text.plain import printed_value, require_plain
 from ..._text.tojson import tojson_at
 from ...errors import InvalidInputError, type_name
-from ...format.chat_format import Conversation, Tools
-from ...model.messages import message_dict
-from ...model.reading import is_list, reasoning_of
+from ...format.chat_format import Tools
+from ...model.messages import message_dicts, role_of
+from ...model.reading import reasoning_of
 from ...model.tools import PreparedTools, rendered_tools
 from .tokens import (
     ARG_KEY_CLOSE,
@@ -63,21 +63,6 @@ Note = tuple[int, int, int, int]
 UNWRITTEN, WHOLE, SHOWN = 0, 1, 2
 _PLAIN_ITEMS = frozenset({str, int, float, bool, type(None), list, tuple, dict})
 _JSON_VALUES = frozenset({str, int, float, bool, type(None), list, dict})
-
-
-def message_dicts(messages: Conversation) -> list[dict[str, Any]]:
-    """The messages as dicts."""
-    if not is_list(messages):
-        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-    return [m if type(m) is dict else message_dict(m, i) for i, m in enumerate(messages)]
-
-
-def role_of(message: dict[str, Any], index: int) -> Any:
-    """A message's role as the template compares it (``None``: none)."""
-    role = message.get("role")
-    if type(role) is not str and role is not None:
-        require_plain(role, f"messages[{index}].role")  # compared as its plain data: an object's __eq__ could lie
-    return role
 
 
 def visible_text(content: Any, path: str) -> str:

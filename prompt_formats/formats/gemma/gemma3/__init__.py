@@ -15,7 +15,7 @@ from ....format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, To
 from ....format.options import STRICT, STRICT_PARSE, Option
 from ....format.spans import GeneratedPolicy, RenderedPrompt
 from ....guard import ControlTokenGuard
-from ....model.tools import PreparedTools, offered_names
+from ....model.tools import offered_names, require_tool_objects
 from ..tokens import BOS, GEMMA3_CONTROL_TOKENS, MODEL_TURN
 from ..untrusted import GEMMA3_READING, is_text
 from .incremental import Gemma3Incremental
@@ -30,17 +30,6 @@ _BOS_TOKEN = Option("bos_token", frozenset({"string"}),
 _OPTION_SPECS = (_BOS_TOKEN, STRICT)
 _PARSE_SPECS = (Option("bos_token", frozenset({"string"}), "accepted so render's options can be passed as they are; "
                        "no effect on parsing"), STRICT_PARSE)
-
-
-def _checked_tools(tools: Tools) -> None:
-    """The template reads no tools, but transformers takes only a list of tool objects."""
-    if tools is None or isinstance(tools, PreparedTools):
-        return
-    if not isinstance(tools, (list, tuple)):
-        raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
-            raise InvalidInputError(f"tools[{index}]", f"expected a tool object, got {type_name(tool)}")
 
 
 def _guarded_system_text(guard: ControlTokenGuard, msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -117,7 +106,7 @@ class Gemma3Format(GuardedFormat):
         bos = options.get("bos_token", BOS)
         if type(bos) is not str:
             raise InvalidInputError("bos_token", f"expected a string, got {type_name(bos)}")
-        _checked_tools(tools)
+        require_tool_objects(tools)
         if self.guard is None:
             return message_dicts(messages), bos
         return _guarded_system_text(self.guard, message_dicts(self.guard.guard_messages(messages, GEMMA3_READING))), bos
@@ -130,7 +119,7 @@ class Gemma3Format(GuardedFormat):
             return None
         try:
             self.check_options(options)
-            _checked_tools(tools)
+            require_tool_objects(tools)
         except FormatError:  # every render raises it: full renders do
             return None
         bos = options.get("bos_token", BOS)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....format.chat_format import Tools
-from ....format.spans import holds_text
+from ....format.spans import calls_hold_text, holds_text
 from ....model.reading import REASONING_FIELDS
 from ....model.tools import PreparedTools
 
@@ -80,17 +80,6 @@ def dropped(msgs: list[dict[str, Any]], tools: Tools, system: bool) -> tuple[str
         else:
             found += _content_dropped(message.get("content"), f"messages[{i}].content", 0)
         found += [f"messages[{i}].{key}" for key in REASONING_FIELDS if holds_text(message.get(key))]
-        if _calls_hold_text(message.get("tool_calls")):
+        if calls_hold_text(message.get("tool_calls")):
             found.append(f"messages[{i}].tool_calls")
     return tuple(found)
-
-
-def _calls_hold_text(calls: Any) -> bool:
-    """Whether tool calls hold text: a call's name or arguments (its other fields are identifiers)."""
-    if not isinstance(calls, (list, tuple)):
-        return holds_text(calls)
-    for call in calls:
-        body = call.get("function", call) if isinstance(call, Mapping) else None
-        if isinstance(body, Mapping) and (holds_text(body.get("name")) or holds_text(body.get("arguments"))):
-            return True
-    return False

@@ -22,8 +22,8 @@ from typing import Any
 from ...._text.plain import printed_value, require_plain
 from ....errors import InvalidInputError, TemplateError, type_name
 from ....format.chat_format import Conversation
-from ....model.messages import message_dict
-from ....model.reading import is_list
+from ....model.messages import message_dicts as read_messages
+from ....model.messages import role_of
 from ..tokens import ALTERNATION, END_OF_TURN, IMAGE, INVALID_CONTENT, MODEL, START_OF_TURN, SYSTEM_END, TURN_END
 
 __all__ = ["Note", "message_dicts", "role_of", "walk", "write_turns"]
@@ -39,20 +39,10 @@ _PLAIN_ITEMS = frozenset({str, int, float, bool, type(None), list, tuple})
 
 def message_dicts(messages: Conversation) -> list[dict[str, Any]]:
     """The messages as dicts (the template reads ``messages[0]``: there must be one)."""
-    if not is_list(messages):
-        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-    msgs = [m if type(m) is dict else message_dict(m, i) for i, m in enumerate(messages)]
+    msgs = read_messages(messages)
     if not msgs:
         raise InvalidInputError("messages", "expected at least one message: the template reads the first one's role")
     return msgs
-
-
-def role_of(message: dict[str, Any], index: int) -> Any:
-    """A message's role as the template compares it (``None``: none)."""
-    role = message.get("role")
-    if type(role) is not str and role is not None:
-        require_plain(role, f"messages[{index}].role")  # compared as its plain data: an object's __eq__ could lie
-    return role
 
 
 def walk(msgs: list[dict[str, Any]], out: list[str], notes: list[Note] | None = None) -> bool:
