@@ -15,22 +15,8 @@ import enum
 import re
 from collections.abc import Callable
 
-from ...model.messages import ToolCall
-from ...replies.streaming import (
-    ContentDelta,
-    Malformed,
-    Note,
-    ReasoningDelta,
-    StreamParser,
-    StrippedText,
-    Terminator,
-    TerminatorScan,
-    ToolCallArgumentsDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    hold_point,
-    new_call_id,
-)
+from ...replies.held_calls import HeldCallsParser
+from ...replies.streaming import Malformed, Terminator, TerminatorScan
 from ...replies.values import TOO_MANY_DIGITS, digits_note, read_json
 from .tokens import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, EOS, SEP, THINK_CLOSE
 
@@ -48,7 +34,6 @@ _IN_CALL_ENDS = (_CALL_END, _END)
 #: A call's text between its markers: its type, its name, its arguments in a json code block.
 _CALL_BODY = re.compile(r"([^\n<]*)" + re.escape(SEP) + r"([^\n<]+)\n```(?:json)?\n(.*)\n```\s*", re.DOTALL)
 _WHITESPACE = re.compile(r"\s*")
-_AFTER_END = f"text after the end of the reply ('{EOS}') ignored"
 
 
 class State(enum.IntEnum):
@@ -59,25 +44,15 @@ class State(enum.IntEnum):
     DONE = 4  # after <｜end▁of▁sentence｜>: not part of the reply
 
 
-class DeepSeekReplyParser(StreamParser):
+class DeepSeekReplyParser(HeldCallsParser):
     """DeepSeek-V3's reply parser, per stream (the module docstring); ``parse`` feeds it everything."""
 
-    __slots__ = ("_calls", "_content", "_ids", "_ignored", "_reasoning", "_state")
+    __slots__ = ()
+
+    AFTER_END = f"text after the end of the reply ('{EOS}') ignored"
 
     def __init__(self, id_factory: Callable[[], str] | None = None) -> None:
-        super().__init__()
-        self._ids = id_factory or new_call_id
-        self._state = State.REASONING
-        self._reasoning = StrippedText(self._emit_reasoning)
-        self._content = StrippedText(self._emit_content)
-        self._calls = 0
-        self._ignored = False
-
-    def _emit_reasoning(self, text: str) -> None:
-        self._out.append(ReasoningDelta(text))
-
-    def _emit_content(self, text: str) -> None:
-        self._out.append(ContentDelta(text))
+        super().__init__(State.REASONING, id_factory)
 
     def _advance(self, buf: str, final: bool) -> int:
         scan = TerminatorScan(buf)
@@ -85,9 +60,7 @@ class DeepSeekReplyParser(StreamParser):
         while True:
             state = self._state
             if state == State.DONE:
-                if not self._ignored and buf[pos:].strip():
-                    self._ignored = True
-                return len(buf)
+                return self._past_end(buf, pos)
             if state == State.CALLS:
                 pos, progressed = self._between_calls(buf, pos, final)
             elif state == State.CALL:
@@ -100,18 +73,11 @@ class DeepSeekReplyParser(StreamParser):
     def _text_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
         """REASONING or CONTENT: text up to the state's next marker."""
         reasoning = self._state == State.REASONING
-        sink = self._reasoning if reasoning else self._content
-        terms = _REASONING_ENDS if reasoning else _CONTENT_ENDS
-        at, term, _ = scan.next(pos, terms)
+        pos, term = self._text_to(buf, pos, final, scan, reasoning, _REASONING_ENDS if reasoning else _CONTENT_ENDS)
         if term is None:
-            stop = len(buf) if final else hold_point(buf, pos, terms)
-            if stop > pos:
-                sink.add(buf[pos:stop])
-            return stop, False
-        if at > pos:
-            sink.add(buf[pos:at])
+            return pos, False
         self._state = State.CONTENT if term is _THINK_END else State.CALLS if term is _CALLS else State.DONE
-        return at + len(term.literal), True
+        return pos, True
 
     def _between_calls(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         """CALLS: after whitespace, the next call, the calls' end, or the reply's end."""
@@ -133,19 +99,18 @@ class DeepSeekReplyParser(StreamParser):
 
     def _call(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
         """CALL: held until its end marker, then read whole."""
-        at, term, _ = scan.next(pos, _IN_CALL_ENDS)
-        if term is None and not final:
+        held = self._held_call(buf, pos, final, scan, _IN_CALL_ENDS)
+        if held is None:
             return pos, False
-        body = buf[pos:] if term is None else buf[pos:at]
+        body, term, end = held
         if term is _CALL_END and self._read_call(body):
             self._state = State.CALLS
-            return at + len(CALL_END), True
+            return end, True
         what = ("not read" if term is _CALL_END else "cut off by the end of the reply" if term is _END
                 else "cut off by the end of the completion")
-        self._out.append(Malformed(f"tool call {self._calls} {what}: its text is kept as content"))
-        self._content.add(CALL_BEGIN + body + (CALL_END if term is _CALL_END else ""))
+        self._kept_as_text(CALL_BEGIN + body + (CALL_END if term is _CALL_END else ""), what)
         self._state = State.CALLS if term is _CALL_END else State.DONE if term is _END else State.CONTENT
-        return len(buf) if term is None else at + len(term.literal), True
+        return end, True
 
     def _read_call(self, body: str) -> bool:
         """Send the call ``body`` holds; False if it is not a call as the format writes it."""
@@ -154,18 +119,10 @@ class DeepSeekReplyParser(StreamParser):
             return False
         name, text = match.group(2), match.group(3)
         value, problem = read_json(text)
-        index = self._calls
-        self._calls += 1
-        call_id = self._ids()
-        arguments = value if isinstance(value, dict) else text
-        self._out.append(ToolCallStart(index, call_id, name))
-        self._out.append(ToolCallArgumentsDelta(index, text))
-        if not isinstance(value, dict):
-            why = digits_note() + " Python will not convert" if problem == TOO_MANY_DIGITS else "not a JSON object"
-            self._out.append(Malformed(f"tool call {index} ({name}) has arguments that are {why}: kept as text"))
-        self._out.append(ToolCallEnd(index, ToolCall(name, arguments, call_id, arguments_text=text)))
+        if isinstance(value, dict):
+            self._send_call(name, value, text)
+            return True
+        why = digits_note() + " Python will not convert" if problem == TOO_MANY_DIGITS else "not a JSON object"
+        self._send_call(name, text, text, [Malformed(
+            f"tool call {self._calls} ({name}) has arguments that are {why}: kept as text")])
         return True
-
-    def _finish(self) -> None:
-        if self._ignored:
-            self._out.append(Note(_AFTER_END))

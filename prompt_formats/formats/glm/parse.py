@@ -21,23 +21,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._text.tojson import compact_json
-from ...model.messages import ToolCall
 from ...model.tools import PreparedTools
-from ...replies.streaming import (
-    ContentDelta,
-    Malformed,
-    Note,
-    ReasoningDelta,
-    StreamParser,
-    StrippedText,
-    Terminator,
-    TerminatorScan,
-    ToolCallArgumentsDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    hold_point,
-    new_call_id,
-)
+from ...replies.held_calls import HeldCallsParser
+from ...replies.streaming import Note, Terminator, TerminatorScan
 from ...replies.values import read_json
 from .tokens import END_OF_TEXT, OBSERVATION, THINK_CLOSE, THINK_OPEN, TOOL_CALL_CLOSE, TOOL_CALL_OPEN, USER
 
@@ -52,7 +38,6 @@ _CONTENT_ENDS = (_CALL, *_STOPS)
 _IN_CALL_ENDS = (_CALL_END, *_STOPS)
 _PAIR = re.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
 _NAME = re.compile(r"([^\n<]+?)[ \t]*(?:\n|(?=<arg_key>)|\s*$)")
-_AFTER_END = "text after the end of the reply ('<|user|>'/'<|observation|>'/'<|endoftext|>') ignored"
 
 
 class State(enum.IntEnum):
@@ -99,27 +84,17 @@ def _value(text: str) -> Any:
     return value
 
 
-class GlmReplyParser(StreamParser):
+class GlmReplyParser(HeldCallsParser):
     """GLM-4.5's reply parser, per stream (the module docstring); ``parse`` feeds it everything."""
 
-    __slots__ = ("_calls", "_content", "_ids", "_ignored", "_reasoning", "_state", "_strings")
+    __slots__ = ("_strings",)
+
+    AFTER_END = "text after the end of the reply ('<|user|>'/'<|observation|>'/'<|endoftext|>') ignored"
 
     def __init__(self, tools: Any = None, thinking: bool = True, id_factory: Callable[[], str] | None = None) -> None:
-        super().__init__()
+        super().__init__(State.START, id_factory)
         del thinking  # a think block is read wherever the completion opens one
-        self._ids = id_factory or new_call_id
         self._strings = _string_parameters(tools)
-        self._state = State.START
-        self._reasoning = StrippedText(self._emit_reasoning)
-        self._content = StrippedText(self._emit_content)
-        self._calls = 0
-        self._ignored = False
-
-    def _emit_reasoning(self, text: str) -> None:
-        self._out.append(ReasoningDelta(text))
-
-    def _emit_content(self, text: str) -> None:
-        self._out.append(ContentDelta(text))
 
     def _advance(self, buf: str, final: bool) -> int:
         scan = TerminatorScan(buf)
@@ -127,9 +102,7 @@ class GlmReplyParser(StreamParser):
         while True:
             state = self._state
             if state == State.DONE:
-                if not self._ignored and buf[pos:].strip():
-                    self._ignored = True
-                return len(buf)
+                return self._past_end(buf, pos)
             if state == State.START:
                 pos, progressed = self._start(buf, pos, final)
             elif state == State.CALL:
@@ -154,34 +127,26 @@ class GlmReplyParser(StreamParser):
     def _text_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
         """REASONING or CONTENT: text up to the state's next marker."""
         reasoning = self._state == State.REASONING
-        sink = self._reasoning if reasoning else self._content
-        terms = _REASONING_ENDS if reasoning else _CONTENT_ENDS
-        at, term, _ = scan.next(pos, terms)
+        pos, term = self._text_to(buf, pos, final, scan, reasoning, _REASONING_ENDS if reasoning else _CONTENT_ENDS)
         if term is None:
-            stop = len(buf) if final else hold_point(buf, pos, terms)
-            if stop > pos:
-                sink.add(buf[pos:stop])
-            return stop, False
-        if at > pos:
-            sink.add(buf[pos:at])
+            return pos, False
         self._state = State.CONTENT if term is _THINK_END else State.CALL if term is _CALL else State.DONE
-        return at + len(term.literal), True
+        return pos, True
 
     def _call(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
         """CALL: held until its end marker, then read whole."""
-        at, term, _ = scan.next(pos, _IN_CALL_ENDS)
-        if term is None and not final:
+        held = self._held_call(buf, pos, final, scan, _IN_CALL_ENDS)
+        if held is None:
             return pos, False
-        body = buf[pos:] if term is None else buf[pos:at]
-        if term is _CALL_END and self._read_call(body):
-            self._state = State.CONTENT
-            return at + len(TOOL_CALL_CLOSE), True
+        body, term, end = held
         closed = term is _CALL_END
-        what = "not read" if closed else "cut off by the end of the completion"
-        self._out.append(Malformed(f"tool call {self._calls} {what}: its text is kept as content"))
-        self._content.add(TOOL_CALL_OPEN + body + (TOOL_CALL_CLOSE if closed else ""))
+        if closed and self._read_call(body):
+            self._state = State.CONTENT
+            return end, True
+        self._kept_as_text(TOOL_CALL_OPEN + body + (TOOL_CALL_CLOSE if closed else ""),
+                           "not read" if closed else "cut off by the end of the completion")
         self._state = State.CONTENT if closed or term is None else State.DONE
-        return len(buf) if term is None else at + len(term.literal), True
+        return end, True
 
     def _read_call(self, body: str) -> bool:
         """Send the call ``body`` holds; False if it is not a call as the format writes it."""
@@ -189,7 +154,8 @@ class GlmReplyParser(StreamParser):
         if name is None or not name.group(1).strip():
             return False
         pos, arguments = name.end(), dict[str, Any]()
-        strings = self._strings.get(name.group(1).strip(), frozenset())
+        call_name = name.group(1).strip()
+        strings = self._strings.get(call_name, frozenset())
         repeated: list[str] = []
         for pair in _PAIR.finditer(body, pos):
             if pair.start() != pos:
@@ -202,16 +168,7 @@ class GlmReplyParser(StreamParser):
             pos = pair.end()
         if body[pos:].strip():
             return False
-        index, call_id = self._calls, self._ids()
-        self._calls += 1
-        text = compact_json(arguments)
-        call_name = name.group(1).strip()
-        self._out += [ToolCallStart(index, call_id, call_name), ToolCallArgumentsDelta(index, text),
-                      ToolCallEnd(index, ToolCall(call_name, arguments, call_id, arguments_text=text))]
+        index = self._send_call(call_name, arguments, compact_json(arguments))
         self._out += [Note(f"tool call {index} ({call_name}) repeats parameter {key!r}: its first value is kept")
                       for key in repeated]
         return True
-
-    def _finish(self) -> None:
-        if self._ignored:
-            self._out.append(Note(_AFTER_END))

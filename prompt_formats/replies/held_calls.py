@@ -1,0 +1,109 @@
+"""What the reply parsers that hold each tool call whole share (DeepSeek-V3's, GLM-4.5's).
+
+Their completions are reasoning, content and calls between markers, and a call is read when its end
+marker arrives (its name and arguments cannot be told before), then sent whole. Each family's parser
+keeps its own state enum and steps; this base holds what they do alike: reasoning and content each
+``str.strip()``-ped as a whole, text up to the next of a state's markers, a call's text held to its
+end marker, a call sent as its events, a call that cannot be read kept as content with a note, and
+the text after the reply's end read past with a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from ..model.messages import ToolCall
+from .streaming import (
+    ContentDelta,
+    Event,
+    Malformed,
+    Note,
+    ReasoningDelta,
+    StreamParser,
+    StrippedText,
+    Terminator,
+    TerminatorScan,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    hold_point,
+    new_call_id,
+)
+
+__all__ = ["HeldCallsParser"]
+
+
+class HeldCallsParser(StreamParser):
+    """Base of a reply parser that holds each call whole (the module docstring). A subclass sets
+    ``AFTER_END`` (the note for text after the reply's end), its ``_state`` and its steps."""
+
+    __slots__ = ("_calls", "_content", "_ids", "_ignored", "_reasoning", "_state")
+
+    AFTER_END: ClassVar[str] = "text after the end of the reply ignored"
+
+    def __init__(self, state: int, id_factory: Callable[[], str] | None) -> None:
+        super().__init__()
+        self._ids = id_factory or new_call_id
+        self._state = state
+        self._reasoning = StrippedText(self._emit_reasoning)
+        self._content = StrippedText(self._emit_content)
+        self._calls = 0  # the calls read so far
+        self._ignored = False  # text other than whitespace came after the reply's end
+
+    def _emit_reasoning(self, text: str) -> None:
+        self._out.append(ReasoningDelta(text))
+
+    def _emit_content(self, text: str) -> None:
+        self._out.append(ContentDelta(text))
+
+    def _text_to(self, buf: str, pos: int, final: bool, scan: TerminatorScan, reasoning: bool,
+                 terms: Sequence[Terminator]) -> tuple[int, Terminator | None]:
+        """Text up to the next of ``terms``, to the reasoning (``reasoning``) or the content: where
+        the step ends (after the marker found) and the marker, or where the text held back starts and
+        ``None``."""
+        sink = self._reasoning if reasoning else self._content
+        at, term, _ = scan.next(pos, terms)
+        if term is None:
+            stop = len(buf) if final else hold_point(buf, pos, terms)
+            if stop > pos:
+                sink.add(buf[pos:stop])
+            return stop, None
+        if at > pos:
+            sink.add(buf[pos:at])
+        return at + len(term.literal), term
+
+    @staticmethod
+    def _held_call(buf: str, pos: int, final: bool, scan: TerminatorScan, ends: Sequence[Terminator]
+                   ) -> tuple[str, Terminator | None, int] | None:
+        """A call's text up to the first of ``ends`` (or, ``final``, the end of the completion): its
+        body, the marker that ended it (``None``: the completion), where the step ends; ``None``
+        while it may still grow."""
+        at, term, _ = scan.next(pos, ends)
+        if term is None:
+            return (buf[pos:], None, len(buf)) if final else None
+        return buf[pos:at], term, at + len(term.literal)
+
+    def _kept_as_text(self, text: str, what: str) -> None:
+        """A call that cannot be read as the format writes it: its ``text`` goes to the content."""
+        self._out.append(Malformed(f"tool call {self._calls} {what}: its text is kept as content"))
+        self._content.add(text)
+
+    def _send_call(self, name: str, arguments: Mapping[str, Any] | str, text: str, notes: Sequence[Event] = ()) -> int:
+        """Send a call read whole: its start, its arguments' JSON ``text`` and (after ``notes``) its
+        end; returns its index."""
+        index, call_id = self._calls, self._ids()
+        self._calls += 1
+        self._out += [ToolCallStart(index, call_id, name), ToolCallArgumentsDelta(index, text), *notes,
+                      ToolCallEnd(index, ToolCall(name, arguments, call_id, arguments_text=text))]
+        return index
+
+    def _past_end(self, buf: str, pos: int) -> int:
+        """After the reply's end: what follows is not part of it (noted once, if not whitespace)."""
+        if not self._ignored and buf[pos:].strip():
+            self._ignored = True
+        return len(buf)
+
+    def _finish(self) -> None:
+        if self._ignored:
+            self._out.append(Note(self.AFTER_END))
