@@ -15,9 +15,12 @@ from typing import Any, Literal
 
 import attrs
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, type_name
 
-__all__ = ["BOOLEAN", "STRICT", "STRICT_PARSE", "Kind", "Option", "describe", "read_value", "strict_flag"]
+__all__ = [
+    "BOOLEAN", "STRICT", "STRICT_PARSE", "Kind", "Option", "bos_token", "bos_token_specs", "describe", "read_value",
+    "strict_flag",
+]
 
 #: The kinds of JSON value an option can take.
 Kind = Literal["boolean", "null", "string", "number", "array", "object"]
@@ -64,6 +67,24 @@ def strict_flag(value: object) -> bool:
     if value is True:
         return True
     raise InvalidInputError("strict", f"expected a boolean or null, got {type(value).__name__}")
+
+
+def bos_token_specs(default: str) -> tuple[Option, Option]:
+    """``bos_token``, the tokenizer variable a template starts with, as a render option (the
+    tokenizer's value, ``default``, unless given) and as a parse option (accepted, no effect)."""
+    kinds: frozenset[Kind] = frozenset({"string"})
+    written = f"the text the prompt starts with (the tokenizer's bos_token; default {default!r})"
+    return (Option("bos_token", kinds, written),
+            Option("bos_token", kinds, "accepted so render's options can be passed as they are; no effect on parsing"))
+
+
+def bos_token(options: dict[str, Any], default: str) -> str:
+    """The ``bos_token`` option's value, ``default`` unless given; :class:`InvalidInputError` at
+    ``bos_token`` for a value that is no string."""
+    bos = options.get("bos_token", default)
+    if type(bos) is not str:
+        raise InvalidInputError("bos_token", f"expected a string, got {type_name(bos)}")
+    return bos
 
 
 def describe(options: Iterable[Option]) -> dict[str, str]:

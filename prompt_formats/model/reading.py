@@ -32,6 +32,8 @@ from typing import Any, Literal
 
 from .._text.plain import plain_data as plain_data
 from .._text.plain import plain_scalar as plain_scalar
+from .._text.plain import require_plain
+from ..errors import InvalidInputError, type_name
 
 __all__ = [
     "REASONING_FIELDS",
@@ -48,6 +50,7 @@ __all__ = [
     "plain_scalar",
     "reasoning_field",
     "reasoning_of",
+    "template_iterated",
 ]
 
 #: The fields a message's reasoning may be given in, in the order the first non-``None`` one wins.
@@ -179,3 +182,14 @@ def decoded_json_object(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):  # JSONDecodeError, _NotExact, the constants, int()'s digit limit; the stack
         return None
     return value if type(value) is dict else None
+
+
+def template_iterated(value: Any, path: str, expected: str) -> list[Any] | tuple[Any, ...] | str | dict[Any, Any]:
+    """What a template's ``for`` goes over: a list or a tuple, a string (its characters), a dict (its
+    keys); a value of another type than JSON's is read as its plain data (``NotPlainData``), and
+    anything else, which the engine cannot iterate, is :class:`InvalidInputError` at ``path``
+    ("expected ``expected``")."""
+    if type(value) in (list, tuple, str, dict):
+        return value  # type: ignore[no-any-return]
+    require_plain(value, path)
+    raise InvalidInputError(path, f"expected {expected}, got {type_name(value)}: the template iterates it")

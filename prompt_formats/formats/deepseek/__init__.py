@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from ...errors import FormatError, InvalidInputError, type_name
+from ...errors import FormatError
 from ...format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
-from ...format.options import STRICT, STRICT_PARSE, Option
+from ...format.options import STRICT, STRICT_PARSE, Option, bos_token, bos_token_specs
 from ...format.spans import GeneratedPolicy, RenderedPrompt
 from ...guard import ControlTokenGuard
 from ...model.tools import offered_names, require_tool_objects
@@ -25,13 +25,9 @@ from .untrusted import DEEPSEEK_V3_READING
 
 __all__ = ["DEEPSEEK_V3_CONTROL_TOKENS", "DEEPSEEK_V3_READING", "DeepSeekReplyParser", "DeepSeekV3Format"]
 
-_OPTION_SPECS = (
-    Option("bos_token", frozenset({"string"}),
-           "the text the prompt starts with (the tokenizer's bos_token; default '<｜begin▁of▁sentence｜>')"),
-    STRICT,
-)
-_PARSE_SPECS = (Option("bos_token", frozenset({"string"}), "accepted so render's options can be passed as they "
-                       "are; no effect on parsing"), STRICT_PARSE)
+_BOS_RENDER, _BOS_PARSE = bos_token_specs(BOS)
+_OPTION_SPECS = (_BOS_RENDER, STRICT)
+_PARSE_SPECS = (_BOS_PARSE, STRICT_PARSE)
 
 
 def _guarded_call_types(guard: ControlTokenGuard, msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -103,9 +99,7 @@ class DeepSeekV3Format(GuardedFormat):
         """The messages as dicts (guarded, if configured) and the ``bos_token``; the options checked."""
         if options:
             self.check_options(options)
-        bos = options.get("bos_token", BOS)
-        if type(bos) is not str:
-            raise InvalidInputError("bos_token", f"expected a string, got {type_name(bos)}")
+        bos = bos_token(options, BOS)
         require_tool_objects(tools)
         if self.guard is None:
             return message_dicts(messages), bos
@@ -121,10 +115,10 @@ class DeepSeekV3Format(GuardedFormat):
         try:
             self.check_options(options)
             require_tool_objects(tools)
+            bos = bos_token(options, BOS)
         except FormatError:  # every render raises it: full renders do
             return None
-        bos = options.get("bos_token", BOS)
-        return DeepSeekIncremental(bos) if type(bos) is str else None
+        return DeepSeekIncremental(bos)
 
     def stream_parser(self, tools: Tools = None, *, id_factory: Callable[[], str] | None = None,
                       **context: Any) -> DeepSeekReplyParser:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._text.plain import require_plain
 from ...errors import InvalidInputError, type_name
 from ...model.messages import message_dicts, role_of
+from ...model.reading import template_iterated
 from .tokens import (
     ARGUMENTS_CLOSE,
     ARGUMENTS_OPEN,
@@ -134,7 +134,7 @@ class Walk:
         self._noted(i, content + EOS, how)
 
     def _calls(self, message: dict[str, Any], i: int) -> None:
-        calls = _iterated(message["tool_calls"], f"messages[{i}].tool_calls")
+        calls = template_iterated(message["tool_calls"], f"messages[{i}].tool_calls", "a list of tool calls")
         pieces = []
         opened = False
         for k, call in enumerate(calls):
@@ -166,14 +166,6 @@ def turns(msgs: list[dict[str, Any]], bos: str, noted: bool = False) -> Walk:
     for i, message in enumerate(msgs):
         written.message(message, roles[i], i)
     return written
-
-
-def _iterated(calls: Any, path: str) -> list[Any] | tuple[Any, ...] | str | dict[Any, Any]:
-    """What the template's ``for`` goes over: a list, a tuple, a string's characters, a dict's keys."""
-    if type(calls) in (list, tuple, str, dict):
-        return calls  # type: ignore[no-any-return]
-    require_plain(calls, path)
-    raise InvalidInputError(path, f"expected a list of tool calls, got {type_name(calls)}: the template iterates it")
 
 
 def _call_text(call: Any, path: str) -> str:

@@ -27,7 +27,7 @@ from ..._text.tojson import tojson_at
 from ...errors import InvalidInputError, type_name
 from ...format.chat_format import Tools
 from ...model.messages import message_dicts, role_of
-from ...model.reading import reasoning_of
+from ...model.reading import reasoning_of, template_iterated
 from ...model.tools import PreparedTools, rendered_tools
 from .tokens import (
     ARG_KEY_CLOSE,
@@ -118,13 +118,6 @@ def _call_text(call: Any, path: str) -> str:
     return "".join(pieces)
 
 
-def _calls_iterated(calls: Any, path: str) -> list[Any] | tuple[Any, ...] | str | dict[Any, Any]:
-    if type(calls) in (list, tuple, str, dict):
-        return calls  # type: ignore[no-any-return]
-    require_plain(calls, path)
-    raise InvalidInputError(path, f"expected a list of tool calls, got {type_name(calls)}: the template iterates it")
-
-
 def reasoning_and_content(message: dict[str, Any], path: str) -> tuple[str, str, bool]:
     """An assistant's reasoning and content as the template reads them, and whether the reasoning
     came from its content (a ``</think>`` in it, no reasoning field that is a string)."""
@@ -190,7 +183,8 @@ class Walk:
         calls = message.get("tool_calls")
         if calls:
             path = f"messages[{i}].tool_calls"
-            pieces += [_call_text(call, f"{path}[{k}]") for k, call in enumerate(_calls_iterated(calls, path))]
+            pieces += [_call_text(call, f"{path}[{k}]") for k, call in enumerate(
+                template_iterated(calls, path, "a list of tool calls"))]
         self.out.append(ASSISTANT)
         self._note(i, "".join(pieces))
         return SHOWN if shown else WHOLE
@@ -208,11 +202,7 @@ class Walk:
         if content is None:
             return
         path = f"messages[{i}].content"
-        if type(content) not in (list, tuple, dict):
-            require_plain(content, path)
-            raise InvalidInputError(path, f"expected a string or a list, got {type_name(content)}: "
-                                    "the template iterates it")
-        for k, item in enumerate(content):
+        for k, item in enumerate(template_iterated(content, path, "a string or a list")):
             output = item["output"] if type(item) is dict and "output" in item else item
             self.out.append(RESPONSE_OPEN)
             self._note(i, printed_value(output, f"{path}[{k}]"))

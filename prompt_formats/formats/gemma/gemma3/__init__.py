@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from ....errors import FormatError, InvalidInputError, type_name
+from ....errors import FormatError
 from ....format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
-from ....format.options import STRICT, STRICT_PARSE, Option
+from ....format.options import STRICT, STRICT_PARSE, Option, bos_token, bos_token_specs
 from ....format.spans import GeneratedPolicy, RenderedPrompt
 from ....guard import ControlTokenGuard
 from ....model.tools import offered_names, require_tool_objects
@@ -25,11 +25,9 @@ from .spans import rendered_prompt
 
 __all__ = ["Gemma3Format", "Gemma3ReplyParser"]
 
-_BOS_TOKEN = Option("bos_token", frozenset({"string"}),
-                    "the text the prompt starts with (the tokenizer's bos_token; default '<bos>')")
-_OPTION_SPECS = (_BOS_TOKEN, STRICT)
-_PARSE_SPECS = (Option("bos_token", frozenset({"string"}), "accepted so render's options can be passed as they are; "
-                       "no effect on parsing"), STRICT_PARSE)
+_BOS_RENDER, _BOS_PARSE = bos_token_specs(BOS)
+_OPTION_SPECS = (_BOS_RENDER, STRICT)
+_PARSE_SPECS = (_BOS_PARSE, STRICT_PARSE)
 
 
 def _guarded_system_text(guard: ControlTokenGuard, msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -103,9 +101,7 @@ class Gemma3Format(GuardedFormat):
         """The messages as dicts (guarded, if configured) and the ``bos_token``; the options checked."""
         if options:
             self.check_options(options)
-        bos = options.get("bos_token", BOS)
-        if type(bos) is not str:
-            raise InvalidInputError("bos_token", f"expected a string, got {type_name(bos)}")
+        bos = bos_token(options, BOS)
         require_tool_objects(tools)
         if self.guard is None:
             return message_dicts(messages), bos
@@ -120,10 +116,10 @@ class Gemma3Format(GuardedFormat):
         try:
             self.check_options(options)
             require_tool_objects(tools)
+            bos = bos_token(options, BOS)
         except FormatError:  # every render raises it: full renders do
             return None
-        bos = options.get("bos_token", BOS)
-        return Gemma3Incremental(bos) if type(bos) is str else None
+        return Gemma3Incremental(bos)
 
     def stream_parser(self, tools: Tools = None, *, id_factory: Callable[[], str] | None = None,
                       **context: Any) -> Gemma3ReplyParser:
