@@ -28,8 +28,8 @@ _THINKING = Option("enable_thinking", frozenset({"boolean", "null"}),
                    "given and false (null too: the template asks whether it is defined): '/nothink' after each user "
                    "message and an empty think block in the generation prompt")
 _OPTION_SPECS = (_THINKING, STRICT)
-_PARSE_SPECS = (Option("enable_thinking", frozenset({"boolean", "null"}), "given and false: the generation prompt "
-                       "closed the think block, so the completion starts in the content"), STRICT_PARSE)
+_PARSE_SPECS = (Option("enable_thinking", frozenset({"boolean", "null"}), "accepted so render's options can be passed "
+                       "as they are: a think block is read wherever the completion opens one"), STRICT_PARSE)
 
 
 class Glm45Format(GuardedFormat):
@@ -103,13 +103,12 @@ class Glm45Format(GuardedFormat):
                       **context: Any) -> GlmReplyParser:
         """A new :class:`GlmReplyParser` for one completion (the text after ``<|assistant|>``).
 
-        ``context``: ``render``'s options; ``enable_thinking`` given and false says the generation
-        prompt closed the think block. ``tools`` type each argument value by its parameter's schema;
+        ``context``: ``render``'s options (no effect: a think block is read wherever the completion
+        opens one, so thinking on or off parses alike). ``tools`` type each argument value by its parameter's schema;
         ``id_factory`` makes the call ids. Its events, concatenated over any split of the completion,
         assemble to exactly ``parse(completion)``.
         """
         if context:
             self.check_options(context, self.parse_options)
         offered_names(tools)
-        thinking = not ("enable_thinking" in context and not context["enable_thinking"])
-        return GlmReplyParser(tools, thinking, id_factory)
+        return GlmReplyParser(tools, id_factory)

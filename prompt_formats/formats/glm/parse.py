@@ -91,9 +91,8 @@ class GlmReplyParser(HeldCallsParser):
 
     AFTER_END = "text after the end of the reply ('<|user|>'/'<|observation|>'/'<|endoftext|>') ignored"
 
-    def __init__(self, tools: Any = None, thinking: bool = True, id_factory: Callable[[], str] | None = None) -> None:
+    def __init__(self, tools: Any = None, id_factory: Callable[[], str] | None = None) -> None:
         super().__init__(State.START, id_factory)
-        del thinking  # a think block is read wherever the completion opens one
         self._strings = _string_parameters(tools)
 
     def _advance(self, buf: str, final: bool) -> int:
