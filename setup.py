@@ -43,6 +43,8 @@ COMPILED_MODULES: tuple[str, ...] = (
     "prompt_formats/formats/gemma/gemma3/incremental.py",
     "prompt_formats/formats/glm/incremental.py",
     "prompt_formats/formats/glm/render.py",
+    "prompt_formats/formats/llama/incremental.py",
+    "prompt_formats/formats/llama/render.py",
     "prompt_formats/formats/gemma/gemma3/render.py",
     "prompt_formats/formats/harmony/ollama/drops.py",
     "prompt_formats/formats/harmony/ollama/incremental.py",

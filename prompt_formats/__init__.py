@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .formats.gemma.tokens import GEMMA3_CONTROL_TOKENS
     from .formats.glm.tokens import GLM4_CONTROL_TOKENS
     from .formats.harmony.tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
+    from .formats.llama.tokens import LLAMA3_CONTROL_TOKENS
     from .guard import ControlTokenGuard, unescape
     from .model.messages import AssistantReply, ImagePart, Message, TextPart, ToolCall, ToolDefinition, VideoPart
     from .model.tools import PreparedTools, prepare_tools
@@ -66,6 +67,7 @@ _HOMES: dict[str, str] = {
     "GEMMA3_CONTROL_TOKENS": ".formats.gemma.tokens",
     "DEEPSEEK_V3_CONTROL_TOKENS": ".formats.deepseek.tokens",
     "GLM4_CONTROL_TOKENS": ".formats.glm.tokens",
+    "LLAMA3_CONTROL_TOKENS": ".formats.llama.tokens",
     **dict.fromkeys(("ControlTokenGuard", "unescape"), ".guard"),
     **dict.fromkeys(("AssistantReply", "ImagePart", "Message", "TextPart", "ToolCall", "ToolDefinition",
                      "VideoPart"), ".model.messages"),
@@ -82,6 +84,7 @@ __all__ = [
     "GEMMA3_CONTROL_TOKENS",
     "GLM4_CONTROL_TOKENS",
     "HARMONY_CONTROL_TOKENS",
+    "LLAMA3_CONTROL_TOKENS",
     "AssistantReply",
     "ChatFormat",
     "ContentDelta",

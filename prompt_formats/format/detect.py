@@ -57,9 +57,12 @@ _JINJA_REFERENCES = {
     "563b1ce7d61d50a9b4c7439a912a1116f095b712df5b5e4d3e1116049874eb64": "deepseek-v3",
     # tests/fixtures/families/glm4moe.jinja: GLM-4.5's template.
     "44f815868bf02fa458dd2f741a338046f4bf45f398eb6d067766726b9d96cce3": "glm-4.5",
+    # tests/fixtures/families/llama3_1.jinja, llama3_2.jinja: Llama 3.1's and 3.2's templates.
+    "93c0e9aa3629bbd77e68dbc0f5621f6e6b23aa8d74b932595cdb8d64684526d7": "llama-3.1",
+    "d82792f95932f1c9cef5c4bd992f171225e3bf8c7b609b4557c9e1ec96be819f": "llama-3.2",
 }
 # The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's, Qwen2.5's,
-# Qwen3-VL's, Nemotron 3 Nano's and Super's and Gemma 3's end in a newline).
+# Qwen3-VL's, Nemotron 3 Nano's and Super's, Gemma 3's and Llama 3.1's and 3.2's end in a newline).
 _JINJA_EXACT = {
     "7de1c58e208eda46e9c7f86397df37ec49883aeece39fb961e0a6b24088dd3c4": "gemma-3",
     "ab7813c3abdd9cb655905a410728b26c7884eca45ddfab8d9f931553485a7862": "nemotron-3-nano",
@@ -67,6 +70,8 @@ _JINJA_EXACT = {
     "514d5304fcac63bda60e6faf860d5657010cf43cbc4c633c8bf678ee184e7a37": "qwen3.8",
     "cd8e9439f0570856fd70470bf8889ebd8b5d1107207f67a5efb46e342330527f": "qwen2.5",
     "3636d0f0bd6bef02654cdffdc447b79cb2cef8ab02cc75267345946291a489e4": "qwen3-vl",
+    "e10ca381b1ccc5cf9db52e371f3b6651576caee0a630b452e2816b2d404d4b65": "llama-3.1",
+    "5816fce10444e03c2e9ee1ef8a4a1ea61ae7e69e438613f3b17b69d0426223a4": "llama-3.2",
 }
 _GO_REFERENCES = {
     # tests/fixtures/harmony_gpt_oss.gotmpl: the Ollama template the harmony format reproduces.

@@ -34,6 +34,8 @@ _FORMATS: dict[str, str] = {
     "gemma-3": "prompt_formats.formats.gemma:Gemma3Format",
     "deepseek-v3": "prompt_formats.formats.deepseek:DeepSeekV3Format",
     "glm-4.5": "prompt_formats.formats.glm:Glm45Format",
+    "llama-3.1": "prompt_formats.formats.llama:Llama31Format",
+    "llama-3.2": "prompt_formats.formats.llama:Llama32Format",
 }
 _DEFAULT_INSTANCES: dict[str, ChatFormat] = {}
 _LOCK = threading.Lock()

@@ -27,7 +27,9 @@ __all__ = [
     "GeneratedPolicy",
     "Range",
     "RenderedPrompt",
+    "calls_hold_text",
     "check_generated_policy",
+    "content_holds_text",
     "cut_prompt",
     "holds_text",
     "normalize_ranges",
@@ -245,6 +247,26 @@ def holds_text(value: Any) -> bool:
         else:  # a number, a boolean, or anything else a client sent
             return True
     return False
+
+
+def content_holds_text(content: Any, markers: tuple[str, ...] = ()) -> bool:
+    """Whether a content holds text (:func:`holds_text`), ``markers`` (a template's markup, such as
+    ``</think>``) not counting: a string's; a list's text parts' texts (a part holding a string
+    ``text`` and no image or video) and string items, joined; any other value's."""
+    if isinstance(content, (list, tuple)):
+        content = "".join(part if isinstance(part, str) else part["text"] for part in content
+                          if isinstance(part, str) or _is_text_part(part))
+    if isinstance(content, str):
+        for marker in markers:
+            content = content.replace(marker, "")
+        return bool(content.strip())
+    return holds_text(content)
+
+
+def _is_text_part(part: Any) -> bool:
+    return (isinstance(part, Mapping) and isinstance(part.get("text"), str)
+            and not any(key in part for key in ("image", "image_url", "video"))
+            and part.get("type") not in ("image", "video"))
 
 
 def calls_hold_text(calls: Any) -> bool:

@@ -26,6 +26,7 @@ from tests.support.parser_cases import (
     GEMMA_MARKERS,
     GLM_MARKERS,
     HARMONY_MARKERS,
+    LLAMA_MARKERS,
     completions,
     counting_ids,
     splits,
@@ -43,6 +44,7 @@ FAMILY_MARKERS: dict[str, list[str]] = {
     "gemma": GEMMA_MARKERS,
     "glm": GLM_MARKERS,
     "harmony": HARMONY_MARKERS,
+    "llama": LLAMA_MARKERS,
 }
 
 TOOLS: list[dict[str, Any]] = [
@@ -398,6 +400,7 @@ FAMILY_TOKENS: dict[str, tuple[str, ...]] = {
     "chatml": pf.CHATML_CONTROL_TOKENS, "harmony": pf.HARMONY_CONTROL_TOKENS, "gemma": pf.GEMMA3_CONTROL_TOKENS,
     "deepseek": pf.DEEPSEEK_V3_CONTROL_TOKENS,
     "glm": pf.GLM4_CONTROL_TOKENS,
+    "llama": pf.LLAMA3_CONTROL_TOKENS,
 }
 
 

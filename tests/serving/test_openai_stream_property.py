@@ -18,6 +18,7 @@ from tests.support.parser_cases import (
     GLM_MARKERS,
     HARMONY_MARKERS,
     JSON_CALL_MARKERS,
+    LLAMA_MARKERS,
     completions,
     counting_ids,
     splits,
@@ -54,6 +55,8 @@ MARKERS = {
     "gemma-3": GEMMA_MARKERS,
     "deepseek-v3": DEEPSEEK_MARKERS,
     "glm-4.5": GLM_MARKERS,
+    "llama-3.1": LLAMA_MARKERS,
+    "llama-3.2": LLAMA_MARKERS,
 }
 PARSING = [name for name in pf.available_formats() if pf.get_format(name).parses]
 

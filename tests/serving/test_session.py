@@ -125,6 +125,9 @@ def format_options(draw: st.DrawFn, name: str) -> dict[str, Any]:
         return {"bos_token": draw(st.sampled_from(["<bos>", ""]))}
     if name == "deepseek-v3":
         return {"bos_token": draw(st.sampled_from(["<｜begin▁of▁sentence｜>", ""]))}
+    if name.startswith("llama-"):  # (a date given: 3.2's default, today's, is the clock's on both sides)
+        return {"bos_token": "<|begin_of_text|>", "date_string": DATE,
+                **draw(st.sampled_from([{}, {"tools_in_user_message": False}]))}
     optional: dict[str, st.SearchStrategy[Any]] = {}
     if "enable_thinking" in pf.get_format(name).options:
         optional["enable_thinking"] = st.booleans()

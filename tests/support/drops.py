@@ -13,12 +13,12 @@ message ``i`` are ``fields`` (content: the string, or each text part's ``text``;
 name, and its arguments' keys and values); with ``check_tools``, each tool's keys and values.
 
 A unit is *present* when changing it changes the oracle's output at that character: each unit is
-replaced by a sentinel (a private-use character, or for a number a 16-digit integer) that occurs
-nowhere in the input, and the sentinel is looked for in the output. Characters JSON escapes (``"``,
-``\\``, control characters) are replaced one render each; the others all in one render, which is
-checked to be the original output once every sentinel is mapped back (the template took the same
-branches). Fields of an alias group (``aliases``) that hold equal values are one input: they are
-perturbed together.
+replaced by a sentinel (a printable CJK character, or for a number a 16-digit integer) that occurs
+nowhere in the input, and the sentinel is looked for in the output. Characters JSON or Python's repr
+escapes (``"``, ``\\``, ``'``, control and other unprintable characters) are replaced one render
+each; the others all in one render, which is checked to be the original output once every sentinel
+is mapped back (the template took the same branches). Fields of an alias group (``aliases``) that
+hold equal values are one input: they are perturbed together.
 
 The checks, which together make ``dropped`` exact:
 
@@ -45,7 +45,9 @@ Oracle = Callable[[list[Any], Any], "str | None"]
 
 Leaf = tuple[Any, ...]
 _KEY = "<key>"  # a path component: the key (not the value) of the dict entry after it, by position
-_SENTINEL_BASE = 0xF0000  # Supplementary Private Use Area-A
+# CJK Unified Ideographs Extension B: printable (Python's repr of a printed list keeps it), without
+# case, not whitespace, and JSON keeps it as it is.
+_SENTINEL_BASE = 0x20000
 _NUMBER_BASE = 8_123_456_789_000_000
 _PATH_PART = re.compile(r"\.?([A-Za-z_][A-Za-z_0-9]*)|\[(\d+)\]")
 _NON_TEXT_PART_KEYS = ("image", "image_url", "video")
@@ -64,7 +66,9 @@ def parse_path(path: str) -> Leaf:
 
 
 def _escaped(char: str) -> bool:
-    return char in '"\\' or ord(char) < 0x20
+    """Whether JSON escapes ``char`` (``"``, ``\\``, a control character), or Python's repr of a
+    string holding it (a template printing a list) escapes it or may quote the string otherwise."""
+    return char in "\"\\'" or not char.isprintable()
 
 
 def _is_text_part(part: Any) -> bool:

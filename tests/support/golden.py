@@ -140,6 +140,20 @@ def _glm_cases() -> st.SearchStrategy[dict[str, Any]]:
     })
 
 
+def _llama_cases(name: str) -> Callable[[], st.SearchStrategy[dict[str, Any]]]:
+    def cases() -> st.SearchStrategy[dict[str, Any]]:
+        from tests.support.llama_strategies import BOS, DATE, conversation, options
+        from tests.support.strategies import tools
+
+        dated = options(name).map(lambda given: {"bos_token": BOS, "date_string": DATE, **given})  # (3.2: not today's)
+        return st.fixed_dictionaries({
+            "messages": conversation(), "tools": st.one_of(st.none(), tools), "add_generation_prompt": st.booleans(),
+            "options": dated,
+        })
+
+    return cases
+
+
 def _gpt_oss_cases() -> st.SearchStrategy[dict[str, Any]]:
     from tests.support.gpt_oss_strategies import conversation, options, tools
 
@@ -172,6 +186,8 @@ CORPORA = (
     Corpus("gemma-3", {}, "Jinja2: families/gemma3.jinja", _gemma3_cases, True, True),
     Corpus("deepseek-v3", {}, "Jinja2: families/deepseekv3.jinja", _deepseek_v3_cases, False, True),
     Corpus("glm-4.5", {}, "Jinja2: families/glm4moe.jinja", _glm_cases, False, True),
+    Corpus("llama-3.1", {}, "Jinja2: families/llama3_1.jinja", _llama_cases("llama-3.1"), True, True),
+    Corpus("llama-3.2", {}, "Jinja2: families/llama3_2.jinja", _llama_cases("llama-3.2"), True, True),
     Corpus("gpt-oss", {}, "Jinja2: gpt_oss.jinja", _gpt_oss_cases),
     Corpus("harmony", {}, "Go text/template: harmony_gpt_oss.gotmpl", _harmony_cases, False),
 )

@@ -45,6 +45,8 @@ JINJA_TEMPLATES = {
     "gemma-3": "families/gemma3.jinja",
     "deepseek-v3": "families/deepseekv3.jinja",
     "glm-4.5": "families/glm4moe.jinja",
+    "llama-3.1": "families/llama3_1.jinja",
+    "llama-3.2": "families/llama3_2.jinja",
 }
 
 

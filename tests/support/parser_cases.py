@@ -36,6 +36,12 @@ GLM_MARKERS = [
     "<think>", "</think>", "<tool_call>", "get_weather", "\n", "<arg_key>", "city", "</arg_key>", "<arg_value>",
     "Paris", "3", "</arg_value>", "</tool_call>", "<|user|>", "<|observation|>", "<|endoftext|>", "<|", " ",
 ]
+#: Llama 3.1's and 3.2's reply markers.
+LLAMA_MARKERS = [
+    "{", '{"name": "get_weather", "parameters": ', '{"city": "Paris"}', "}", "; ", ";", "<|python_tag|>",
+    "brave_search.call(", 'query="x"', ", ", ")", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|", " ", "\n",
+    '"arguments": ', "NaN",
+]
 HARMONY_MARKERS = [
     "<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>", "<|constrain|>",
     "<|start|>assistant", "analysis", "final", "commentary", " to=functions.f", " to=python", "json",

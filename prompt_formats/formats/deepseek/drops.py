@@ -19,11 +19,10 @@ markup, not text). The template leaves out:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ...format.chat_format import Tools
-from ...format.spans import calls_hold_text, holds_text
+from ...format.spans import calls_hold_text, content_holds_text, holds_text
 from ...model.reading import REASONING_FIELDS
 from ...model.tools import PreparedTools
 from .render import CONTENT_LEFT_OUT, SPLIT, UNWRITTEN, WHOLE
@@ -32,23 +31,7 @@ from .tokens import THINK_CLOSE
 __all__ = ["dropped"]
 
 _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id"})
-
-
-def _content_holds_text(content: Any) -> bool:
-    """Whether a content holds text, ``</think>`` being markup: a string's, or the joined texts of a
-    list's text parts (a part holding a string ``text`` and no image or video), or any other value's."""
-    if isinstance(content, (list, tuple)):  # its text parts' texts, and its strings
-        content = "".join(part if isinstance(part, str) else part["text"] for part in content
-                          if isinstance(part, str) or _is_text_part(part))
-    if isinstance(content, str):
-        return bool(content.replace(THINK_CLOSE, "").strip())
-    return holds_text(content)
-
-
-def _is_text_part(part: Any) -> bool:
-    return (isinstance(part, Mapping) and isinstance(part.get("text"), str)
-            and not any(key in part for key in ("image", "image_url", "video"))
-            and part.get("type") not in ("image", "video"))
+_MARKUP = (THINK_CLOSE,)
 
 
 def _message_dropped(message: dict[str, Any], i: int, how: int) -> list[str]:
@@ -56,11 +39,11 @@ def _message_dropped(message: dict[str, Any], i: int, how: int) -> list[str]:
     reasonings = [key for key in REASONING_FIELDS if holds_text(message.get(key))]
     calls = calls_hold_text(message.get("tool_calls"))
     if how == UNWRITTEN:
-        return [f"messages[{i}]"] if reasonings or calls or _content_holds_text(content) else []
+        return [f"messages[{i}]"] if reasonings or calls or content_holds_text(content, _MARKUP) else []
     found = []
     if how == SPLIT:  # (a string: the walk split it) what comes before its last </think>
         content = str(content).rsplit(THINK_CLOSE, 1)[0]
-    if how in (SPLIT, CONTENT_LEFT_OUT) and _content_holds_text(content):
+    if how in (SPLIT, CONTENT_LEFT_OUT) and content_holds_text(content, _MARKUP):
         found.append(f"messages[{i}].content")
     found += [f"messages[{i}].{key}" for key in reasonings]
     if calls and message.get("role") != "assistant":

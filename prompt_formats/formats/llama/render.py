@@ -1,0 +1,268 @@
+"""The walk of the Llama 3.1 and 3.2 templates (``tests/fixtures/families/llama3_1.jinja``,
+``llama3_2.jinja``), in their order:
+
+1. the ``bos_token``; the system turn: ``Environment: ipython`` when tools are offered (3.1: or
+   built-in tools are named, then their ``Tools:`` line), the knowledge and today's dates, the tools
+   as indented JSON when they do not go to the first user message, then the text of a first message
+   whose role is ``system`` (trimmed);
+2. with tools that go to the first user message (the default): the next message's text (trimmed,
+   whatever its role) closes a user turn that lists the tools; none there is the template's error;
+3. each other message in turn: one with tool calls as an ``assistant`` turn of its one call (more or
+   fewer is the template's error), ``{"name": NAME, "parameters": ARGUMENTS-AS-JSON}`` — 3.1's
+   built-in tools as ``<|python_tag|>NAME.call(KEY="VALUE", …)`` — ending ``<|eom_id|>`` when 3.1's
+   built-in tools are named, else ``<|eot_id|>``; a ``tool`` or ``ipython`` message as an
+   ``ipython`` turn of its content as JSON (a string quoted; a number printed); any other, a turn
+   of its role and its text trimmed;
+4. the generation prompt ``<|start_header_id|>assistant<|end_header_id|>\\n\\n``.
+
+A content that is no string is printed as Python prints it. Where the engine itself fails (no
+messages, a role or a call's name that is no string joined to text, a tool result that is left
+out, arguments that are no object under ``.call``), :class:`~prompt_formats.errors.InvalidInputError`
+names the field. Reasoning is never written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from ..._text.plain import plain_data, printed_value
+from ..._text.tojson import json_refused, tojson_at
+from ...errors import InvalidInputError, TemplateError, type_name
+from ...model.messages import message_dicts, role_of
+from ...model.tools import PreparedTools, rendered_tools
+from .tokens import (
+    ASSISTANT_HEADER,
+    CODE_INTERPRETER,
+    ENVIRONMENT,
+    EOM,
+    EOT,
+    IPYTHON_HEADER,
+    KNOWLEDGE_DATE,
+    NO_FIRST_USER,
+    PYTHON_TAG,
+    SINGLE_CALL,
+    SYSTEM_HEADER,
+    SYSTEM_TOOLS_INTRO,
+    TODAY,
+    USER_HEADER,
+    USER_TOOLS_INTRO,
+    header,
+)
+
+__all__ = ["CALL", "CONTENT", "FOLDED", "UNDEFINED", "Note", "Setup", "Walk", "message_dicts", "turns", "walk"]
+
+#: Where the walk wrote a message's text: ``(message index, piece, offset in it, size)``.
+Note = tuple[int, int, int, int]
+#: What the walk wrote of a message (``Walk.how``): its content (a turn of its role, or the system
+#: turn's text); its content as the first user turn's (whatever its role); its one tool call.
+CONTENT, FOLDED, CALL = 1, 2, 3
+#: An option the template tests with ``is defined`` and that was not given.
+UNDEFINED: Any = None
+
+_INDENTED = json.JSONEncoder(ensure_ascii=False, indent=4)  # transformers' tojson(indent=4)
+
+
+class Setup(NamedTuple):
+    """What the options say, read once a render: the text the prompt starts with, the tools the
+    template writes (``custom_tools`` replaces ``tools``; ``None``: none offered), whether they go to
+    the first user message, the date written, and 3.1's built-in tools (``UNDEFINED``: not given;
+    otherwise a tuple of their plain data, or ``None`` given as null); ``tools_path`` names the
+    tools in errors (``"custom_tools"`` when those are written)."""
+
+    bos: str
+    tools: Any
+    in_user: bool
+    date: str
+    builtin: Any = UNDEFINED
+    builtin_given: bool = False
+    tools_path: str = "tools"
+
+
+def _trimmed(value: Any, path: str) -> str:
+    """``value|trim``: a string stripped; nothing for a value left out; any other value printed, then stripped."""
+    if type(value) is str:
+        return value.strip()
+    if value is None:  # (a None key is left out: undefined, which prints as nothing)
+        return ""
+    return printed_value(value, path).strip()
+
+
+def _crash(path: str, value: Any, expected: str, why: str) -> InvalidInputError:
+    problem = "missing" if value is None else f"expected {expected}, got {type_name(value)}"
+    return InvalidInputError(path, f"{problem}: the template {why}")
+
+
+def _indented(value: Any, path: str) -> str:
+    """``value|tojson(indent=4)``, as transformers' filter writes it."""
+    try:
+        return _INDENTED.encode(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return json_refused(value, path, exc)  # (too deep for this stack: unindented would differ)
+
+
+def _tools_json(tools: Any, base: str = "tools") -> str:
+    """Each tool as indented JSON and a blank line."""
+    return "".join([_indented(tool, f"{base}[{k}]") + "\n\n" for k, tool in enumerate(tools)])
+
+
+def tools_json(setup: Setup) -> str:
+    """The tools offered as the template lists them; cached on the toolset (``tools``, not ``custom_tools``)."""
+    tools = setup.tools
+    if isinstance(tools, PreparedTools):
+        return rendered_tools(tools, "llama.tools", _tools_json)
+    if type(tools) is list and tools and all(type(tool) is dict for tool in tools):
+        return rendered_tools(tools, "llama.tools", _tools_json)
+    return _tools_json(tools, setup.tools_path)
+
+
+def system_head(setup: Setup) -> str:
+    """The system turn up to the system message's text."""
+    pieces = [SYSTEM_HEADER]
+    if setup.builtin_given or setup.tools is not None:
+        pieces.append(ENVIRONMENT)
+    if setup.builtin_given:
+        named = [printed_value(tool, "builtin_tools") for tool in setup.builtin or () if tool != CODE_INTERPRETER]
+        pieces.append("Tools: " + ", ".join(named) + "\n\n")
+    pieces += [KNOWLEDGE_DATE, TODAY, setup.date, "\n\n"]
+    if setup.tools is not None and not setup.in_user:
+        pieces += [SYSTEM_TOOLS_INTRO, tools_json(setup)]
+    return "".join(pieces)
+
+
+class Walk:
+    """One walk of the template over a conversation: the pieces it writes, and (for spans) its notes
+    and what it wrote of each message (``how``, from ``first``). Per call; not shared."""
+
+    __slots__ = ("first", "how", "notes", "out", "setup")
+
+    def __init__(self, out: list[str], setup: Setup, noted: bool = False) -> None:
+        self.out = out
+        self.setup = setup
+        self.notes: list[Note] | None = [] if noted else None
+        self.how: list[int] | None = [] if noted else None
+        self.first = 0  # the first message written as a turn of its own
+
+    def _noted(self, i: int, text: str, size: int, how: int) -> None:
+        """Write ``text``, of which the first ``size`` characters are message ``i``'s."""
+        if self.notes is not None:
+            if size:
+                self.notes.append((i, len(self.out), 0, size))
+            self.how.append(how)  # type: ignore[union-attr]
+        self.out.append(text)
+
+    def folded(self, i: int, text: str, how: int) -> None:
+        """A message's text at the end of the system turn (``how``: CONTENT) or the first user turn
+        (FOLDED), and ``<|eot_id|>``."""
+        self._noted(i, text + EOT, len(text), how)
+
+    def message(self, message: dict[str, Any], i: int) -> None:
+        """One message after the first turns, as the template writes it."""
+        role = role_of(message, i)
+        calls = message.get("tool_calls")
+        if calls is not None:  # (a None key is left out)
+            self._call(calls, i)
+        elif role == "tool" or role == "ipython":
+            self.out.append(IPYTHON_HEADER)
+            text = _result(message.get("content"), f"messages[{i}].content")
+            self._noted(i, text + EOT, len(text), CONTENT)
+        else:
+            if type(role) is not str:
+                raise _crash(f"messages[{i}].role", role, "a string", "joins it to text")
+            self.out.append(header(role))
+            text = _trimmed(message.get("content"), f"messages[{i}].content")
+            self._noted(i, text + EOT, len(text) + len(EOT) if role == "assistant" else len(text), CONTENT)
+
+    def _call(self, calls: Any, i: int) -> None:
+        path = f"messages[{i}].tool_calls"
+        if type(calls) not in (list, tuple, str, dict):
+            raise _crash(path, calls, "a list of tool calls", "takes its length")
+        if len(calls) != 1:
+            raise TemplateError(SINGLE_CALL)
+        call = calls[0] if type(calls) in (list, tuple) else calls.get(0) if type(calls) is dict else None
+        function = call.get("function") if type(call) is dict else None
+        if type(function) is not dict:
+            raise _crash(f"{path}[0].function", function, "an object", "reads its name")
+        name = function.get("name")
+        setup = self.setup
+        if setup.builtin_given and _is_builtin(name, setup.builtin, f"{path}[0].function.name"):
+            text = _builtin_call(name, function, f"{path}[0].function")
+        else:
+            if type(name) is not str:
+                raise _crash(f"{path}[0].function.name", name, "a string", "joins it to text")
+            if "arguments" not in function:
+                raise _crash(f"{path}[0].function.arguments", None, "", "writes it as JSON")
+            arguments = tojson_at(function["arguments"], f"{path}[0].function.arguments")
+            text = '{"name": "' + name + '", "parameters": ' + arguments + "}"
+        text += EOM if setup.builtin_given else EOT
+        self.out.append(ASSISTANT_HEADER)
+        self._noted(i, text, len(text), CALL)
+
+
+def _is_builtin(name: Any, builtin: Any, path: str) -> bool:
+    """``name in builtin_tools``: the engine fails for built-in tools given as null."""
+    if builtin is None:
+        raise InvalidInputError("builtin_tools", f"null: the template asks whether {path} is in it")
+    return name in builtin
+
+
+def _builtin_call(name: Any, function: dict[str, Any], path: str) -> str:
+    """``<|python_tag|>NAME.call(KEY="VALUE", …)``: every key and value must be a string."""
+    if type(name) is not str:
+        raise _crash(f"{path}.name", name, "a string", "joins it to text")
+    arguments = function.get("arguments", {})  # (left out: no items)
+    if type(arguments) is not dict:
+        raise _crash(f"{path}.arguments", arguments, "an object", "writes its items")
+    pairs = []
+    for key, value in arguments.items():
+        if type(key) is not str or type(value) is not str:
+            raise _crash(f"{path}.arguments", key if type(key) is not str else value, "strings",
+                         "joins each key and value to text")
+        pairs.append(key + '="' + value + '"')
+    return PYTHON_TAG + name + ".call(" + ", ".join(pairs) + ")"
+
+
+def _result(content: Any, path: str) -> str:
+    """A tool result as the template writes it: a mapping or anything iterable (a string too) as
+    JSON; a number or boolean printed; left out, the engine fails (undefined is no JSON)."""
+    kind = type(content)
+    if kind is str or kind is list or kind is dict or kind is tuple:
+        return tojson_at(content, path)
+    if kind is int or kind is float or kind is bool:
+        return printed_value(content, path)
+    if content is None:
+        raise _crash(path, None, "", "writes it as JSON")
+    return _result(plain_data(content), path)  # (of exact JSON types: read above)
+
+
+def turns(msgs: list[dict[str, Any]], setup: Setup, noted: bool = False) -> Walk:
+    """:func:`walk` without the generation prompt (what a session keeps)."""
+    if not msgs:
+        raise InvalidInputError("messages", "expected at least one message: the template reads the first one's role")
+    written = Walk([setup.bos, system_head(setup)], setup, noted)
+    first = 0
+    if role_of(msgs[0], 0) == "system":
+        written.folded(0, _trimmed(msgs[0].get("content"), "messages[0].content"), CONTENT)
+        first = 1
+    else:
+        written.out.append(EOT)
+    if setup.tools is not None and setup.in_user:
+        if first == len(msgs):
+            raise TemplateError(NO_FIRST_USER)
+        text = _trimmed(msgs[first].get("content"), f"messages[{first}].content")
+        written.out.append(USER_HEADER + USER_TOOLS_INTRO + tools_json(setup))
+        written.folded(first, text, FOLDED)
+        first += 1
+    written.first = first
+    for i in range(first, len(msgs)):
+        written.message(msgs[i], i)
+    return written
+
+
+def walk(msgs: list[dict[str, Any]], setup: Setup, generation: Any, noted: bool = False) -> Walk:
+    """The template's walk over ``msgs`` (the messages as dicts); ``noted``: with the notes and what
+    it wrote of each message (``render_spans``). The prompt is ``"".join(walk.out)``."""
+    written = turns(msgs, setup, noted)
+    if generation:
+        written.out.append(ASSISTANT_HEADER)
+    return written

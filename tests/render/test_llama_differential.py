@@ -1,0 +1,106 @@
+"""The Llama 3.1 and 3.2 templates (``llama-3.1``, ``llama-3.2``) against Jinja2, on generated conversations.
+
+Every case is rendered by our format and by the Jinja2 oracle, fed as transformers feeds it (each
+message's ``None``-valued keys dropped, the reasoning aliased, the tokenizer's ``bos_token``, the
+options as template variables, a ``strftime_now`` fixed to one day): the texts must be identical;
+where the template raises, ours raises the same message; where the engine itself fails (a role or a
+call's name that is no string, a tool result left out, ``.call`` arguments that are no object of
+strings), ours raises ``InvalidInputError`` naming a field. Expected values come only from the oracle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import prompt_formats as pf
+from tests.support import llama_strategies as ls
+from tests.support.oracles import render_jinja_as_transformers, render_ours
+from tests.support.strategies import conversation, differential_settings, lax_tools, tools
+
+pytestmark = [pytest.mark.jinja]
+
+NAMES = sorted(ls.TEMPLATES)
+
+
+def ours(name: str, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:
+    with ls.fixed_day():
+        try:
+            return render_ours(pf.get_format(name).render, messages, tool_list, gen, **options)
+        except pf.InvalidInputError as exc:  # the engine fails: ours names the field (or the option) it fails on
+            assert exc.path.startswith(("messages", "tools")) or (
+                exc.path == "builtin_tools" and options["builtin_tools"] is None), exc
+            return ("crash", "")
+
+
+def oracle(name: str, messages: Any, tool_list: Any, gen: bool, options: dict[str, Any]) -> tuple[str, str]:
+    found = render_jinja_as_transformers(ls.TEMPLATES[name], messages, tool_list, gen, **ls.oracle_options(options))
+    return ("crash", "") if found is None else found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_template_is_the_formats_reference(name: str) -> None:
+    assert f"tests/fixtures/{ls.TEMPLATES[name]}" in (type(pf.get_format(name)).__doc__ or "")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@differential_settings
+@given(data=st.data(), messages=ls.conversation(), tool_list=st.one_of(st.none(), tools, lax_tools), gen=st.booleans())
+def test_renders_as_the_models_template(name: str, data: st.DataObject, messages: list[Any], tool_list: Any,
+                                        gen: bool) -> None:
+    options = data.draw(ls.options(name), label="options")
+    assert ours(name, messages, tool_list, gen, options) == oracle(name, messages, tool_list, gen, options)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@differential_settings
+@given(messages=conversation(extra_roles=("developer",)), tool_list=tools, gen=st.booleans())
+def test_agent_shaped_input_renders_as_the_models_template(name: str, messages: list[Any], tool_list: Any,
+                                                           gen: bool) -> None:
+    assert ours(name, messages, tool_list, gen, {}) == oracle(name, messages, tool_list, gen, {})
+
+
+def test_the_date_is_3_1s_fixed_one_and_3_2s_today() -> None:
+    messages = [{"role": "user", "content": "Hi"}]
+    assert "Today Date: 26 Jul 2024\n" in pf.get_format("llama-3.1").render(messages)
+    with ls.fixed_day():
+        assert "Today Date: 05 Dec 2026\n" in pf.get_format("llama-3.2").render(messages)
+    assert "Today Date: 1 Jan 2025\n" in pf.get_format("llama-3.2").render(messages, date_string="1 Jan 2025")
+
+
+def test_3_2s_today_is_transformers_strftime_now() -> None:
+    # The real clock on both sides, read twice around ours: equal unless the day changed between.
+    from datetime import datetime
+
+    before = datetime.now().strftime("%d %b %Y")
+    text = pf.get_format("llama-3.2").render([{"role": "user", "content": "Hi"}])
+    after = datetime.now().strftime("%d %b %Y")
+    assert f"Today Date: {before}\n" in text or f"Today Date: {after}\n" in text
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("option", "value"), [("date_string", 5), ("custom_tools", "x"), ("bos_token", 1)])
+def test_an_option_the_template_cannot_use_is_refused_by_name(name: str, option: str, value: Any) -> None:
+    with pytest.raises(pf.InvalidInputError) as raised:
+        pf.get_format(name).render([{"role": "user", "content": "Hi"}], **{option: value})
+    assert raised.value.path == option
+
+
+def test_a_3_2_session_writes_the_new_day_when_the_day_changes() -> None:
+    from unittest import mock
+
+    from prompt_formats.formats.llama import options as llama_options
+
+    fmt = pf.get_format("llama-3.2")
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Hi"}]
+    with mock.patch.object(llama_options, "today", lambda: "05 Dec 2026"):
+        session = fmt.session()
+        assert "Today Date: 05 Dec 2026\n" in session.render(messages)
+    messages += [{"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "And now?"}]
+    with mock.patch.object(llama_options, "today", lambda: "06 Dec 2026"):
+        text = session.render(messages, add_generation_prompt=True)
+        assert text == fmt.render(messages, add_generation_prompt=True)
+    assert "Today Date: 06 Dec 2026\n" in text
