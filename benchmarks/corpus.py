@@ -47,8 +47,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
 __all__ = [
-    "FLAVOURS", "OPTIONS", "Flavour", "Job", "Request", "Wire", "agent_257", "agent_jobs", "agent_request",
-    "agent_tools", "as_received", "everyday_jobs", "follow_ups", "gpt_oss_agent_requests",
+    "FLAVOURS", "LLAMA_OPTIONS", "OPTIONS", "Flavour", "Job", "Request", "Wire", "agent_257", "agent_jobs",
+    "agent_request", "agent_tools", "as_received", "everyday_jobs", "follow_ups", "gpt_oss_agent_requests",
     "realistic_conversations", "realistic_requests", "rendered_as_received", "to_wire", "without_call_preambles",
 ]
 
@@ -395,6 +395,30 @@ def alternating(messages: list[Message]) -> list[Message]:
     return system + turns
 
 
+def one_call_a_turn(messages: list[Message]) -> list[Message]:
+    """Each turn of several tool calls as one turn a call, each followed by its result (the Llama 3
+    templates write one call a turn): the first keeps the turn's content."""
+    out: list[Message] = []
+    i = 0
+    while i < len(messages):
+        message, calls = messages[i], messages[i].get("tool_calls") or []
+        end = i + 1
+        while end < len(messages) and messages[end]["role"] == "tool":
+            end += 1
+        if message["role"] != "assistant" or len(calls) <= 1:
+            out.append(message)
+            i += 1
+            continue
+        results = messages[i + 1:end]
+        for k, call in enumerate(calls):
+            out.append({**message, "tool_calls": [call]} if k == 0
+                       else {"role": "assistant", "content": "", "tool_calls": [call]})
+            out += results[k:k + 1]
+        out += results[len(calls):]
+        i = end
+    return out
+
+
 def _inline_reminders(messages: list[Message]) -> list[Message]:
     """Move each system message but the first into the next user message's text."""
     out: list[Message] = []
@@ -502,9 +526,9 @@ def agent_request(
 # ``truncate_history_thinking``).
 
 Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "json", "json-thinking", "json-vision", "harmony",
-                  "gpt-oss", "nemotron", "gemma", "deepseek", "glm"]
+                  "gpt-oss", "nemotron", "gemma", "deepseek", "glm", "llama"]
 #: The flavours whose content is a string.
-_STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron", "gemma", "deepseek", "glm")
+_STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron", "gemma", "deepseek", "glm", "llama")
 _IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision", "gemma")  # the flavours with images
 
 # Proportions (per request unless said otherwise).
@@ -665,6 +689,8 @@ def _options(rng: random.Random, flavour: Flavour, has_image: bool) -> dict[str,
         return {"bos_token": "<bos>"}
     if flavour == "deepseek":
         return {"bos_token": "<｜begin▁of▁sentence｜>"}
+    if flavour == "llama":  # (a date given: 3.2's default is today's, which the reference reads from the clock)
+        return dict(LLAMA_OPTIONS)
     if flavour == "glm":  # (given and false: thinking off)
         return {"enable_thinking": False} if rng.random() < 0.3 else {}
     if rng.random() >= KEYWORD_OPTIONS:
@@ -714,8 +740,10 @@ def _dress(
     if flavour == "deepseek":
         messages = strings_only(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
-    if flavour in ("chatml-objects", "nemotron", "glm"):
+    if flavour in ("chatml-objects", "nemotron", "glm", "llama"):
         messages = objects_only(messages)
+    if flavour == "llama":
+        messages = one_call_a_turn(messages)
     has_image = flavour in _IMAGES and rng.random() < (AGENT_IMAGES if agent else IMAGES)
     if has_image:
         _add_image(rng, messages)
@@ -776,7 +804,11 @@ FLAVOURS: dict[str, Flavour] = {
     "deepseek-v3": "deepseek",
     # GLM-4.5's template iterates a call's arguments as an object: object arguments, string contents.
     "glm-4.5": "glm",
+    # The Llama 3 templates write one call a turn, its arguments as JSON: object arguments, string contents.
+    "llama-3.1": "llama", "llama-3.2": "llama",
 }
+#: The options of every Llama 3 request: the tokenizer's bos_token, and a date.
+LLAMA_OPTIONS = {"bos_token": "<|begin_of_text|>", "date_string": "26 Jul 2024"}
 #: The options of the fixed (not held-out) corpora: Harmony and gpt-oss read today's date otherwise.
 OPTIONS: dict[str, dict[str, Any]] = {
     "harmony": {"current_date": "2025-08-05", "reasoning_effort": "medium"},
@@ -802,6 +834,8 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
             options = {"bos_token": "<bos>"}
         if flavour == "deepseek":
             options = {"bos_token": "<｜begin▁of▁sentence｜>"}
+        if flavour == "llama":
+            options = dict(LLAMA_OPTIONS)
         jobs = []
         for seed in range(3 * r, 3 * r + 3):
             request = agent_request(257, 40, seed, reminders=reminders)
@@ -810,7 +844,8 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
                 tools = pf.prepare_tools(request.tools)
                 pf.get_format(name).render([{"role": "user", "content": "hello"}], tools, True, **options)
             messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
-            messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron", "glm") else messages
+            messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron", "glm", "llama") else messages
+            messages = one_call_a_turn(messages) if flavour == "llama" else messages
             messages = alternating(messages) if flavour == "gemma" else messages
             messages = strings_only(messages) if flavour == "deepseek" else messages
             jobs.append(Job(messages, tools, options))
