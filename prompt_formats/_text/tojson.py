@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -23,8 +24,8 @@ from ..errors import InvalidInputError
 from .unbounded import unnested_json
 
 __all__ = [
-    "compact_json", "json_chunks", "json_refused", "not_serialisable", "printed",
-    "text_or_json", "tojson", "tojson_at",
+    "compact_json", "indented_json", "indented_plain_json", "json_chunks", "json_refused", "not_serialisable",
+    "printed", "text_or_json", "tojson", "tojson_at",
 ]
 
 # What json.dumps(x, ensure_ascii=False) builds on every call, built once. Two differences, both
@@ -77,6 +78,34 @@ def tojson(value: Any) -> str:
     if value is None:
         return "null"
     return "".join(_encode_chunks(value, 0))
+
+
+_INDENTED = json.JSONEncoder(ensure_ascii=False, indent=4)  # the standard library's (pure Python, with indent)
+# With these options orjson raises for every subclass of str, int, float, dict and list (and for bytes,
+# sets, lone surrogates, integers beyond 64 bits and keys that are no string): its text is json's then
+# but for the spelling of floats, and NaN and infinities (null), which _STEP_ASIDE finds (and more).
+_EXACT_INDENTED = orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+_STEP_ASIDE = re.compile(r"[0-9][.eE]|null")
+
+
+def indented_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=4)`` (transformers' ``tojson(indent=4)``), byte
+    for byte; raises what it raises."""
+    return _INDENTED.encode(value)
+
+
+def indented_plain_json(value: Any) -> str:
+    """:func:`indented_json` of a ``value`` made of exact JSON types only (plain data: the caller
+    knows it is), faster: orjson's two-space text with its indentation doubled, where that is json's
+    text (no float and no null, which orjson spells otherwise or could stand for NaN); else json's."""
+    try:
+        text = orjson.dumps(value, option=_EXACT_INDENTED).decode()
+    except TypeError:  # (orjson.JSONEncodeError too): what the standard encoder writes otherwise, or refuses
+        return _INDENTED.encode(value)
+    if _STEP_ASIDE.search(text) is not None:
+        return _INDENTED.encode(value)
+    lines = text.split("\n")  # (a newline in a string is escaped: each line starts with its indentation)
+    return "\n".join([line[:len(line) - len(line.lstrip(" "))] + line for line in lines])
 
 
 def text_or_json(value: Any) -> str:

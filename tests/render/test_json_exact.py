@@ -209,3 +209,36 @@ def test_many_container_arguments_render_as_the_template_does(calls: list[list[A
         template, fmt = "chatml_upstream.jinja", pf.get_format(name, policy="allow")
     expected = render_jinja(template, messages, None, True)
     assert render_ours(fmt.render, messages, None, True) == expected
+
+
+def indented_reference(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=4)
+
+
+@differential_settings
+@given(value=st.one_of(json_values, st.lists(st.dictionaries(st.text(), json_values, max_size=3), max_size=2)))
+def test_indented_plain_json_is_json_dumps_with_indent_4(value: Any) -> None:
+    # Exact JSON types (NaN, infinities, floats of every spelling, integer and float keys included).
+    from prompt_formats._text.tojson import indented_json, indented_plain_json
+
+    try:
+        expected = indented_reference(value)
+    except (TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            indented_plain_json(value)
+        return
+    assert indented_plain_json(value) == indented_json(value) == expected
+
+
+@pytest.mark.parametrize("value", [{"a": math.nan}, [1e-05, 1e16], {"n": None}, {"s": "line\nnext"}, [], {},
+                                   [[]], {"k": {}}, 2**70, ["\ud800"], {1: "a"}, {"t": (1, 2)}, b"x"])
+def test_indented_plain_json_steps_aside_where_orjson_differs(value: Any) -> None:
+    from prompt_formats._text.tojson import indented_plain_json
+
+    try:
+        expected = indented_reference(value)
+    except (TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            indented_plain_json(value)
+        return
+    assert indented_plain_json(value) == expected

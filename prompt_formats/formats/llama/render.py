@@ -23,11 +23,10 @@ names the field. Reasoning is never written.
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
 
 from ..._text.plain import plain_data, printed_value
-from ..._text.tojson import json_refused, tojson_at
+from ..._text.tojson import indented_json, indented_plain_json, json_refused, tojson_at
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...model.messages import message_dicts, role_of
 from ...model.tools import PreparedTools, rendered_tools
@@ -60,8 +59,6 @@ CONTENT, FOLDED, CALL = 1, 2, 3
 #: An option the template tests with ``is defined`` and that was not given.
 UNDEFINED: Any = None
 
-_INDENTED = json.JSONEncoder(ensure_ascii=False, indent=4)  # transformers' tojson(indent=4)
-
 
 class Setup(NamedTuple):
     """What the options say, read once a render: the text the prompt starts with, the tools the
@@ -93,27 +90,26 @@ def _crash(path: str, value: Any, expected: str, why: str) -> InvalidInputError:
     return InvalidInputError(path, f"{problem}: the template {why}")
 
 
-def _indented(value: Any, path: str) -> str:
-    """``value|tojson(indent=4)``, as transformers' filter writes it."""
+def _indented(value: Any, path: str, plain: bool) -> str:
+    """``value|tojson(indent=4)``, as transformers' filter writes it (``plain``: of exact JSON types)."""
     try:
-        return _INDENTED.encode(value)
+        return indented_plain_json(value) if plain else indented_json(value)
     except (TypeError, ValueError, RecursionError) as exc:
         return json_refused(value, path, exc)  # (too deep for this stack: unindented would differ)
 
 
-def _tools_json(tools: Any, base: str = "tools") -> str:
-    """Each tool as indented JSON and a blank line."""
-    return "".join([_indented(tool, f"{base}[{k}]") + "\n\n" for k, tool in enumerate(tools)])
+def _tools_json(tools: Any, base: str = "tools", plain: bool = True) -> str:
+    """Each tool as indented JSON and a blank line (``plain``: the tools are of exact JSON types)."""
+    return "".join([_indented(tool, f"{base}[{k}]", plain) + "\n\n" for k, tool in enumerate(tools)])
 
 
 def tools_json(setup: Setup) -> str:
-    """The tools offered as the template lists them; cached on the toolset (``tools``, not ``custom_tools``)."""
+    """The tools offered as the template lists them. The request's are cached on their toolset, which
+    hands the build exact JSON types (a copy, or their plain data); ``custom_tools`` are plain data."""
     tools = setup.tools
-    if isinstance(tools, PreparedTools):
+    if isinstance(tools, PreparedTools) or (type(tools) is list and tools and all(type(t) is dict for t in tools)):
         return rendered_tools(tools, "llama.tools", _tools_json)
-    if type(tools) is list and tools and all(type(tool) is dict for tool in tools):
-        return rendered_tools(tools, "llama.tools", _tools_json)
-    return _tools_json(tools, setup.tools_path)
+    return _tools_json(tools, setup.tools_path, setup.tools_path == "custom_tools")
 
 
 def system_head(setup: Setup) -> str:
@@ -158,20 +154,24 @@ class Walk:
 
     def message(self, message: dict[str, Any], i: int) -> None:
         """One message after the first turns, as the template writes it."""
-        role = role_of(message, i)
+        role = message.get("role")
+        if type(role) is not str:
+            role = role_of(message, i)  # (read as plain data, or refused)
         calls = message.get("tool_calls")
         if calls is not None:  # (a None key is left out)
             self._call(calls, i)
-        elif role == "tool" or role == "ipython":
+            return
+        content = message.get("content")
+        if role == "tool" or role == "ipython":
             self.out.append(IPYTHON_HEADER)
-            text = _result(message.get("content"), f"messages[{i}].content")
+            text = _result(content, f"messages[{i}].content")
             self._noted(i, text + EOT, len(text), CONTENT)
-        else:
-            if type(role) is not str:
-                raise _crash(f"messages[{i}].role", role, "a string", "joins it to text")
-            self.out.append(header(role))
-            text = _trimmed(message.get("content"), f"messages[{i}].content")
-            self._noted(i, text + EOT, len(text) + len(EOT) if role == "assistant" else len(text), CONTENT)
+            return
+        if type(role) is not str:
+            raise _crash(f"messages[{i}].role", role, "a string", "joins it to text")
+        text = content.strip() if type(content) is str else _trimmed(content, f"messages[{i}].content")
+        self.out.append(header(role))
+        self._noted(i, text + EOT, len(text) + len(EOT) if role == "assistant" else len(text), CONTENT)
 
     def _call(self, calls: Any, i: int) -> None:
         path = f"messages[{i}].tool_calls"

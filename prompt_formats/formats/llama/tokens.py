@@ -27,9 +27,13 @@ LLAMA3_CONTROL_TOKENS = ControlTokens(
 # --- What the Llama 3.1 and 3.2 templates write. ----------------------------------------------------
 
 
+#: What follows a turn's role.
+HEADERED = HEADER_CLOSE + "\n\n"
+
+
 def header(role: str) -> str:
     """A turn's header: ``<|start_header_id|>ROLE<|end_header_id|>`` and a blank line."""
-    return HEADER_OPEN + role + HEADER_CLOSE + "\n\n"
+    return HEADER_OPEN + role + HEADERED
 
 
 SYSTEM_HEADER = header("system")
