@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ..._text.plain import plain_data, printed_value
-from ..._text.tojson import indented_json, indented_plain_json, json_refused, tojson_at
+from ..._text.tojson import indented_json, indented_plain_json, json_refused, tojson, tojson_at
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...model.messages import message_dicts, role_of
 from ...model.tools import PreparedTools, rendered_tools
@@ -164,7 +164,7 @@ class Walk:
         content = message.get("content")
         if role == "tool" or role == "ipython":
             self.out.append(IPYTHON_HEADER)
-            text = _result(content, f"messages[{i}].content")
+            text = _result(content, i)
             self._noted(i, text + EOT, len(text), CONTENT)
             return
         if type(role) is not str:
@@ -174,36 +174,46 @@ class Walk:
         self._noted(i, text + EOT, len(text) + len(EOT) if role == "assistant" else len(text), CONTENT)
 
     def _call(self, calls: Any, i: int) -> None:
-        path = f"messages[{i}].tool_calls"
+        # (the paths are made only for an error: a turn of calls is most of an agent's history)
         if type(calls) not in (list, tuple, str, dict):
-            raise _crash(path, calls, "a list of tool calls", "takes its length")
+            raise _crash(f"messages[{i}].tool_calls", calls, "a list of tool calls", "takes its length")
         if len(calls) != 1:
             raise TemplateError(SINGLE_CALL)
         call = calls[0] if type(calls) in (list, tuple) else calls.get(0) if type(calls) is dict else None
         function = call.get("function") if type(call) is dict else None
         if type(function) is not dict:
-            raise _crash(f"{path}[0].function", function, "an object", "reads its name")
+            raise _crash(f"messages[{i}].tool_calls[0].function", function, "an object", "reads its name")
         name = function.get("name")
         setup = self.setup
-        if setup.builtin_given and _is_builtin(name, setup.builtin, f"{path}[0].function.name"):
-            text = _builtin_call(name, function, f"{path}[0].function")
+        if setup.builtin_given and _is_builtin(name, setup.builtin, i):
+            text = _builtin_call(name, function, f"messages[{i}].tool_calls[0].function")
         else:
-            if type(name) is not str:
-                raise _crash(f"{path}[0].function.name", name, "a string", "joins it to text")
-            if "arguments" not in function:
-                raise _crash(f"{path}[0].function.arguments", None, "", "writes it as JSON")
-            arguments = tojson_at(function["arguments"], f"{path}[0].function.arguments")
-            text = '{"name": "' + name + '", "parameters": ' + arguments + "}"
+            text = _json_call(name, function, i)
         text += EOM if setup.builtin_given else EOT
         self.out.append(ASSISTANT_HEADER)
         self._noted(i, text, len(text), CALL)
 
 
-def _is_builtin(name: Any, builtin: Any, path: str) -> bool:
+def _is_builtin(name: Any, builtin: Any, i: int) -> bool:
     """``name in builtin_tools``: the engine fails for built-in tools given as null."""
     if builtin is None:
-        raise InvalidInputError("builtin_tools", f"null: the template asks whether {path} is in it")
+        raise InvalidInputError("builtin_tools", f"null: the template asks whether messages[{i}].tool_calls[0]"
+                                ".function.name is in it")
     return name in builtin
+
+
+def _json_call(name: Any, function: dict[str, Any], i: int) -> str:
+    """``{"name": NAME, "parameters": ARGUMENTS}``, the arguments as JSON (whatever they are)."""
+    if type(name) is not str:
+        raise _crash(f"messages[{i}].tool_calls[0].function.name", name, "a string", "joins it to text")
+    if "arguments" not in function:
+        raise _crash(f"messages[{i}].tool_calls[0].function.arguments", None, "", "writes it as JSON")
+    arguments = function["arguments"]
+    try:
+        written = tojson(arguments)
+    except (TypeError, ValueError, RecursionError) as exc:
+        written = json_refused(arguments, f"messages[{i}].tool_calls[0].function.arguments", exc)
+    return '{"name": "' + name + '", "parameters": ' + written + "}"
 
 
 def _builtin_call(name: Any, function: dict[str, Any], path: str) -> str:
@@ -222,17 +232,19 @@ def _builtin_call(name: Any, function: dict[str, Any], path: str) -> str:
     return PYTHON_TAG + name + ".call(" + ", ".join(pairs) + ")"
 
 
-def _result(content: Any, path: str) -> str:
-    """A tool result as the template writes it: a mapping or anything iterable (a string too) as
-    JSON; a number or boolean printed; left out, the engine fails (undefined is no JSON)."""
+def _result(content: Any, i: int) -> str:
+    """Message ``i``'s tool result as the template writes it: a mapping or anything iterable (a
+    string too) as JSON; a number or boolean printed; left out, the engine fails (undefined is no JSON)."""
     kind = type(content)
-    if kind is str or kind is list or kind is dict or kind is tuple:
-        return tojson_at(content, path)
+    if kind is str:
+        return tojson(content)
+    if kind is list or kind is dict or kind is tuple:
+        return tojson_at(content, f"messages[{i}].content")
     if kind is int or kind is float or kind is bool:
-        return printed_value(content, path)
+        return printed_value(content, f"messages[{i}].content")
     if content is None:
-        raise _crash(path, None, "", "writes it as JSON")
-    return _result(plain_data(content), path)  # (of exact JSON types: read above)
+        raise _crash(f"messages[{i}].content", None, "", "writes it as JSON")
+    return _result(plain_data(content), i)  # (of exact JSON types: read above)
 
 
 def turns(msgs: list[dict[str, Any]], setup: Setup, noted: bool = False) -> Walk:
