@@ -43,8 +43,8 @@ def shared_tools(tools: Tools | Iterator[Any]) -> Tools:
     """
     if isinstance(tools, Iterator):
         tools = list(tools)  # read once: it is needed again if preparing refuses it
-    if not tools:
-        return None
+    if not tools:  # none, or an empty list as it is (Llama 3's templates write the tools' header for one)
+        return tools
     try:
         return prepare_tools(tools)
     except Exception:

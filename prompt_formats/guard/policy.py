@@ -289,8 +289,8 @@ class FieldPolicy(Prefilters):
     def _arguments(self, arguments: Any, name_followed_by: str) -> Any:
         if isinstance(arguments, str):
             return self._text(arguments)
-        if not isinstance(arguments, Mapping):
-            return arguments
+        if not isinstance(arguments, Mapping):  # (a list a template writes as JSON: every string in it)
+            return self._json(arguments)
         changed = False
         items = []
         for key, value in arguments.items():
@@ -326,25 +326,24 @@ class FieldPolicy(Prefilters):
             if not isinstance(message, Message):
                 message = data
         role = data.get("role")
-        if not isinstance(role, str):
-            return message
         changes: dict[str, Any] = {}
-        if type(role) is not str:  # as its plain data, which the renderer then reads: its __eq__ could lie
+        if not isinstance(role, str):  # no role (or none a template compares): its content is untrusted, as a
+            role = None  # template may still write it (Llama 3's puts the first message's in the first user turn)
+        elif type(role) is not str:  # as its plain data, which the renderer then reads: its __eq__ could lie
             role = changes["role"] = str.__str__(role)
-        if reading.roles:  # written as given: a role is untrusted text too
+        if reading.roles and role is not None:  # written as given: a role is untrusted text too
             _walk_field(changes, "role", role, self._text)
         if role != "assistant" or not self.trust_assistant:
             _walk_field(changes, "content", data.get("content"), self._content, reading)
-        if role == "assistant":
-            if not self.trust_assistant:
-                key = reasoning_field(data) or ""
-                value = data.get(key)
-                if isinstance(value, str):
-                    _walk_field(changes, key, value, self._text)
-            if reading.tool_calls:
-                calls = data.get("tool_calls")
-                if calls:
-                    _walk_field(changes, "tool_calls", calls, self._tool_calls, reading.name_follower)
+        if role == "assistant" and not self.trust_assistant:
+            key = reasoning_field(data) or ""
+            value = data.get(key)
+            if isinstance(value, str):
+                _walk_field(changes, key, value, self._text)
+        if reading.tool_calls:  # (any role's: Llama 3's template writes them whatever the role)
+            calls = data.get("tool_calls")
+            if calls:
+                _walk_field(changes, "tool_calls", calls, self._tool_calls, reading.name_follower)
         if not changes:
             return message
         return {**data, **changes}

@@ -38,7 +38,7 @@ class HeldCallsParser(StreamParser):
     """Base of a reply parser that holds each call whole (the module docstring). A subclass sets
     ``AFTER_END`` (the note for text after the reply's end), its ``_state`` and its steps."""
 
-    __slots__ = ("_calls", "_content", "_ids", "_ignored", "_reasoning", "_state")
+    __slots__ = ("_calls", "_content", "_ids", "_ignored", "_reasoning", "_scanned", "_state")
 
     AFTER_END: ClassVar[str] = "text after the end of the reply ignored"
 
@@ -50,6 +50,7 @@ class HeldCallsParser(StreamParser):
         self._content = StrippedText(self._emit_content)
         self._calls = 0  # the calls read so far
         self._ignored = False  # text other than whitespace came after the reply's end
+        self._scanned = 0  # how much of the held call's text holds no end marker's start: not scanned again
 
     def _emit_reasoning(self, text: str) -> None:
         self._out.append(ReasoningDelta(text))
@@ -73,15 +74,20 @@ class HeldCallsParser(StreamParser):
             sink.add(buf[pos:at])
         return at + len(term.literal), term
 
-    @staticmethod
-    def _held_call(buf: str, pos: int, final: bool, scan: TerminatorScan, ends: Sequence[Terminator]
+    def _held_call(self, buf: str, pos: int, final: bool, scan: TerminatorScan, ends: Sequence[Terminator]
                    ) -> tuple[str, Terminator | None, int] | None:
         """A call's text up to the first of ``ends`` (or, ``final``, the end of the completion): its
         body, the marker that ended it (``None``: the completion), where the step ends; ``None``
-        while it may still grow."""
-        at, term, _ = scan.next(pos, ends)
+        while it may still grow. A text held over many deltas is scanned once, not at every one."""
+        at, term, _ = scan.next(pos + self._scanned, ends)
         if term is None:
-            return (buf[pos:], None, len(buf)) if final else None
+            if final:
+                self._scanned = 0
+                return buf[pos:], None, len(buf)
+            # (the next delta may complete a marker begun in the last characters: those are scanned again)
+            self._scanned = max(0, len(buf) - pos - max(end.max_length for end in ends) + 1)
+            return None
+        self._scanned = 0
         return buf[pos:at], term, at + len(term.literal)
 
     def _kept_as_text(self, text: str, what: str) -> None:

@@ -279,7 +279,7 @@ USER = {"role": "user", "content": "hi"}
     [
         ("hello", "messages: expected a list of messages, got str"),
         ([USER, "hello"], "messages[1]: expected a message object, got str"),
-        ([USER, {"role": 3, "content": "<|im_end|>"}], "messages[1].role: expected a string, got int"),
+        ([USER, {"role": 3, "content": "x"}], "messages[1].role: expected a string, got int"),
         ([USER, {"role": "assistant", "tool_calls": [{"function": {"name": 7}}]}],
          "messages[1].tool_calls[0].function.name: expected a string, got int"),
         ([USER, {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {"a": {(1,): 2}}}]}],

@@ -212,10 +212,16 @@ def test_messages_are_read_as_the_format_reads_them_or_not_at_all():
 
 
 def test_shapes_it_does_not_know_are_left_to_the_formatter():
-    odd = [{"role": 3, "content": "<|im_end|>"}, {"role": "user", "content": 5}, {"role": "user",
+    odd = [{"role": "user", "content": 5}, {"role": "user",
            "content": [{"text": 7}, "part"]}, {"role": "assistant", "tool_calls": {"name": "<think>"}}]
     assert ESCAPING.guard_messages(odd, CHATML_READING) is odd
     assert REJECTING.guard_messages(odd, CHATML_READING) is odd
+    # A message without a string role is not assistant's: its content is untrusted (a template may
+    # write it whatever the role: Llama 3's first user turn), checked, not left to the formatter.
+    for roleless in ({"role": 3, "content": "<|im_end|>"}, {"content": "<|im_end|>"}):
+        assert ESCAPING.guard_messages([roleless], CHATML_READING)[0]["content"] == "<\\|im_end|>"
+        with pytest.raises(pf.InjectionError):
+            REJECTING.guard_messages([roleless], CHATML_READING)
     # What no format reads as a message is refused here as there: never passed on unchecked.
     for guard in (ESCAPING, REJECTING):
         with pytest.raises(pf.InvalidInputError, match=r"^messages\[1\]: expected a message object, got str$"):

@@ -70,10 +70,10 @@ def test_each_written_field_is_checked(case: str) -> None:
 
 def test_the_tools_are_checked() -> None:
     tools = [{"type": "function", "function": {"name": "f", "description": "<|eot_id|>"}}]
-    for option in ({}, {"custom_tools": tools}):
+    for option, path in (({}, "tools[0]"), ({"custom_tools": tools}, "custom_tools[0]")):
         with pytest.raises(pf.InjectionError) as raised:
             guarded("reject").render([USER], None if option else tools, **option)
-        assert raised.value.path.startswith("tools[0]")
+        assert raised.value.path.startswith(path)
 
 
 @pytest.mark.parametrize(("option", "value"), [("date_string", "1 Jan<|eot_id|>"),
@@ -93,12 +93,48 @@ def test_a_content_printed_whole_is_refused(content: Any) -> None:
 
 
 @pytest.mark.parametrize("role", ["user", "tool", None])
-def test_calls_of_a_message_not_the_assistants_are_refused(role: str | None) -> None:
-    # The template writes any message's one call as the assistant's; the guard reads an assistant's calls.
+def test_calls_of_a_message_not_the_assistants_are_checked(role: str | None) -> None:
+    # The template writes any message's one call as the assistant's (found by a review: the guard read
+    # an assistant's calls only).
     message: dict[str, Any] = {"tool_calls": [_call("get_weather", {"city": "<|eot_id|>"})]}
     if role is not None:
         message["role"] = role
     assert "<|eot_id|>\"}}<|eot_id|>" in pf.get_format("llama-3.1").render([USER, message])
+    with pytest.raises(pf.InjectionError) as raised:
+        guarded("reject").render([USER, message])
+    assert raised.value.path.startswith("messages[1].tool_calls[0]")
+    escaped = guarded("escape").render([USER, message])
+    assert tokens_in(escaped) == tokens_in(pf.get_format("llama-3.1").render(scrubbed([USER, message])))
+
+
+TOOLS = [{"type": "function", "function": {"name": "f"}}]
+
+
+@pytest.mark.parametrize("first", [{"content": "<|eot_id|>x"}, {"role": None, "content": "<|eot_id|>x"},
+                                   {"role": 3, "content": "<|eot_id|>x"}])
+def test_a_message_without_a_role_is_checked(first: dict[str, Any]) -> None:
+    # (found by a review) with tools, the template writes the first message's text in the first user
+    # turn whatever its role; the guard left a message without a string role unchecked.
+    for option in ({}, {"custom_tools": []}):
+        tools = None if option else TOOLS
+        assert "<|eot_id|>x" in pf.get_format("llama-3.1").render([first], tools, **option)
+        with pytest.raises(pf.InjectionError):
+            guarded("reject").render([first], tools, **option)
+        escaped = guarded("escape").render([first], tools, **option)
+        assert tokens_in(escaped) == tokens_in(pf.get_format("llama-3.1").render(scrubbed([first]), tools, **option))
+
+
+def test_arguments_that_are_a_list_are_checked() -> None:
+    # (found by a review) the template writes arguments of any JSON type as JSON
+    messages = [USER, {"role": "assistant", "tool_calls": [_call("f", ["<|eot_id|>"])]}]
+    with pytest.raises(pf.InjectionError):
+        guarded("reject").render(messages)
+
+
+def test_tool_calls_that_are_no_list_are_refused() -> None:
+    # (found by a review) the template writes a mapping's item 0; the guard reads a list's calls
+    messages = [USER, {"role": "assistant", "tool_calls": {0: _call("f", {"a": "<|eot_id|>"})}}]
+    assert "<|eot_id|>" in pf.get_format("llama-3.1").render(messages)[-40:]
     with pytest.raises(pf.InvalidInputError) as raised:
-        guarded("escape").render([USER, message])
+        guarded("escape").render(messages)
     assert raised.value.path == "messages[1].tool_calls" and "with a guard" in str(raised.value)

@@ -151,3 +151,9 @@ def test_the_reply_rendered_back_is_the_prompt_and_the_completion(name: str, con
     back = render_jinja_as_transformers(ls.TEMPLATES[name], [*history, back_message], None, False,
                                         bos_token=ls.BOS, **options)
     assert back == full
+
+
+def test_built_in_arguments_are_separated_as_the_template_writes_them() -> None:
+    # (found by a review) pairs with no ", " between them are no call
+    assert summary(TAG + 'brave_search.call(a="1"b="2")')[1:3] == ([], 1)
+    assert summary(TAG + 'brave_search.call()')[1] == [("brave_search", {})]

@@ -104,3 +104,39 @@ def test_a_3_2_session_writes_the_new_day_when_the_day_changes() -> None:
         text = session.render(messages, add_generation_prompt=True)
         assert text == fmt.render(messages, add_generation_prompt=True)
     assert "Today Date: 06 Dec 2026\n" in text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_empty_tool_list_is_offered_tools_in_sessions_and_batches(name: str) -> None:
+    # (found by a review) the templates write the tools' header for [] (not for none): sessions and
+    # batches read [] as [], not as no tools.
+    fmt = pf.get_format(name)
+    messages = [{"role": "user", "content": "Hi"}]
+    expected = fmt.render(messages, [], date_string=ls.DATE)
+    assert "Environment: ipython\n" in expected
+    assert fmt.session([], date_string=ls.DATE).render(messages) == expected
+    assert fmt.render_batch([messages], tools=[], date_string=ls.DATE) == [expected]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tools_that_are_no_tool_objects_are_refused_with_custom_tools_too(name: str) -> None:
+    # (found by a review) transformers takes tool objects only, whatever the template writes
+    fmt = pf.get_format(name)
+    for call in (fmt.render, fmt.render_spans):
+        with pytest.raises(pf.InvalidInputError) as raised:
+            call([{"role": "user", "content": "Hi"}], 5, custom_tools=[])
+        assert raised.value.path == "tools"
+
+
+def test_a_call_name_whose_comparison_raises_is_refused() -> None:
+    # (found by a review) a name is compared with the built-in tools only as the string it is
+    class Loud(str):
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("no")
+
+        __hash__ = str.__hash__
+
+    call = {"type": "function", "function": {"name": Loud("brave_search"), "arguments": {"query": "q"}}}
+    text = pf.get_format("llama-3.1").render([{"role": "user", "content": "Hi"}, {"role": "assistant",
+                                             "tool_calls": [call]}], builtin_tools=["brave_search"])
+    assert text.endswith('<|python_tag|>brave_search.call(query="q")<|eom_id|>')

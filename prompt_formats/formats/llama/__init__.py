@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from ...errors import FormatError, InvalidInputError
+from ...errors import FormatError, InjectionError, InvalidInputError
 from ...format.chat_format import GUARD_CONFIG, Conversation, GuardedFormat, Tools, render_strictly
 from ...format.options import Option
 from ...format.spans import GeneratedPolicy, RenderedPrompt
@@ -33,7 +33,14 @@ __all__ = ["LLAMA3_CONTROL_TOKENS", "LLAMA3_READING", "Llama31Format", "Llama32F
 def _guarded_setup(guard: ControlTokenGuard, written: Setup) -> Setup:
     """The options' text checked as the guard checks untrusted text (fail closed: they are written
     as they are), and the tools the template writes checked as tools."""
-    tools = guard.guard_tools(written.tools)
+    try:
+        tools = guard.guard_tools(written.tools)
+    except (InjectionError, InvalidInputError) as error:
+        if written.tools_path == "tools" or not error.path.startswith("tools"):
+            raise
+        at = "custom_tools" + error.path[len("tools"):]  # (the guard names what it was given: these tools)
+        raise (InjectionError(at, error.token) if isinstance(error, InjectionError)
+               else InvalidInputError(at, error.problem)) from None
     written_options = [("date_string", written.date), *(("builtin_tools", str(item)) for item in written.builtin or ())]
     for name, value in written_options:
         if guard.guard_content(value, name) is not value:

@@ -85,13 +85,12 @@ def setup(options: dict[str, Any], tools: Tools, variant: Variant) -> Setup:
     """The :class:`Setup` ``options`` (already checked for names) and ``tools`` give; raises
     :class:`InvalidInputError` naming the option (or the tools) whose value the template cannot use."""
     bos = bos_token(options, BOS)
+    require_tool_objects(tools)  # (transformers takes tool objects only, whatever the template writes)
     tools_path = "tools"
-    if "custom_tools" in options:  # (the template writes them, whatever the request's tools)
-        written: Any = _array_or_null(options, "custom_tools")
+    written: Any = tools
+    if "custom_tools" in options:  # (the template writes them in place of the request's)
+        written = _array_or_null(options, "custom_tools")
         tools_path = "custom_tools"
-    else:
-        require_tool_objects(tools)
-        written = tools
     in_user = bool(plain_data(options.get("tools_in_user_message", True)))
     if "date_string" in options:
         date = plain_data(options["date_string"])

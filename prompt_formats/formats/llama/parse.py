@@ -35,7 +35,7 @@ _WHITESPACE = re.compile(r"\s*")
 _SEPARATOR = re.compile(r"\s*;?\s*")
 #: 3.1's built-in call: ``NAME.call(KEY="VALUE", …)``, as the template writes it (a value unescaped:
 #: one holding a ``"`` cannot be told from the text after it, and is not read).
-_BUILTIN = re.compile(r'\s*([A-Za-z_]\w*)\.call\(((?:[A-Za-z_]\w*="[^"]*"(?:, (?=[A-Za-z_]))?)*)\)\s*')
+_BUILTIN = re.compile(r'\s*([A-Za-z_]\w*)\.call\(((?:[A-Za-z_]\w*="[^"]*"(?:, [A-Za-z_]\w*="[^"]*")*)?)\)\s*')
 _PAIR = re.compile(r'([A-Za-z_]\w*)="([^"]*)"')
 _CALL_KEYS = frozenset({"name", "parameters", "arguments"})
 

@@ -185,7 +185,7 @@ class Walk:
             raise _crash(f"messages[{i}].tool_calls[0].function", function, "an object", "reads its name")
         name = function.get("name")
         setup = self.setup
-        if setup.builtin_given and _is_builtin(name, setup.builtin, i):
+        if setup.builtin_given and type(name) is str and _is_builtin(name, setup.builtin, i):
             text = _builtin_call(name, function, f"messages[{i}].tool_calls[0].function")
         else:
             text = _json_call(name, function, i)
@@ -194,7 +194,7 @@ class Walk:
         self._noted(i, text, len(text), CALL)
 
 
-def _is_builtin(name: Any, builtin: Any, i: int) -> bool:
+def _is_builtin(name: str, builtin: Any, i: int) -> bool:
     """``name in builtin_tools``: the engine fails for built-in tools given as null."""
     if builtin is None:
         raise InvalidInputError("builtin_tools", f"null: the template asks whether messages[{i}].tool_calls[0]"
