@@ -33,6 +33,7 @@ __all__ = [
     "cut_prompt",
     "holds_text",
     "normalize_ranges",
+    "noted_ranges",
     "select_generated",
 ]
 
@@ -224,6 +225,18 @@ def normalize_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
         else:
             merged.append([start, end])
     return tuple((start, end) for start, end in merged)
+
+
+def noted_ranges(pieces: Sequence[str], notes: Iterable[tuple[int, int, int, int]], count: int
+                 ) -> list[tuple[Range, ...]]:
+    """The ranges of ``count`` messages in the text ``pieces`` join to, from a walk's notes: each
+    ``(message index, piece, offset in it, size)`` is a range of that message, in the notes' order."""
+    starts = list(itertools.accumulate(map(len, pieces), initial=0))
+    ranges: list[tuple[Range, ...]] = [()] * count
+    for index, piece, offset, size in notes:
+        start = starts[piece] + offset
+        ranges[index] += ((start, start + size),)
+    return ranges
 
 
 def holds_text(value: Any) -> bool:

@@ -9,11 +9,10 @@ generated.
 
 from __future__ import annotations
 
-from itertools import accumulate
 from typing import Any
 
 from ...format.chat_format import Tools
-from ...format.spans import GeneratedPolicy, Range, RenderedPrompt, select_generated
+from ...format.spans import GeneratedPolicy, RenderedPrompt, noted_ranges, select_generated
 from .drops import dropped
 from .render import walk
 
@@ -26,11 +25,7 @@ def rendered_prompt(msgs: list[dict[str, Any]], tools: Tools, bos: str, generati
     Raises what the walk raises."""
     written = walk(msgs, bos, generation, noted=True)
     out = written.out
-    starts = list(accumulate(map(len, out), initial=0))
-    ranges: list[tuple[Range, ...]] = [()] * len(msgs)
-    for index, piece, offset, size in written.notes or ():
-        start = starts[piece] + offset
-        ranges[index] = ((start, start + size),)
+    ranges = noted_ranges(out, written.notes or (), len(msgs))
     roles = [role if type(role := message.get("role")) is str else "" for message in msgs]
     generated = select_generated(roles, ranges, policy)  # an assistant's range is what it generated
     return RenderedPrompt.unchecked("".join(out), tuple(ranges), generated,

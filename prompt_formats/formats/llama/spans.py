@@ -9,11 +9,10 @@ whose text the template puts in the first user turn (with the tools) generated n
 
 from __future__ import annotations
 
-from itertools import accumulate
 from typing import Any
 
 from ...format.chat_format import Tools
-from ...format.spans import GeneratedPolicy, Range, RenderedPrompt, select_generated
+from ...format.spans import GeneratedPolicy, RenderedPrompt, noted_ranges, select_generated
 from .drops import dropped
 from .render import FOLDED, Setup, walk
 
@@ -26,11 +25,7 @@ def rendered_prompt(msgs: list[dict[str, Any]], tools: Tools, setup: Setup, gene
     Raises what the walk raises."""
     written = walk(msgs, setup, generation, noted=True)
     out = written.out
-    starts = list(accumulate(map(len, out), initial=0))
-    ranges: list[tuple[Range, ...]] = [()] * len(msgs)
-    for index, piece, offset, size in written.notes or ():
-        start = starts[piece] + offset
-        ranges[index] = ((start, start + size),)
+    ranges = noted_ranges(out, written.notes or (), len(msgs))
     how = written.how or []
     roles = [role if type(role := message.get("role")) is str and how[i] != FOLDED else ""
              for i, message in enumerate(msgs)]
