@@ -13,14 +13,19 @@ tools only. Modes:
 - ``batch``: ``--workers 1`` and ``--workers N`` against the loop users run today (``orjson.loads``,
   Jinja2 as transformers configures it, ``orjson.dumps``) on the first ``--jinja-subset`` records,
   extrapolated; wall and CPU rates; every prompt checked equal to Jinja2's on the subset.
+- ``scaling``: the command at ``-j 1, 2, … N`` (``--max-workers``, default the CPUs) on the same
+  records (the everyday corpus, or ``--corpus agent``: agent requests): records per wall-second,
+  speed-up and CPU time against ``-j 1``, every run's output checked byte-identical to ``-j 1``'s;
+  then the serial share those speed-ups imply (Amdahl's law fitted to them) and what it predicts at
+  16 and 64 cores (docs/performance.md, "Scaling").
 - ``stages``: one record's CPU time by stage inside the command (the long-integer check, decode,
   toolset preparation, handle, encode, and a whole block as the command runs it), the fastest of
   ``--rounds`` passes (warm: a breakdown, not a headline).
 
 Usage::
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_command.py [rate|batch|stages] [--records N] [--rounds R]
-        [--installed] [--workers N] [--corpus everyday|tools]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_command.py [rate|batch|scaling|stages] [--records N]
+        [--rounds R] [--installed] [--workers N] [--max-workers N] [--corpus everyday|tools|agent]
 """
 
 from __future__ import annotations
@@ -49,8 +54,12 @@ from timing import child_run, markdown_table  # noqa: E402
 def write_records(path: Path, n: int, kind: str = "everyday", bad: bool = True) -> int:
     """``n`` records of the held-out everyday corpus (seed 0) as JSONL, two of them bad lines unless
     ``bad`` is false; ``kind="tools"``: only the records with tools. Returns the file's size."""
-    jobs = [job for job in corpus.everyday_jobs(n if kind == "everyday" else 2 * n, 0, "chatml")
-            if kind == "everyday" or job.tools][:n]
+    if kind == "agent":  # agent requests: long, tool-heavy histories (cycled to n records)
+        agent = corpus.agent_jobs(2, 0, "chatml")
+        jobs = [agent[i % len(agent)] for i in range(n)]
+    else:
+        jobs = [job for job in corpus.everyday_jobs(n if kind == "everyday" else 2 * n, 0, "chatml")
+                if kind == "everyday" or job.tools][:n]
     with path.open("w", encoding="utf-8") as out:
         for i, (messages, tools, options) in enumerate(jobs):
             if bad and i in (n // 3, 2 * n // 3):
@@ -145,6 +154,48 @@ def batch(args: argparse.Namespace, tmp: Path) -> None:
           f"{jinja_wall / wall:.1f}×", f"{jinja_cpu / cpu:.1f}×"] for name, wall, cpu, _ in rows]))
 
 
+def _serial_share(speedups: dict[int, float]) -> float | None:
+    """The serial share ``s`` of Amdahl's law (``speed-up(j) = 1 / (s + (1 - s) / j)``) that fits the
+    measured speed-ups best (least squares over ``j > 1``); ``None`` with only ``-j 1``."""
+    points = [(1 - 1 / j, 1 / speedup - 1 / j) for j, speedup in speedups.items() if j > 1]
+    if not points:
+        return None
+    # 1/speed-up - 1/j = s (1 - 1/j): a line through the origin.
+    return max(0.0, min(1.0, sum(x * y for x, y in points) / sum(x * x for x, _ in points)))
+
+
+def scaling(args: argparse.Namespace, tmp: Path) -> None:
+    src = tmp / "records.jsonl"
+    size = write_records(src, args.records, args.corpus, bad=False)
+    env = environment(None if args.installed else ROOT)
+    most = args.max_workers or os.cpu_count() or 1
+    runs: dict[int, list[tuple[float, float]]] = {j: [] for j in range(1, most + 1)}
+    first: bytes | None = None
+    for _ in range(args.rounds):  # the worker counts take turns within each round
+        for j in runs:
+            output = tmp / f"prompts-{j}.jsonl"
+            seconds, elapsed, _ = child_run(command(src, output, tmp / "errors.jsonl", j), env, str(tmp))
+            runs[j].append((elapsed, seconds))
+            got = output.read_bytes()
+            first = first or got
+            if got != first:
+                raise SystemExit(f"bench_command: -j {j}'s output differs from -j 1's; not reporting")
+    wall = {j: statistics.median(w for w, _ in found) for j, found in runs.items()}
+    cpu = {j: statistics.median(c for _, c in found) for j, found in runs.items()}
+    speedups = {j: wall[1] / wall[j] for j in runs}
+    print(f"{args.records:,} {args.corpus} records ({size / args.records / 1e3:.1f} kB each), chatml-multi-system, "
+          f"{args.rounds} rounds (medians); {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
+          f"Python {platform.python_version()}\n")
+    print(markdown_table(
+        ["-j", "records/s (wall)", "speed-up", "CPU s", "CPU vs -j 1", "efficiency (speed-up / j)"],
+        [[f"{j}", f"{args.records / wall[j]:,.0f}", f"{speedups[j]:.2f}×", f"{cpu[j]:.2f}", f"{cpu[j] / cpu[1]:.2f}×",
+          f"{speedups[j] / j:.0%}"] for j in runs]))
+    share = _serial_share(speedups)
+    if share is not None:
+        predicted = ", ".join(f"{cores} cores {1 / (share + (1 - share) / cores):.1f}×" for cores in (16, 64))
+        print(f"\nAmdahl's law fitted to these: a serial share of {share:.1%}; predicted speed-up: {predicted}.")
+
+
 STAGES = ("digit check", "decode", "toolset preparation", "handle", "encode", "whole block")
 
 
@@ -212,16 +263,17 @@ def stages(args: argparse.Namespace, tmp: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("mode", nargs="?", choices=("rate", "batch", "stages"), default="rate")
+    parser.add_argument("mode", nargs="?", choices=("rate", "batch", "scaling", "stages"), default="rate")
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--corpus", choices=("everyday", "tools"), default="everyday")
+    parser.add_argument("--corpus", choices=("everyday", "tools", "agent"), default="everyday")
+    parser.add_argument("--max-workers", type=int, default=0, help="scaling: the most workers (default: the CPUs)")
     parser.add_argument("--installed", action="store_true", help="the installed package, not the working tree")
     parser.add_argument("--workers", type=int, default=2, help="batch: workers of the parallel run")
     parser.add_argument("--jinja-subset", type=int, default=2_000, help="batch: records rendered by Jinja2")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="pf-bench-command-") as tmp:
-        {"rate": rate, "batch": batch, "stages": stages}[args.mode](args, Path(tmp))
+        {"rate": rate, "batch": batch, "scaling": scaling, "stages": stages}[args.mode](args, Path(tmp))
     return 0
 
 

@@ -100,9 +100,9 @@ class ControlTokenGuard(ToolsetPolicy):
         ``reading``: the format's :class:`~prompt_formats.guard.UntrustedReading` (required: how a
         template writes untrusted text is the format's to say);
         ``join_parts`` and ``tool_calls``, when given, override its fields. Untrusted: the content of
-        every message whose role is not ``assistant`` (no role included); every message's tool calls
-        (when the reading renders them; names and argument names read as followed by its
-        ``name_follower``); and, unless ``trust_assistant``, an assistant's content and reasoning. Returns
+        every message whose role is not ``assistant`` (no role included); of an assistant message its
+        tool calls (when the reading renders them; names and argument names read as followed by its
+        ``name_follower``) and, unless ``trust_assistant``, its content and reasoning. Returns
         ``messages`` itself when nothing changed, else a list holding the original objects of
         unchanged messages and new dicts for changed ones; ``allow`` always returns ``messages``.
         ``reject`` raises :class:`InjectionError` for the first token found, e.g. at

@@ -289,8 +289,8 @@ class FieldPolicy(Prefilters):
     def _arguments(self, arguments: Any, name_followed_by: str) -> Any:
         if isinstance(arguments, str):
             return self._text(arguments)
-        if not isinstance(arguments, Mapping):  # (a list a template writes as JSON: every string in it)
-            return self._json(arguments)
+        if not isinstance(arguments, Mapping):
+            return arguments
         changed = False
         items = []
         for key, value in arguments.items():
@@ -335,15 +335,16 @@ class FieldPolicy(Prefilters):
             _walk_field(changes, "role", role, self._text)
         if role != "assistant" or not self.trust_assistant:
             _walk_field(changes, "content", data.get("content"), self._content, reading)
-        if role == "assistant" and not self.trust_assistant:
-            key = reasoning_field(data) or ""
-            value = data.get(key)
-            if isinstance(value, str):
-                _walk_field(changes, key, value, self._text)
-        if reading.tool_calls:  # (any role's: Llama 3's template writes them whatever the role)
-            calls = data.get("tool_calls")
-            if calls:
-                _walk_field(changes, "tool_calls", calls, self._tool_calls, reading.name_follower)
+        if role == "assistant":
+            if not self.trust_assistant:
+                key = reasoning_field(data) or ""
+                value = data.get(key)
+                if isinstance(value, str):
+                    _walk_field(changes, key, value, self._text)
+            if reading.tool_calls:
+                calls = data.get("tool_calls")
+                if calls:
+                    _walk_field(changes, "tool_calls", calls, self._tool_calls, reading.name_follower)
         if not changes:
             return message
         return {**data, **changes}

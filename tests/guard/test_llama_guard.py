@@ -93,18 +93,15 @@ def test_a_content_printed_whole_is_refused(content: Any) -> None:
 
 
 @pytest.mark.parametrize("role", ["user", "tool", None])
-def test_calls_of_a_message_not_the_assistants_are_checked(role: str | None) -> None:
-    # The template writes any message's one call as the assistant's (found by a review: the guard read
-    # an assistant's calls only).
+def test_calls_of_a_message_not_the_assistants_are_refused(role: str | None) -> None:
+    # The template writes any message's one call as the assistant's; the guard reads an assistant's calls.
     message: dict[str, Any] = {"tool_calls": [_call("get_weather", {"city": "<|eot_id|>"})]}
     if role is not None:
         message["role"] = role
     assert "<|eot_id|>\"}}<|eot_id|>" in pf.get_format("llama-3.1").render([USER, message])
-    with pytest.raises(pf.InjectionError) as raised:
-        guarded("reject").render([USER, message])
-    assert raised.value.path.startswith("messages[1].tool_calls[0]")
-    escaped = guarded("escape").render([USER, message])
-    assert tokens_in(escaped) == tokens_in(pf.get_format("llama-3.1").render(scrubbed([USER, message])))
+    with pytest.raises(pf.InvalidInputError) as raised:
+        guarded("escape").render([USER, message])
+    assert raised.value.path == "messages[1].tool_calls" and "with a guard" in str(raised.value)
 
 
 TOOLS = [{"type": "function", "function": {"name": "f"}}]
@@ -124,11 +121,14 @@ def test_a_message_without_a_role_is_checked(first: dict[str, Any]) -> None:
         assert tokens_in(escaped) == tokens_in(pf.get_format("llama-3.1").render(scrubbed([first]), tools, **option))
 
 
-def test_arguments_that_are_a_list_are_checked() -> None:
-    # (found by a review) the template writes arguments of any JSON type as JSON
+def test_arguments_that_are_a_list_are_refused() -> None:
+    # (found by a review) the template writes arguments of any JSON type as JSON; the guard reads an
+    # object's values and a string
     messages = [USER, {"role": "assistant", "tool_calls": [_call("f", ["<|eot_id|>"])]}]
-    with pytest.raises(pf.InjectionError):
-        guarded("reject").render(messages)
+    assert '"parameters": ["<|eot_id|>"]' in pf.get_format("llama-3.1").render(messages)
+    with pytest.raises(pf.InvalidInputError) as raised:
+        guarded("escape").render(messages)
+    assert raised.value.path == "messages[1].tool_calls[0].function.arguments"
 
 
 def test_tool_calls_that_are_no_list_are_refused() -> None:
