@@ -95,12 +95,14 @@ def walk_strings(
 ) -> Any:
     """``value`` with ``text`` applied to every string in it (dict keys included), depth first, in order.
 
-    Walks ``dict``, ``list`` and ``tuple``, and any other mapping as a dict (a changed one is rebuilt:
-    a tuple as a list, a mapping as a dict, the same JSON); ``other``, when given, is applied to
-    every other value that is not exactly an ``int``, ``float``, ``bool`` or ``None`` (subclasses
-    included), else such values are returned as they are. Returns ``value`` itself when nothing
-    changed. A value holding more than ``limit`` nested containers raises :class:`TooDeep`; a
-    :class:`Hit` raised by ``text`` or ``other`` gets the path steps from ``value`` down to it.
+    Walks ``dict``, ``list`` and ``tuple``, any other mapping as a dict (a changed one is rebuilt:
+    a tuple as a list, a mapping as a dict, the same JSON), and a list or tuple of another type by the
+    items it iterates, returned as a list of them, changed or not (what was walked is what is passed
+    on); ``other``, when given, is applied to every other value that is not exactly an ``int``,
+    ``float``, ``bool`` or ``None`` (subclasses included), else such values are returned as they are.
+    Returns ``value`` itself when nothing changed (but such a sequence). A value holding more than
+    ``limit`` nested containers raises :class:`TooDeep`; a :class:`Hit` raised by ``text`` or
+    ``other`` gets the path steps from ``value`` down to it.
     """
     if isinstance(value, str):
         return text(value)
@@ -117,7 +119,7 @@ def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: C
     stack: list[_Frame] = []
     container: Any = value
     is_dict = not isinstance(container, (list, tuple))
-    entries: Any = list(container.items()) if is_dict else container
+    entries: Any = _entries(container, is_dict)
     pos = 0
     out: list[Any] | None = None
     key: Any = None
@@ -138,7 +140,7 @@ def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: C
                         raise TooDeep
                     stack.append((container, entries, is_dict, pos, out, key))
                     container, is_dict, pos, out = item, not isinstance(item, (list, tuple)), 0, None
-                    entries = list(container.items()) if is_dict else container
+                    entries = _entries(container, is_dict)
                     continue
                 else:
                     new = item if other is None else other(item)
@@ -147,6 +149,8 @@ def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: C
                 if out is not None:
                     out.append((key, new) if is_dict else new)
                 pos += 1
+            if out is None and entries is not container and not is_dict:
+                out = list(entries)  # (a sequence of another type: the copy walked is the one passed on)
             done = container if out is None else (dict(out) if is_dict else out)
             if not stack:
                 return done
@@ -163,6 +167,15 @@ def _walk_container(value: Any, text: Callable[[str], str], limit: int, other: C
 
 
 _SCALARS = frozenset({int, float, bool})
+
+
+def _entries(container: Any, is_dict: bool) -> Any:
+    """What a walk goes over: a mapping's items; a list or tuple itself; a sequence of another type
+    as the items it iterates (what transformers hands a template), never by its own ``len`` and
+    indexing, which could say otherwise."""
+    if is_dict:
+        return list(container.items())
+    return container if type(container) is list or type(container) is tuple else list(container)
 
 
 def _leaf(item: Any, other: Callable[[Any], Any] | None) -> Any:

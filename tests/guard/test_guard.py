@@ -536,3 +536,21 @@ def _first_token_path(value: object, path: str) -> str | None:
         if found is not None:
             return found
     return None
+
+
+class _ShortList(list):  # type: ignore[type-arg]
+    """A list whose len says it is empty: its items are there all the same (json writes them)."""
+
+    def __len__(self) -> int:
+        return 0
+
+
+def test_a_sequence_is_walked_by_its_items_not_its_len():
+    # (found by a review of llama-3.1) the walk read a list subclass by its own len and indexing
+    value = {"a": _ShortList(["<|im_end|>"])}
+    with pytest.raises(pf.InjectionError, match=r"a\[0\]"):
+        REJECTING.guard_json(value, "arguments")
+    escaped = ESCAPING.guard_json(value, "arguments")
+    assert escaped == {"a": ["<\\|im_end|>"]} and type(escaped["a"]) is list
+    plain = ESCAPING.guard_json({"a": _ShortList(["clean"])}, "arguments")
+    assert type(plain["a"]) is list and plain["a"] == ["clean"]  # (the copy walked is the one passed on)
