@@ -20,7 +20,13 @@ from hypothesis import strategies as st
 
 import prompt_formats as pf
 from prompt_formats.model.reading import plain_data
-from tests.support import deepseek_strategies, gemma_strategies, gpt_oss_strategies, nemotron_strategies
+from tests.support import (
+    deepseek_strategies,
+    gemma_strategies,
+    gpt_oss_strategies,
+    llama_strategies,
+    nemotron_strategies,
+)
 from tests.support.gpt_oss_drops import outcome as gpt_oss_outcome
 from tests.support.odd_values import Colour, Dumps, oddified
 from tests.support.oracles import JINJA_TEMPLATES, plain_template_data, render_jinja_as_transformers, render_or_crash
@@ -30,6 +36,7 @@ from tests.support.strategies import conversation, tools
 pytestmark = [pytest.mark.jinja]
 
 CONFIG = {"chatml-safety": {"policy": "allow"}}
+LLAMA_OPTIONS = {"bos_token": llama_strategies.BOS, "date_string": llama_strategies.DATE}
 FORMATS = sorted(JINJA_TEMPLATES)
 
 
@@ -44,6 +51,8 @@ def inputs(name: str) -> st.SearchStrategy[tuple[Any, Any, dict[str, Any]]]:
         return st.tuples(gemma_strategies.conversation(), tools, st.just({"bos_token": "<bos>"}))
     if name == "deepseek-v3":
         return st.tuples(deepseek_strategies.conversation(), tools, st.just({"bos_token": deepseek_strategies.BOS}))
+    if name.startswith("llama-"):  # (and a date: 3.2's default is today's, which each side reads from the clock)
+        return st.tuples(llama_strategies.conversation(), tools, st.just(LLAMA_OPTIONS))
     return st.tuples(conversation(extra_roles=("developer",)), tools, st.just({}))
 
 
@@ -107,5 +116,6 @@ def test_arguments_of_another_type_render_as_transformers_hands_them_over(name: 
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [
         {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}]}]
     options = {"gpt-oss": {"current_date": "2026-01-02"}, "gemma-3": {"bos_token": "<bos>"},
-               "deepseek-v3": {"bos_token": deepseek_strategies.BOS}}.get(name, {})
+               "deepseek-v3": {"bos_token": deepseek_strategies.BOS}, "llama-3.1": LLAMA_OPTIONS,
+               "llama-3.2": LLAMA_OPTIONS}.get(name, {})
     assert ours(name, messages, None, True, options) == oracle(name, messages, None, True, options)
