@@ -17,7 +17,7 @@ from ...errors import InvalidInputError, type_name
 from ...format.chat_format import Tools
 from ...format.options import STRICT, STRICT_PARSE, Option, bos_token, bos_token_specs
 from ...model.tools import require_tool_objects
-from .render import UNDEFINED, Setup
+from .render import Setup
 from .tokens import BOS, DATE_FORMAT, DEFAULT_DATE
 
 __all__ = ["LLAMA_3_1", "LLAMA_3_2", "Variant", "setup", "today"]
@@ -100,4 +100,4 @@ def setup(options: dict[str, Any], tools: Tools, variant: Variant) -> Setup:
         date = today() if variant.dated_today else DEFAULT_DATE
     if variant.builtin_tools and "builtin_tools" in options:
         return Setup(bos, written, in_user, date, _array_or_null(options, "builtin_tools"), True, tools_path)
-    return Setup(bos, written, in_user, date, UNDEFINED, False, tools_path)
+    return Setup(bos, written, in_user, date, tools_path=tools_path)

@@ -49,29 +49,27 @@ from .tokens import (
     header,
 )
 
-__all__ = ["CALL", "CONTENT", "FOLDED", "UNDEFINED", "Note", "Setup", "Walk", "message_dicts", "turns", "walk"]
+__all__ = ["CALL", "CONTENT", "FOLDED", "Note", "Setup", "Walk", "message_dicts", "turns", "walk"]
 
 #: Where the walk wrote a message's text: ``(message index, piece, offset in it, size)``.
 Note = tuple[int, int, int, int]
 #: What the walk wrote of a message (``Walk.how``): its content (a turn of its role, or the system
 #: turn's text); its content as the first user turn's (whatever its role); its one tool call.
 CONTENT, FOLDED, CALL = 1, 2, 3
-#: An option the template tests with ``is defined`` and that was not given.
-UNDEFINED: Any = None
 
 
 class Setup(NamedTuple):
     """What the options say, read once a render: the text the prompt starts with, the tools the
     template writes (``custom_tools`` replaces ``tools``; ``None``: none offered), whether they go to
-    the first user message, the date written, and 3.1's built-in tools (``UNDEFINED``: not given;
-    otherwise a tuple of their plain data, or ``None`` given as null); ``tools_path`` names the
-    tools in errors (``"custom_tools"`` when those are written)."""
+    the first user message, the date written, and 3.1's built-in tools (a tuple of their plain data,
+    or ``None``: given as null, or not given, which ``builtin_given`` tells apart); ``tools_path``
+    names the tools in errors (``"custom_tools"`` when those are written)."""
 
     bos: str
     tools: Any
     in_user: bool
     date: str
-    builtin: Any = UNDEFINED
+    builtin: Any = None
     builtin_given: bool = False
     tools_path: str = "tools"
 
@@ -128,16 +126,15 @@ def system_head(setup: Setup) -> str:
 
 class Walk:
     """One walk of the template over a conversation: the pieces it writes, and (for spans) its notes
-    and what it wrote of each message (``how``, from ``first``). Per call; not shared."""
+    and what it wrote of each message (``how``). Per call; not shared."""
 
-    __slots__ = ("first", "how", "notes", "out", "setup")
+    __slots__ = ("how", "notes", "out", "setup")
 
     def __init__(self, out: list[str], setup: Setup, noted: bool = False) -> None:
         self.out = out
         self.setup = setup
         self.notes: list[Note] | None = [] if noted else None
         self.how: list[int] | None = [] if noted else None
-        self.first = 0  # the first message written as a turn of its own
 
     def _noted(self, i: int, text: str, size: int, how: int) -> None:
         """Write ``text``, of which the first ``size`` characters are message ``i``'s."""
@@ -265,7 +262,6 @@ def turns(msgs: list[dict[str, Any]], setup: Setup, noted: bool = False) -> Walk
         written.out.append(USER_HEADER + USER_TOOLS_INTRO + tools_json(setup))
         written.folded(first, text, FOLDED)
         first += 1
-    written.first = first
     for i in range(first, len(msgs)):
         written.message(msgs[i], i)
     return written
