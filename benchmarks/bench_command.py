@@ -15,9 +15,10 @@ tools only. Modes:
   extrapolated; wall and CPU rates; every prompt checked equal to Jinja2's on the subset.
 - ``scaling``: the command at ``-j 1, 2, … N`` (``--max-workers``, default the CPUs) on the same
   records (the everyday corpus, or ``--corpus agent``: agent requests): records per wall-second,
-  speed-up and CPU time against ``-j 1``, every run's output checked byte-identical to ``-j 1``'s;
-  then the serial share those speed-ups imply (Amdahl's law fitted to them) and what it predicts at
-  16 and 64 cores (docs/performance.md, "Scaling").
+  speed-up and CPU time against ``-j 1`` (ratios within each round), every run's output checked
+  byte-identical to ``-j 1``'s; beside each, the machine's ceiling: ``j`` separate ``-j 1`` commands
+  on ``j`` parts of the records, at once; then the serial share those speed-ups imply (Amdahl's
+  law fitted to them) and what it predicts at 16 and 64 cores (docs/performance.md, "Scaling").
 - ``stages``: one record's CPU time by stage inside the command (the long-integer check, decode,
   toolset preparation, handle, encode, and a whole block as the command runs it), the fastest of
   ``--rounds`` passes (warm: a breakdown, not a headline).
@@ -34,7 +35,9 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -164,14 +167,45 @@ def _serial_share(speedups: dict[int, float]) -> float | None:
     return max(0.0, min(1.0, sum(x * y for x, y in points) / sum(x * x for x, _ in points)))
 
 
+def _parts(src: Path, count: int) -> list[Path]:
+    """``src`` cut into ``count`` files of whole lines, about equal in size."""
+    data = src.read_bytes()
+    paths, start = [], 0
+    for k in range(1, count + 1):
+        end = len(data) if k == count else data.find(b"\n", len(data) * k // count) + 1 or len(data)
+        path = src.with_name(f"{src.stem}-part{k}.jsonl")
+        path.write_bytes(data[start:end])
+        paths.append(path)
+        start = end
+    return paths
+
+
+def _at_once(commands: list[list[str]], env: dict[str, str], cwd: str) -> tuple[float, float]:
+    """Run ``commands`` at the same time: their CPU seconds (together) and the wall seconds until the last ends."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    procs = [subprocess.Popen(c, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for c in commands]
+    codes = [proc.wait() for proc in procs]
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if any(code not in (0, 1) for code in codes):
+        raise SystemExit(f"bench_command: a command of the ceiling exited {codes}")
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
+
+
 def scaling(args: argparse.Namespace, tmp: Path) -> None:
     src = tmp / "records.jsonl"
     size = write_records(src, args.records, args.corpus, bad=False)
     env = environment(None if args.installed else ROOT)
     most = args.max_workers or os.cpu_count() or 1
+    # Per round, each -j j's wall and CPU seconds, then the ceiling's: j separate -j 1 commands, each
+    # on a j-th of the records, at the same time (what the machine gives j processes that share nothing).
     runs: dict[int, list[tuple[float, float]]] = {j: [] for j in range(1, most + 1)}
+    ceiling: dict[int, list[tuple[float, float]]] = {j: [] for j in range(2, most + 1)}
+    parts = {j: _parts(src, j) for j in ceiling}
     first: bytes | None = None
-    for _ in range(args.rounds):  # the worker counts take turns within each round
+    for _ in range(args.rounds):  # everything takes turns within each round
         for j in runs:
             output = tmp / f"prompts-{j}.jsonl"
             seconds, elapsed, _ = child_run(command(src, output, tmp / "errors.jsonl", j), env, str(tmp))
@@ -180,17 +214,37 @@ def scaling(args: argparse.Namespace, tmp: Path) -> None:
             first = first or got
             if got != first:
                 raise SystemExit(f"bench_command: -j {j}'s output differs from -j 1's; not reporting")
+            if j in ceiling:
+                commands = [command(part, tmp / f"part-{k}.jsonl", tmp / f"part-{k}.errors", 1)
+                            for k, part in enumerate(parts[j])]
+                seconds, elapsed = _at_once(commands, env, str(tmp))
+                ceiling[j].append((elapsed, seconds))
+    _scaling_report(args, size, runs, ceiling)
+
+
+Runs = dict[int, list[tuple[float, float]]]
+
+
+def _ratios(runs: Runs, one: list[tuple[float, float]]) -> dict[int, tuple[float, float]]:
+    """Each entry's median over rounds of (speed-up, CPU ratio) against ``-j 1`` in the same round."""
+    return {j: (statistics.median(w1 / w for (w, _), (w1, _) in zip(found, one, strict=True)),
+                statistics.median(c / c1 for (_, c), (_, c1) in zip(found, one, strict=True)))
+            for j, found in runs.items()}
+
+
+def _scaling_report(args: argparse.Namespace, size: int, runs: dict[int, list[tuple[float, float]]],
+                    ceiling: dict[int, list[tuple[float, float]]]) -> None:
+    one = runs[1]
+    ratios, bounds = _ratios(runs, one), _ratios(ceiling, one)
     wall = {j: statistics.median(w for w, _ in found) for j, found in runs.items()}
-    cpu = {j: statistics.median(c for _, c in found) for j, found in runs.items()}
-    speedups = {j: wall[1] / wall[j] for j in runs}
     print(f"{args.records:,} {args.corpus} records ({size / args.records / 1e3:.1f} kB each), chatml-multi-system, "
-          f"{args.rounds} rounds (medians); {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
-          f"Python {platform.python_version()}\n")
-    print(markdown_table(
-        ["-j", "records/s (wall)", "speed-up", "CPU s", "CPU vs -j 1", "efficiency (speed-up / j)"],
-        [[f"{j}", f"{args.records / wall[j]:,.0f}", f"{speedups[j]:.2f}×", f"{cpu[j]:.2f}", f"{cpu[j] / cpu[1]:.2f}×",
-          f"{speedups[j] / j:.0%}"] for j in runs]))
-    share = _serial_share(speedups)
+          f"{args.rounds} rounds (medians; ratios taken within each round); {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f} at the end; Python {platform.python_version()}\n")
+    rows = [[f"{j}", f"{args.records / wall[j]:,.0f}", f"{ratios[j][0]:.2f}×", f"{ratios[j][1]:.2f}×",
+             f"{bounds[j][0]:.2f}× / {bounds[j][1]:.2f}×" if j in bounds else "–"] for j in runs]
+    print(markdown_table(["-j", "records/s (wall)", "speed-up", "CPU vs -j 1",
+                          "ceiling: j separate -j 1 on j-ths, at once (speed-up / CPU)"], rows))
+    share = _serial_share({j: speedup for j, (speedup, _) in ratios.items()})
     if share is not None:
         predicted = ", ".join(f"{cores} cores {1 / (share + (1 - share) / cores):.1f}×" for cores in (16, 64))
         print(f"\nAmdahl's law fitted to these: a serial share of {share:.1%}; predicted speed-up: {predicted}.")
