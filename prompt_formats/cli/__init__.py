@@ -27,13 +27,14 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import io
 import itertools
 import os
 import sys
 import time
 import traceback
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, cast
 
 import orjson
 
@@ -44,6 +45,7 @@ from .files import OutputFile, UsageError, refuse_same_file, write_stderr
 from .progress import Progress, terminal_width
 from .settings import make_format, make_job, settle_format
 from .signals import Stopped, StopSignals, shield_resource_tracker, stop_on_signals
+from .spool import Spool, Spooled
 
 __all__ = ["BLOCK_SIZE", "build_parser", "main"]
 
@@ -98,10 +100,12 @@ class BlockReader:
         self.ranges = ranges and self.total is not None
 
     def __iter__(self) -> Iterator[tuple[int, bytes | FileRange]]:
+        return self._ranges() if self.ranges else self._blocks()
+
+    def _blocks(self) -> Iterator[tuple[int, bytes | FileRange]]:
         line = 1
         read = self._stream.read
         readline = self._stream.readline
-        path = os.path.abspath(self.path)
         first = True
         while True:
             # read1 would return short reads from a pipe; read(n) waits for n bytes or the end.
@@ -118,31 +122,69 @@ class BlockReader:
             first = False
             if not block:
                 continue
-            offset = self.bytes_read
             self.bytes_read += len(block)
-            yield line, (FileRange(path, offset, len(block)) if self.ranges else block)
+            yield line, block
             line += block.count(b"\n")
+
+    def _ranges(self) -> Iterator[tuple[int, bytes | FileRange]]:
+        """The blocks as :class:`FileRange` s: the file is read into one buffer, reused, only to find
+        where the blocks' last lines end and to count the lines (the workers read the bytes)."""
+        path = os.path.abspath(self.path)
+        buffer = bytearray(self.block_size)
+        readinto = cast(io.BufferedReader, self._stream).readinto  # (a named file: opened by open(path, "rb"))
+        line, filled, first = 1, 0, True
+        while True:
+            with memoryview(buffer) as view:
+                read = readinto(view[filled:])
+            filled += read
+            if first and (filled >= len(codecs.BOM_UTF8) or not read):
+                first = False  # a byte-order mark at the start is skipped (see _blocks)
+                if buffer.startswith(codecs.BOM_UTF8):
+                    del buffer[: len(codecs.BOM_UTF8)]
+                    buffer.extend(codecs.BOM_UTF8)  # (the same size)
+                    filled -= len(codecs.BOM_UTF8)
+                    self.bytes_read += len(codecs.BOM_UTF8)
+            end = filled if not read else buffer.rfind(b"\n", 0, filled) + 1
+            if not end:
+                if not read:  # the end of the file, and nothing left
+                    return
+                if filled == len(buffer):  # a line longer than the buffer: a bigger buffer for it
+                    buffer.extend(bytes(len(buffer)))
+                continue
+            yield line, FileRange(path, self.bytes_read, end)
+            line += buffer.count(b"\n", 0, end)
+            self.bytes_read += end
+            buffer[: filled - end] = buffer[end:filled]
+            filled -= end
 
     def close(self) -> None:
         if self._stream is not sys.stdin.buffer:
             self._stream.close()
 
 
+#: A block's result as a worker hands it back: its output in the result, or left in the spool.
+Done = tuple[BlockResult, "Spooled | None"]
+
+
 class WorkerJob:
     """What each worker runs: read a block (given, or a :class:`FileRange` of the input) and process its records.
 
-    Picklable; the input file is opened once per worker.
+    Picklable; the input file is opened once per worker. With a ``spool``, a worker process leaves
+    each block's output in it and hands back only the rest of the result; the blocks this process
+    runs itself keep theirs.
     """
 
-    def __init__(self, job: RecordRenderer | RecordParser) -> None:
+    def __init__(self, job: RecordRenderer | RecordParser, spool: Spool | None = None, parent: int = 0) -> None:
         self.job = job
+        self.spool = spool
+        self.parent = parent or os.getpid()
         self._files: dict[str, int] = {}
 
-    def __getstate__(self) -> RecordRenderer | RecordParser:
-        return self.job
+    def __getstate__(self) -> tuple[RecordRenderer | RecordParser, Spool | None, int]:
+        return self.job, self.spool, self.parent
 
-    def __setstate__(self, job: RecordRenderer | RecordParser) -> None:
-        self.__init__(job)  # type: ignore[misc]
+    def __setstate__(self, state: tuple[RecordRenderer | RecordParser, Spool | None, int]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
 
     def _read(self, source: FileRange) -> bytes:
         fd = self._files.get(source.path)
@@ -159,11 +201,15 @@ class WorkerJob:
             remaining -= len(piece)
         return b"".join(pieces)
 
-    def __call__(self, chunk: list[tuple[int, bytes | FileRange]]) -> list[BlockResult]:
-        return [
+    def __call__(self, chunk: list[tuple[int, bytes | FileRange]]) -> list[Done]:
+        results = [
             self.job.process_block(first_line, source if isinstance(source, bytes) else self._read(source))
             for first_line, source in chunk
         ]
+        spool = self.spool
+        if spool is None or os.getpid() == self.parent:
+            return [(result, None) for result in results]
+        return [(result._replace(output=b""), spool.put(result.output)) for result in results]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -185,16 +231,19 @@ def _run(args: argparse.Namespace, stop: StopSignals) -> int:
         write=write_stderr,
         width=lambda: terminal_width(sys.stderr.fileno()),
     )
-    results = ordered_map(WorkerJob(job), reader, workers=workers, chunk_size=1)
     committed = False
+    spool: Spool | None = None
+    results: Generator[Done, None, None] | None = None
     try:
         with stop.held():  # a file created is a file noted, so that the cleanup below removes it
+            spool = Spool.create() if workers > 1 else None
+            results = ordered_map(WorkerJob(job, spool), reader, workers=workers, chunk_size=1)
             output = OutputFile(args.output)
             outputs.append(output)
             error_file = OutputFile(args.errors) if args.errors else None
             if error_file is not None:
                 outputs.append(error_file)
-        done, failed = _write_results(args, results, output, error_file, progress)
+        done, failed = _write_results(args, results, spool, output, error_file, progress)
         with stop.held():  # every file is put in place, or none
             _finish(output, error_file, stopped=bool(args.fail_fast and failed))
             committed = True
@@ -202,7 +251,10 @@ def _run(args: argparse.Namespace, stop: StopSignals) -> int:
         with stop.held():
             if stop.received is not None:
                 stop.end_workers()  # their work is not wanted: stop now rather than after their blocks
-            results.close()  # the workers' pool is shut down here, whatever ended the run
+            if results is not None:
+                results.close()  # the workers' pool is shut down here, whatever ended the run
+            if spool is not None:
+                spool.remove()  # after the workers: none writes into it any more
             reader.close()
             if not committed:
                 progress.clear()
@@ -214,22 +266,26 @@ def _run(args: argparse.Namespace, stop: StopSignals) -> int:
 
 
 def _write_results(
-    args: argparse.Namespace, results: Iterator[BlockResult], output: OutputFile, error_file: OutputFile | None,
-    progress: Progress,
+    args: argparse.Namespace, results: Iterator[Done], spool: Spool | None, output: OutputFile,
+    error_file: OutputFile | None, progress: Progress,
 ) -> tuple[int, int]:
     """Write each block's records and reports; ``(records done, records failed)``."""
     done = failed = 0
-    for result in results:
+    for result, spooled in results:
         last = args.fail_fast and result.failed
         if last:
             # Stop at the first failed record: what came before it, then its report, nothing after.
             done += result.first_error + 1
-            output.write(result.output[: result.before_error])
+            records = result.output if spooled is None or spool is None else spool.take(spooled)
+            output.write(records[: result.before_error])
             reports = result.errors[: result.errors.index(b"\n") + 1]
             failed += 1
         else:
             done += result.records
-            output.write(result.output)
+            if spooled is None or spool is None:
+                output.write(result.output)
+            else:
+                spool.take_into(spooled, output)
             reports = result.errors
             failed += result.failed
         if error_file is not None:
@@ -254,7 +310,7 @@ def _cpu_count() -> int:
 
 def ordered_map(
     job: WorkerJob, items: Iterable[tuple[int, bytes | FileRange]], *, workers: int, chunk_size: int,
-) -> Generator[BlockResult, None, None]:
+) -> Generator[Done, None, None]:
     """:func:`prompt_formats.format.batch.ordered_map` of the blocks; a run in this process (``workers=1``)
     loops here, without importing the worker processes' machinery."""
     if workers == 1:

@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--fail-fast", action="store_true",
                          help="stop at the first failed record; no output file is written")
         sub.add_argument("--workers", "-j", type=_positive_or_zero, default=1, metavar="N",
-                         help="worker processes (default 1: in this process; 0: one per CPU)")
+                         help="processes that render: this one and N - 1 workers (default 1: this one; 0: one per CPU)")
         sub.add_argument("--block-size", type=_positive, default=BLOCK_SIZE, metavar="BYTES",
                          help=f"input sent to a worker at a time, in whole lines (default {BLOCK_SIZE})")
         sub.add_argument("--option", action="append", type=key_text, metavar="KEY=VALUE",

@@ -11,13 +11,37 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from typing import IO
 
 __all__ = ["OutputFile", "UsageError", "refuse_same_file", "write_stderr"]
+
+# The kernel's copies from one file descriptor to another, where the platform has them; each raises
+# one of _NOT_HERE where it cannot copy between these two files (another file system, a pipe...).
+_KERNEL_COPIES: list[Callable[[int, int, int], int]] = []
+if hasattr(os, "copy_file_range"):
+    _KERNEL_COPIES.append(os.copy_file_range)
+if sys.platform == "linux":  # (elsewhere sendfile's target must be a socket)
+    _KERNEL_COPIES.append(lambda source, target, length: os.sendfile(target, source, None, length))
+_NOT_HERE = {errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EBADF, errno.ENOTSUP}
+
+
+def _copy_in_kernel(source: int, target: int, length: int) -> int:
+    """Copy up to ``length`` bytes from ``source`` to ``target`` by the kernel; the bytes left to copy."""
+    for copy in _KERNEL_COPIES:
+        try:
+            while length and (copied := copy(source, target, length)):
+                length -= copied
+            return length
+        except OSError as exc:
+            if exc.errno not in _NOT_HERE:
+                raise
+    return length
 
 
 class UsageError(Exception):
@@ -80,6 +104,26 @@ class OutputFile:
             raise  # the reader went away: main() ends quietly
         except OSError as exc:  # a full disk, an I/O error: say which file
             raise self._failed(exc) from None
+
+    def write_from(self, source: int, length: int) -> None:
+        """Write the ``length`` bytes that follow the position of the file descriptor ``source``.
+
+        Copied by the kernel where it can (``copy_file_range`` between files of one file system,
+        ``sendfile`` to anything else), so that the bytes never pass through this process; otherwise
+        read and written a megabyte at a time.
+        """
+        try:
+            self.stream.flush()  # what was written before goes first
+            left = _copy_in_kernel(source, self.stream.fileno(), length)
+            while left and (data := os.read(source, min(left, 1 << 20))):
+                self.stream.write(data)
+                left -= len(data)
+        except BrokenPipeError:
+            raise  # the reader went away: main() ends quietly
+        except OSError as exc:
+            raise self._failed(exc) from None
+        if left:
+            raise self._failed(OSError(errno.EIO, f"{left} bytes of a block were missing"))
 
     def finish(self) -> None:
         """Flush, sync and close the temporary file, still under its temporary name (a direct output: flush)."""

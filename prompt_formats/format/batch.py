@@ -1,9 +1,10 @@
 """Rendering and parsing many conversations: in order, optionally over several processes, in bounded memory.
 
 Everything here is built on :func:`ordered_map`, which cuts an iterable into chunks, runs a *job* on
-each chunk (in this process, or in worker processes), and yields the results in input order. At
-most ``max_in_flight`` chunks are submitted and not yet consumed at any time, so an input iterator
-of any length (a JSONL file of millions of lines) is processed in bounded memory.
+each chunk (in this process, and with ``workers > 1`` in worker processes too), and yields the
+results in input order. At most ``max_in_flight`` chunks are submitted and not yet consumed at any
+time, so an input iterator of any length (a JSONL file of millions of lines) is processed in bounded
+memory.
 
 A job is pickled once and sent to each worker process when it starts: a batch's tools and options
 travel with the job, so they are pickled once, not once per conversation, and the tools' rendered
@@ -61,6 +62,9 @@ DEFAULT_CHUNK_SIZE = 256
 #: Chunks per worker that may be submitted and not yet consumed (keeps every worker busy while the
 #: parent consumes results, and bounds memory).
 IN_FLIGHT_PER_WORKER = 3
+#: Chunks sent to each worker process and not yet back: one to run, one waiting, so that it never
+#: waits for this process to hand it more.
+POOL_QUEUE_PER_PROCESS = 3
 #: Seconds of work :func:`iter_render` and :func:`iter_parse` do in this process before they start
 #: worker processes: workers cost their start (about a third of a second) and the sending of every
 #: item and result, more than a cheap render, so a batch shorter than this never pays for them
@@ -135,12 +139,7 @@ def _submit(pool: ProcessPoolExecutor, job: Callable[[list[T]], list[R]], chunk:
     pickled_chunk = _pickled(chunk)
     if pickled_chunk is not None:
         return pool.submit(_run_installed_job, pickled_chunk)
-    done: Future[list[R]] = Future()
-    try:
-        done.set_result(job(chunk))
-    except Exception as error:  # raised where a worker's error would be: when this chunk's turn comes
-        done.set_exception(error)
-    return done
+    return _done(job, chunk)
 
 
 def ordered_map(
@@ -155,8 +154,9 @@ def ordered_map(
     """``job`` applied to ``items`` chunk by chunk; yields ``job``'s results in input order.
 
     ``job(chunk)`` must return one result per item of ``chunk``, in order. With ``workers`` ``None``
-    or 1 it runs in this process; with ``workers > 1`` in that many worker processes (0: one per
-    CPU): ``job`` is pickled once and sent to each worker, each chunk is pickled and sent to one;
+    or 1 it runs in this process; with ``workers > 1`` (0: one per CPU) in this process and
+    ``workers - 1`` worker processes, this one taking the next chunk whenever the oldest is not back
+    yet: ``job`` is pickled once and sent to each worker process, each chunk it gets is pickled and sent;
     a chunk that cannot be pickled (an item holding a lambda, or nested too deeply) is run here
     instead, and a ``job`` that cannot be pickled runs every chunk here, so the results never
     depend on ``workers``. At most
@@ -188,18 +188,64 @@ def ordered_map(
             yield from job(chunk)
         return
     context = multiprocessing.get_context(START_METHOD)
-    pool = ProcessPoolExecutor(n_workers, mp_context=context, initializer=_install_job, initargs=(pickled_job,))
-    pending: deque[Future[list[R]]] = deque()
+    pool = ProcessPoolExecutor(n_workers - 1, mp_context=context, initializer=_install_job, initargs=(pickled_job,))
     try:
-        for chunk in chunks:
-            pending.append(_submit(pool, job, chunk))
-            if len(pending) >= limit:
-                yield from pending.popleft().result()
-        while pending:
-            yield from pending.popleft().result()
+        yield from _shared_with_pool(pool, job, chunks, limit, pool_limit=POOL_QUEUE_PER_PROCESS * (n_workers - 1))
     finally:
         # Normal end: nothing pending. Error or early close: drop what has not started.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _done(job: Callable[[list[T]], list[R]], chunk: list[T]) -> Future[list[R]]:
+    """``job(chunk)`` run here, as a finished future: its error is raised when the chunk's turn comes."""
+    done: Future[list[R]] = Future()
+    try:
+        done.set_result(job(chunk))
+    except Exception as error:  # raised where a worker's error would be: when this chunk's turn comes
+        done.set_exception(error)
+    return done
+
+
+def _started() -> bool:
+    """A worker process's first job: done once one has started and taken its job."""
+    return True
+
+
+def _shared_with_pool(pool: ProcessPoolExecutor, job: Callable[[list[T]], list[R]], chunks: Iterator[list[T]],
+                      limit: int, pool_limit: int) -> Generator[R, None, None]:
+    """The chunks' results in order, the work shared between the pool's processes and this one.
+
+    This process is one of the workers: it runs every chunk until a worker process has started (a
+    chunk sent earlier would wait for it), then keeps each worker process ``pool_limit`` chunks
+    ahead, and while the oldest chunk is not back, runs the next chunk itself rather than wait. Its
+    share costs nothing to send or receive, and its CPU would otherwise sit idle; at most ``limit``
+    chunks are in hand and not yet yielded.
+    """
+    started = pool.submit(_started)
+    pending: deque[Future[list[R]]] = deque()
+    left = True
+    while True:
+        if started.done():
+            started.result()  # (raises when the pool broke before its first worker started)
+            in_pool = sum(1 for future in pending if not future.done())
+        else:
+            in_pool = pool_limit
+        while left and len(pending) < limit and in_pool < pool_limit:
+            chunk = next(chunks, None)
+            if chunk is None:
+                left = False
+                break
+            pending.append(_submit(pool, job, chunk))
+            in_pool += 1
+        if left and len(pending) < limit and not (pending and pending[0].done()):
+            chunk = next(chunks, None)
+            if chunk is not None:
+                pending.append(_done(job, chunk))
+                continue
+            left = False
+        if not pending:
+            return
+        yield from pending.popleft().result()
 
 
 def _serial_prefix(job: Callable[[list[T]], list[R]], chunks: Iterator[list[T]] | None,

@@ -421,27 +421,29 @@ def _ctrl_c_as_in_a_terminal() -> None:
 
 
 def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
-    out = tmp_path / "out.jsonl"
+    out, spool = tmp_path / "out.jsonl", tmp_path / "spool"
+    spool.mkdir()
     # Small blocks: the workers get records while standard input is still open.
     proc = subprocess.Popen(
         [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "2",
          "--block-size", "100", "-", "-o", str(out)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-        preexec_fn=_ctrl_c_as_in_a_terminal,
+        preexec_fn=_ctrl_c_as_in_a_terminal, env={**os.environ, "TMPDIR": str(spool)},
     )
     assert proc.stdin is not None and proc.stderr is not None
     with reaped(proc):
         proc.stdin.write((json.dumps({"messages": [USER]}) + "\n").encode() * 1000)
         proc.stdin.flush()
         wait_for(lambda: [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")], "the temporary output")
-        wait_for(lambda: ready_workers(proc.pid, 2), "two workers ready")
+        wait_for(lambda: ready_workers(proc.pid, 1), "the worker process ready")
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C: the whole process group
         status = proc.wait(timeout=SAFETY_NET)
     stderr = proc.stderr.read().decode()
     assert status == 130
     assert "prompt-formats: interrupted" in stderr
     assert "Traceback" not in stderr
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["spool"]
+    assert list(spool.iterdir()) == []
 
 
 @pytest.mark.jinja
@@ -533,21 +535,26 @@ def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
     out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
     out.write_text("previous run\n")
     line = (json.dumps({"messages": [USER]}) + "\n").encode()
+    spool = tmp_path / "spool"  # where the worker processes leave their blocks
+    spool.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "2",
          "--block-size", "100", "-", "-o", str(out), "--errors", str(errors)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(spool)},
     )
     assert proc.stdin is not None
     with reaped(proc):
         proc.stdin.write(line * 100)
         proc.stdin.flush()
-        workers = wait_for(lambda: ready_workers(proc.pid, 2), "two workers ready")
-        # Both, as the OOM killer would, so that the death costs work: with one killed while idle, the
-        # other may do all the work and the run may complete, whole and correct (exit 0).
+        # Every worker process (-j 2: this one renders too, beside one worker process), as the OOM killer
+        # would: the blocks sent to it are lost, and the blocks of the input still to come will be sent to it.
+        workers = wait_for(lambda: ready_workers(proc.pid, 1), "the worker process ready")
         for worker in workers:
             with contextlib.suppress(ProcessLookupError):  # the run stopped it already, on the first death
                 os.kill(worker, signal.SIGKILL)
+        # Reaped: the run has seen the death (while this process renders what it has, it may not yet).
+        wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in workers), "the dead worker reaped")
         # More input after the death: the run must notice it whatever it was doing when the workers died.
         _, stderr = proc.communicate(line * 100, timeout=SAFETY_NET)
     text = stderr.decode()
@@ -556,7 +563,8 @@ def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
     [message] = text.splitlines()
     assert message.startswith("prompt-formats: a worker process")
     assert out.read_text() == "previous run\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]  # no error file, no temporary file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "spool"]  # no error file, no temporary file
+    assert list(spool.iterdir()) == []
 
 
 def test_when_the_output_cannot_be_put_in_place_neither_is_the_error_file(tmp_path: Path) -> None:

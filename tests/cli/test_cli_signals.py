@@ -1,5 +1,5 @@
 """SIGTERM and SIGHUP end a ``-j 2`` run of the command as SIGINT does: no temporary file left beside
-the output, no worker process left running, exit status 128 + the signal's number.
+the output or in the workers' spool, no worker process left running, exit status 128 + the signal's number.
 
 Each run reads standard input that the test keeps open, so the run is certainly in progress when the
 signal comes: the test waits for the temporary output and the ready workers (events, never a time).
@@ -57,14 +57,17 @@ def group_is_empty(group: int) -> bool:
 
 
 @contextlib.contextmanager
-def started(out: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """The command rendering standard input to ``out`` with two workers, in a session of its own; its
-    whole process group is killed when the block ends, so a failed test leaks no process."""
+def started(out: Path, spool: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """The command rendering standard input to ``out`` with one worker process beside it (``-j 2``), its
+    spool in ``spool``, in a session of its own; its whole process group is killed when the block
+    ends, so a failed test leaks no process."""
     # Small blocks: the workers get records while standard input is still open.
+    spool.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "-j", "2",
          "--block-size", "100", "-", "-o", str(out)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        env={**os.environ, "TMPDIR": str(spool)},
     )
     try:
         yield proc
@@ -80,12 +83,14 @@ def test_a_terminating_signal_removes_the_temporary_files_and_ends_the_workers(
     tmp_path: Path, signum: int, to_group: bool
 ) -> None:
     out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
-    with started(out) as proc:
+    spool = tmp_path / "spool"
+    with started(out, spool) as proc:
         assert proc.stdin is not None
         proc.stdin.write(LINE * 2000)
         proc.stdin.flush()
         wait_for(lambda: [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.")], "the temporary output")
-        workers = wait_for(lambda: ready_workers(proc.pid, 2), "two workers ready")
+        workers = wait_for(lambda: ready_workers(proc.pid, 1), "the worker process ready")
+        wait_for(lambda: list(spool.iterdir()), "the workers' spool")
         if to_group:
             os.killpg(proc.pid, signum)
         else:
@@ -96,7 +101,8 @@ def test_a_terminating_signal_removes_the_temporary_files_and_ends_the_workers(
         # Nothing else holds the command's standard output and error open: both reach their end.
         stdout, stderr = proc.communicate(timeout=SAFETY_NET)
         wait_for(lambda: group_is_empty(proc.pid), "the process group emptied")
-    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spool"]
+    assert list(spool.iterdir()) == []
     assert not errors.exists()
     assert stdout == b""
     assert stderr.decode() == f"prompt-formats: stopped by {signal.Signals(signum).name}\n"
