@@ -130,7 +130,8 @@ class BlockReader:
         """The blocks as :class:`FileRange` s: the file is read into one buffer, reused, only to find
         where the blocks' last lines end and to count the lines (the workers read the bytes)."""
         path = os.path.abspath(self.path)
-        buffer = bytearray(self.block_size)
+        # (no bigger than the file: a huge --block-size costs no memory for a small file)
+        buffer = bytearray(min(self.block_size, self.total or 1))
         readinto = cast(io.BufferedReader, self._stream).readinto  # (a named file: opened by open(path, "rb"))
         line, filled, first = 1, 0, True
         while True:
@@ -151,11 +152,14 @@ class BlockReader:
                 if filled == len(buffer):  # a line longer than the buffer: a bigger buffer for it
                     buffer.extend(bytes(len(buffer)))
                 continue
+            first = False  # only the file's first bytes can be its byte-order mark
             yield line, FileRange(path, self.bytes_read, end)
             line += buffer.count(b"\n", 0, end)
             self.bytes_read += end
             buffer[: filled - end] = buffer[end:filled]
             filled -= end
+            if len(buffer) > self.block_size > filled:  # back to the block size after a long line
+                del buffer[self.block_size:]
 
     def close(self) -> None:
         if self._stream is not sys.stdin.buffer:
@@ -185,6 +189,13 @@ class WorkerJob:
 
     def __setstate__(self, state: tuple[RecordRenderer | RecordParser, Spool | None, int]) -> None:
         self.__init__(*state)  # type: ignore[misc]
+
+    def close(self) -> None:
+        """Close the input files this process opened to read its blocks."""
+        for fd in self._files.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._files.clear()
 
     def _read(self, source: FileRange) -> bytes:
         fd = self._files.get(source.path)
@@ -233,11 +244,15 @@ def _run(args: argparse.Namespace, stop: StopSignals) -> int:
     )
     committed = False
     spool: Spool | None = None
+    worker_job: WorkerJob | None = None
     results: Generator[Done, None, None] | None = None
     try:
         with stop.held():  # a file created is a file noted, so that the cleanup below removes it
-            spool = Spool.create() if workers > 1 else None
-            results = ordered_map(WorkerJob(job, spool), reader, workers=workers, chunk_size=1)
+            if workers > 1:
+                spool = Spool()  # named before it is made: a Ctrl-C (not held) between the two leaves nothing
+                spool.make()
+            worker_job = WorkerJob(job, spool)
+            results = ordered_map(worker_job, reader, workers=workers, chunk_size=1)
             output = OutputFile(args.output)
             outputs.append(output)
             error_file = OutputFile(args.errors) if args.errors else None
@@ -256,6 +271,8 @@ def _run(args: argparse.Namespace, stop: StopSignals) -> int:
             if spool is not None:
                 spool.remove()  # after the workers: none writes into it any more
             reader.close()
+            if worker_job is not None:
+                worker_job.close()
             if not committed:
                 progress.clear()
                 for out in outputs:

@@ -5,7 +5,7 @@ which waits for the interpreter lock while the parent renders blocks of its own:
 megabyte to send then stalls, a pipe's worth at a time. Written to a file instead, the worker goes on
 at once, and the parent reads the whole block with one call when its turn comes.
 
-The directory is created by the parent (:meth:`Spool.create`, in the system's temporary directory)
+The directory is made by the parent (:meth:`Spool.make`, in the system's temporary directory)
 and removed by it, with whatever is left in it, when the run ends however it ends (:meth:`Spool.remove`,
 called after the workers have stopped, so that none writes into it again).
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import secrets
 import shutil
 import tempfile
 from typing import NamedTuple
@@ -34,28 +35,44 @@ class Spooled(NamedTuple):
 class Spool:
     """A directory for blocks' outputs; picklable (by its path), so that it travels with the workers' job."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, path: str | None = None) -> None:
+        """A spool at ``path``; none given: a new name in the system's temporary directory (``$TMPDIR``),
+        not yet made (:meth:`make`)."""
+        self.path = path if path is not None else self._new_name()
         self._names = itertools.count()
 
-    @classmethod
-    def create(cls) -> Spool:
-        """A new, empty spool directory, readable by this user only."""
-        return cls(tempfile.mkdtemp(prefix="prompt-formats-"))
+    @staticmethod
+    def _new_name() -> str:
+        return os.path.join(tempfile.gettempdir(), f"prompt-formats-{secrets.token_hex(8)}")
+
+    def make(self) -> None:
+        """Create the directory, readable by this user only (under a new name if the name is taken)."""
+        while True:
+            try:
+                os.mkdir(self.path, 0o700)
+                return
+            except FileExistsError:
+                self.path = self._new_name()
 
     def __reduce__(self) -> tuple[type[Spool], tuple[str]]:
         return Spool, (self.path,)
 
     def put(self, data: bytes) -> Spooled:
-        """Write ``data`` to a new file of the spool (a worker's side); its name is unique to this process."""
+        """Write ``data`` to a new file of the spool (a worker's side); its name is unique to this process.
+
+        An error names the spool (a full disk is the disk of ``$TMPDIR``).
+        """
         name = f"{os.getpid()}-{next(self._names)}"
-        fd = os.open(os.path.join(self.path, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+            fd = os.open(os.path.join(self.path, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot write the workers' spool in {self.path}: {exc.strerror}") from None
         return Spooled(name, len(data))
 
     def take_into(self, block: Spooled, output: OutputFile) -> None:

@@ -62,8 +62,8 @@ DEFAULT_CHUNK_SIZE = 256
 #: Chunks per worker that may be submitted and not yet consumed (keeps every worker busy while the
 #: parent consumes results, and bounds memory).
 IN_FLIGHT_PER_WORKER = 3
-#: Chunks sent to each worker process and not yet back: one to run, one waiting, so that it never
-#: waits for this process to hand it more.
+#: Chunks sent to each worker process and not yet back: one to run and two waiting, so that it
+#: never waits for this process (busy with a chunk of its own) to hand it more.
 POOL_QUEUE_PER_PROCESS = 3
 #: Seconds of work :func:`iter_render` and :func:`iter_parse` do in this process before they start
 #: worker processes: workers cost their start (about a third of a second) and the sending of every

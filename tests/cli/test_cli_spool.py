@@ -22,6 +22,12 @@ from prompt_formats.cli.spool import Spool, Spooled
 BLOCK = bytes(range(256)) * 5000  # more than one read of the fallback's megabyte
 
 
+def made_spool() -> Spool:
+    spool = Spool()
+    spool.make()
+    return spool
+
+
 def no_kernel_copy(source: int, target: int, length: int) -> int:
     raise OSError(errno.EXDEV, "Invalid cross-device link")
 
@@ -34,7 +40,7 @@ def copies(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 
 
 def test_a_block_moves_into_a_regular_output_in_its_place(tmp_path: Path, copies: str) -> None:
-    spool = Spool.create()
+    spool = made_spool()
     try:
         block = spool.put(BLOCK)
         assert block == Spooled(block.name, len(BLOCK))
@@ -57,7 +63,7 @@ def test_a_block_moves_into_a_fifo(tmp_path: Path, copies: str) -> None:
     received: list[bytes] = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
     reader.start()
-    spool = Spool.create()
+    spool = made_spool()
     try:
         out = OutputFile(str(fifo))
         assert out.direct
@@ -72,7 +78,7 @@ def test_a_block_moves_into_a_fifo(tmp_path: Path, copies: str) -> None:
 
 
 def test_a_block_shorter_than_its_worker_said_is_an_error_naming_the_output(tmp_path: Path, copies: str) -> None:
-    spool = Spool.create()
+    spool = made_spool()
     try:
         block = spool.put(BLOCK)
         out = OutputFile(str(tmp_path / "out.jsonl"))
@@ -89,7 +95,7 @@ def test_a_failed_kernel_copy_is_an_error_naming_the_output(tmp_path: Path, monk
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(files, "_KERNEL_COPIES", [full])
-    spool = Spool.create()
+    spool = made_spool()
     try:
         out = OutputFile(str(tmp_path / "out.jsonl"))
         with pytest.raises(UsageError, match=r"cannot write .*out\.jsonl: No space left on device"):
@@ -99,8 +105,15 @@ def test_a_failed_kernel_copy_is_an_error_naming_the_output(tmp_path: Path, monk
         spool.remove()
 
 
+def test_a_spool_that_cannot_be_written_is_named_in_the_error() -> None:
+    spool = made_spool()
+    spool.remove()
+    with pytest.raises(OSError, match=r"cannot write the workers' spool in .*prompt-formats-[0-9a-f]+: No such file"):
+        spool.put(b"x\n")
+
+
 def test_the_spool_travels_to_a_worker_by_its_path() -> None:
-    spool = Spool.create()
+    spool = made_spool()
     try:
         copy = pickle.loads(pickle.dumps(spool))
         block = copy.put(b"x\n")
