@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .format.spans import RenderedPrompt
     from .formats.chatml.tokens import CONTROL_TOKENS as CHATML_CONTROL_TOKENS
     from .formats.deepseek.tokens import DEEPSEEK_V3_CONTROL_TOKENS
-    from .formats.gemma.tokens import GEMMA3_CONTROL_TOKENS
+    from .formats.gemma.tokens import GEMMA3_CONTROL_TOKENS, GEMMA4_CONTROL_TOKENS
     from .formats.glm.tokens import GLM4_CONTROL_TOKENS
     from .formats.harmony.tokens import CONTROL_TOKENS as HARMONY_CONTROL_TOKENS
     from .formats.llama.tokens import LLAMA3_CONTROL_TOKENS
@@ -65,6 +65,7 @@ _HOMES: dict[str, str] = {
     "CHATML_CONTROL_TOKENS": ".formats.chatml.tokens:CONTROL_TOKENS",
     "HARMONY_CONTROL_TOKENS": ".formats.harmony.tokens:CONTROL_TOKENS",
     "GEMMA3_CONTROL_TOKENS": ".formats.gemma.tokens",
+    "GEMMA4_CONTROL_TOKENS": ".formats.gemma.tokens",
     "DEEPSEEK_V3_CONTROL_TOKENS": ".formats.deepseek.tokens",
     "GLM4_CONTROL_TOKENS": ".formats.glm.tokens",
     "LLAMA3_CONTROL_TOKENS": ".formats.llama.tokens",
@@ -82,6 +83,7 @@ __all__ = [
     "CHATML_CONTROL_TOKENS",
     "DEEPSEEK_V3_CONTROL_TOKENS",
     "GEMMA3_CONTROL_TOKENS",
+    "GEMMA4_CONTROL_TOKENS",
     "GLM4_CONTROL_TOKENS",
     "HARMONY_CONTROL_TOKENS",
     "LLAMA3_CONTROL_TOKENS",

@@ -53,6 +53,8 @@ _JINJA_REFERENCES = {
     "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146": "gpt-oss",
     # tests/fixtures/families/gemma3.jinja: Gemma 3's template.
     "8d9e3a3c114fb2053ec500184677af4f7e5f8ec2582443cd535834e68b3ade29": "gemma-3",
+    # tests/fixtures/families/gemma4.jinja: Gemma 4's template.
+    "523fc86ed4db0357763963f4b0fdbce319903f1f68b2d03f593bef7a56836533": "gemma-4",
     # tests/fixtures/families/deepseekv3.jinja: DeepSeek-V3's template.
     "563b1ce7d61d50a9b4c7439a912a1116f095b712df5b5e4d3e1116049874eb64": "deepseek-v3",
     # tests/fixtures/families/glm4moe.jinja: GLM-4.5's template.
@@ -62,9 +64,10 @@ _JINJA_REFERENCES = {
     "d82792f95932f1c9cef5c4bd992f171225e3bf8c7b609b4557c9e1ec96be819f": "llama-3.2",
 }
 # The exact text's digest of a reference that Jinja reads otherwise than it is (Qwen3.8's, Qwen2.5's,
-# Qwen3-VL's, Nemotron 3 Nano's and Super's, Gemma 3's and Llama 3.1's and 3.2's end in a newline).
+# Qwen3-VL's, Nemotron 3 Nano's and Super's, Gemma 3's and 4's and Llama 3.1's and 3.2's end in a newline).
 _JINJA_EXACT = {
     "7de1c58e208eda46e9c7f86397df37ec49883aeece39fb961e0a6b24088dd3c4": "gemma-3",
+    "3beb16a140a78c7bf71cd86609f58e56f1594e670e95fe58bd6022f941d1cb1e": "gemma-4",
     "ab7813c3abdd9cb655905a410728b26c7884eca45ddfab8d9f931553485a7862": "nemotron-3-nano",
     "575fb74f54ed264df9047d0ecce3c98938aae953fb4f50356675706264cbb68a": "nemotron-3-super",
     "514d5304fcac63bda60e6faf860d5657010cf43cbc4c633c8bf678ee184e7a37": "qwen3.8",

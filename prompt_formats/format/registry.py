@@ -32,6 +32,7 @@ _FORMATS: dict[str, str] = {
     "gpt-oss": "prompt_formats.formats.harmony.openai:GptOssFormat",
     "harmony": "prompt_formats.formats.harmony.ollama:HarmonyFormat",
     "gemma-3": "prompt_formats.formats.gemma:Gemma3Format",
+    "gemma-4": "prompt_formats.formats.gemma.gemma4:Gemma4Format",
     "deepseek-v3": "prompt_formats.formats.deepseek:DeepSeekV3Format",
     "glm-4.5": "prompt_formats.formats.glm:Glm45Format",
     "llama-3.1": "prompt_formats.formats.llama:Llama31Format",

@@ -23,6 +23,7 @@ import prompt_formats as pf
 from tests.support.parser_cases import (
     CHATML_MARKERS,
     DEEPSEEK_MARKERS,
+    GEMMA4_MARKERS,
     GEMMA_MARKERS,
     GLM_MARKERS,
     HARMONY_MARKERS,
@@ -41,7 +42,7 @@ FORMAT_NAMES = pf.available_formats()
 FAMILY_MARKERS: dict[str, list[str]] = {
     "chatml": CHATML_MARKERS,
     "deepseek": DEEPSEEK_MARKERS,
-    "gemma": GEMMA_MARKERS,
+    "gemma": GEMMA_MARKERS + GEMMA4_MARKERS,
     "glm": GLM_MARKERS,
     "harmony": HARMONY_MARKERS,
     "llama": LLAMA_MARKERS,
@@ -397,7 +398,8 @@ def test_docs_page_names_every_option(fmt: pf.ChatFormat) -> None:
 
 #: The control tokens of each format family, for a guard configured over them.
 FAMILY_TOKENS: dict[str, tuple[str, ...]] = {
-    "chatml": pf.CHATML_CONTROL_TOKENS, "harmony": pf.HARMONY_CONTROL_TOKENS, "gemma": pf.GEMMA3_CONTROL_TOKENS,
+    "chatml": pf.CHATML_CONTROL_TOKENS, "harmony": pf.HARMONY_CONTROL_TOKENS,
+    "gemma": (*pf.GEMMA3_CONTROL_TOKENS, *pf.GEMMA4_CONTROL_TOKENS),
     "deepseek": pf.DEEPSEEK_V3_CONTROL_TOKENS,
     "glm": pf.GLM4_CONTROL_TOKENS,
     "llama": pf.LLAMA3_CONTROL_TOKENS,

@@ -22,6 +22,7 @@ import prompt_formats as pf
 from prompt_formats.model.reading import plain_data
 from tests.support import (
     deepseek_strategies,
+    gemma4_strategies,
     gemma_strategies,
     gpt_oss_strategies,
     llama_strategies,
@@ -49,6 +50,9 @@ def inputs(name: str) -> st.SearchStrategy[tuple[Any, Any, dict[str, Any]]]:
         return st.tuples(gpt_oss_strategies.conversation(), gpt_oss_strategies.tools, gpt_oss_strategies.options())
     if name == "gemma-3":  # (the tokenizer's bos_token, which transformers passes the template)
         return st.tuples(gemma_strategies.conversation(), tools, st.just({"bos_token": "<bos>"}))
+    if name == "gemma-4":
+        return st.tuples(gemma4_strategies.conversation(), gemma4_strategies.tool_list,
+                         gemma4_strategies.options().map(gemma4_strategies.oracle_options))
     if name == "deepseek-v3":
         return st.tuples(deepseek_strategies.conversation(), tools, st.just({"bos_token": deepseek_strategies.BOS}))
     if name.startswith("llama-"):  # (and a date: 3.2's default is today's, which each side reads from the clock)
@@ -116,6 +120,6 @@ def test_arguments_of_another_type_render_as_transformers_hands_them_over(name: 
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [
         {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}]}]
     options = {"gpt-oss": {"current_date": "2026-01-02"}, "gemma-3": {"bos_token": "<bos>"},
-               "deepseek-v3": {"bos_token": deepseek_strategies.BOS}, "llama-3.1": LLAMA_OPTIONS,
-               "llama-3.2": LLAMA_OPTIONS}.get(name, {})
+               "gemma-4": {"bos_token": "<bos>"}, "deepseek-v3": {"bos_token": deepseek_strategies.BOS},
+               "llama-3.1": LLAMA_OPTIONS, "llama-3.2": LLAMA_OPTIONS}.get(name, {})
     assert ours(name, messages, None, True, options) == oracle(name, messages, None, True, options)

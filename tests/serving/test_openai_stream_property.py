@@ -14,6 +14,7 @@ from prompt_formats.serving.openai import accumulate, stream_deltas
 from tests.support.parser_cases import (
     CHATML_MARKERS,
     DEEPSEEK_MARKERS,
+    GEMMA4_MARKERS,
     GEMMA_MARKERS,
     GLM_MARKERS,
     HARMONY_MARKERS,
@@ -53,6 +54,7 @@ MARKERS = {
     "harmony": HARMONY_MARKERS + EXTRA_HARMONY,
     "gpt-oss": HARMONY_MARKERS + EXTRA_HARMONY,
     "gemma-3": GEMMA_MARKERS,
+    "gemma-4": GEMMA4_MARKERS,
     "deepseek-v3": DEEPSEEK_MARKERS,
     "glm-4.5": GLM_MARKERS,
     "llama-3.1": LLAMA_MARKERS,

@@ -132,10 +132,12 @@ def format_options(draw: st.DrawFn, name: str) -> dict[str, Any]:
     if "enable_thinking" in pf.get_format(name).options:
         optional["enable_thinking"] = st.booleans()
     if "preserve_thinking" in pf.get_format(name).options:
-        optional["preserve_thinking"] = st.just(True) if name != "qwen3.8" else st.sampled_from([True, False, None])
+        optional["preserve_thinking"] = (st.sampled_from([True, False, None]) if name in ("qwen3.8", "gemma-4")
+                                         else st.just(True))
     if "reasoning_effort" in pf.get_format(name).options:
         optional["reasoning_effort"] = st.sampled_from(["xhigh", "medium", "low"])
-    return draw(st.fixed_dictionaries({}, optional=optional))
+    fixed = {"bos_token": "<bos>"} if name == "gemma-4" else {}  # (the tokenizer's, as for gemma-3)
+    return {**fixed, **draw(st.fixed_dictionaries({}, optional=optional))}
 
 
 @pytest.mark.jinja

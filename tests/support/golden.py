@@ -121,6 +121,15 @@ def _gemma3_cases() -> st.SearchStrategy[dict[str, Any]]:
     })
 
 
+def _gemma4_cases() -> st.SearchStrategy[dict[str, Any]]:
+    from tests.support.gemma4_strategies import conversation, options, oracle_options, tool_list
+
+    return st.fixed_dictionaries({  # (the tokenizer's bos_token, which transformers passes the template)
+        "messages": conversation(), "tools": tool_list, "add_generation_prompt": st.booleans(),
+        "options": options().map(oracle_options),
+    })
+
+
 def _deepseek_v3_cases() -> st.SearchStrategy[dict[str, Any]]:
     from tests.support.deepseek_strategies import BOS, conversation
     from tests.support.strategies import tools
@@ -184,6 +193,7 @@ CORPORA = (
       for name, fixture in (("nemotron-3-nano", "nemotron_3_nano"), ("nemotron-3-super", "nemotron_3_super"),
                             ("nemotron-3-ultra", "nemotron_3_ultra"), ("nemotron-3.5", "nemotron_3_5"))),
     Corpus("gemma-3", {}, "Jinja2: families/gemma3.jinja", _gemma3_cases, True, True),
+    Corpus("gemma-4", {}, "Jinja2: families/gemma4.jinja", _gemma4_cases, True, True),
     Corpus("deepseek-v3", {}, "Jinja2: families/deepseekv3.jinja", _deepseek_v3_cases, False, True),
     Corpus("glm-4.5", {}, "Jinja2: families/glm4moe.jinja", _glm_cases, False, True),
     Corpus("llama-3.1", {}, "Jinja2: families/llama3_1.jinja", _llama_cases("llama-3.1"), True, True),

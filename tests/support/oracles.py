@@ -43,6 +43,7 @@ JINJA_TEMPLATES = {
     "nemotron-3-ultra": "families/nemotron_3_ultra.jinja",
     "nemotron-3.5": "families/nemotron_3_5.jinja",
     "gemma-3": "families/gemma3.jinja",
+    "gemma-4": "families/gemma4.jinja",
     "deepseek-v3": "families/deepseekv3.jinja",
     "glm-4.5": "families/glm4moe.jinja",
     "llama-3.1": "families/llama3_1.jinja",

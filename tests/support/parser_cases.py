@@ -25,6 +25,12 @@ JSON_CALL_MARKERS = [
 ]
 #: Gemma 3's reply markers (its end markers, and the markup it does not read as such).
 GEMMA_MARKERS = ["<end_of_turn>", "<eos>", "<start_of_turn>", "model\n", "<start_of_image>", "<", ">", "\n\n"]
+#: Gemma 4's reply markers.
+GEMMA4_MARKERS = [
+    "<|channel>", "thought\n", "<channel|>", "<|tool_call>", "call:", "get_weather", "{", "}", "city:", '<|"|>',
+    "Paris", ",", "days:", "3", "[", "]", "true", "null", "<tool_call|>", "<turn|>", "<|tool_response>", "<eos>", "<|",
+    " ", "\n",
+]
 #: DeepSeek-V3's reply markers.
 DEEPSEEK_MARKERS = [
     "</think>", "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "function", "<｜tool▁sep｜>", "get_weather",

@@ -27,9 +27,9 @@ TAGGED = {
     "chatml_upstream.jinja": "chatml_upstream_generation.jinja",
     "gpt_oss.jinja": "gpt_oss_generation.jinja",
     **{f"families/{name}.jinja": f"families/{name}_generation.jinja"
-       for name in ("gemma3", "deepseekv3", "glm4moe", "qwen3_5_think", "qwen3_5_nothink", "qwen3_6", "qwen3_8",
-                    "qwen3", "qwen3_instruct_2507", "qwen2_5", "qwen3_vl", "nemotron_3_nano", "nemotron_3_super",
-                    "nemotron_3_ultra", "nemotron_3_5", "llama3_1", "llama3_2")},
+       for name in ("gemma3", "gemma4", "deepseekv3", "glm4moe", "qwen3_5_think", "qwen3_5_nothink", "qwen3_6",
+                    "qwen3_8", "qwen3", "qwen3_instruct_2507", "qwen2_5", "qwen3_vl", "nemotron_3_nano",
+                    "nemotron_3_super", "nemotron_3_ultra", "nemotron_3_5", "llama3_1", "llama3_2")},
 }
 
 Outcome = tuple[str, Any]

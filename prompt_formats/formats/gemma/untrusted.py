@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...guard.vocabulary import UntrustedReading
-from .tokens import GEMMA3_CONTROL_TOKENS
+from .tokens import GEMMA3_CONTROL_TOKENS, GEMMA4_CONTROL_TOKENS
 
-__all__ = ["GEMMA3_READING", "is_image", "is_text"]
+__all__ = ["GEMMA3_READING", "GEMMA4_READING", "is_image", "is_text"]
 
 
 def is_text(part: Any) -> bool:
@@ -35,4 +35,20 @@ def _silent(part: Any) -> bool:
 GEMMA3_READING = UntrustedReading(
     GEMMA3_CONTROL_TOKENS, GEMMA3_CONTROL_TOKENS.families, join_parts=True, tool_calls=False,
     text_part=is_text, silent_part=_silent, trim_parts=True, roles=True,
+)
+
+_MEDIA = frozenset({"image", "image_url", "audio", "input_audio", "video"})
+
+
+def _silent4(part: Any) -> bool:
+    return not (isinstance(part, Mapping) and part.get("type") in _MEDIA)
+
+
+#: Gemma 4's reading of untrusted fields: text parts trimmed (a tool result's are not: checking them
+#: trimmed too can only refuse more), media parts writing a token between them, roles written as
+#: given, tool calls written. The fields the guard does not read (a leading system message's list
+#: items, a tool result's ``name``, ``tool_responses``) are the format's to check (gemma4/guarding.py).
+GEMMA4_READING = UntrustedReading(
+    GEMMA4_CONTROL_TOKENS, join_parts=True, tool_calls=True, text_part=is_text, silent_part=_silent4, trim_parts=True,
+    roles=True,
 )
