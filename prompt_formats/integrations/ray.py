@@ -9,6 +9,14 @@ gives a JSONL file (column ``"text"``); the record shapes are those of the comma
 - ``error``: ``None``, or ``"<ExceptionClass>: <message>"`` for a record that failed. No record is
   dropped: filter on ``error`` to split the good from the bad.
 
+A row gets what the command gives the same line, by the command's own per-record work
+(:meth:`~prompt_formats.records.RecordRenderer.process_range`): the same reading (strict JSON,
+integers beyond 64 bits exact, UTF-8 checked), a toolset repeated byte for byte recognised by its
+bytes, the same error messages. A batch's texts are read from the column's Arrow buffers as one block
+of bytes, not converted row by row; the column holds strings or binaries (a view or dictionary column
+is cast to one). A null row fails with ``ValueError: <column>: null``. A record without an id is
+numbered by its row in the batch, from 1 (as the command numbers it by its line).
+
 Records stay JSON text on purpose. Ray stores nested Python values as Arrow structs, and Arrow gives
 every struct in a column the union of all their keys, filling the missing ones with ``null``: a tool
 call's arguments would gain ``null`` parameters from other rows' calls, and the prompt would change.
@@ -31,7 +39,8 @@ import orjson
 from .._text.tojson import compact_json
 from ..errors import InvalidInputError
 from ..format.registry import get_format
-from ..records import RecordParser, RecordRenderer, decode_record
+from ..records import RecordParser, RecordRenderer
+from ..records.jsonl import has_long_digit_run
 
 # Ray and pyarrow are optional: their types are named in the docstrings, and are ``Any`` to mypy so
 # that the package type-checks without them.
@@ -60,32 +69,79 @@ def _parser(name: str, config: bytes, context: bytes) -> RecordParser:
     return RecordParser(get_format(name, **orjson.loads(config)), orjson.loads(context))
 
 
-def _texts(table: Table, column: str) -> list[Any]:
+def _text_chunks(pa: Any, table: Table, column: str) -> list[Any]:
+    """The chunks of ``column``: arrays of strings or binaries laid out as offsets into one data buffer
+    (``string``, ``large_string``, ``binary``, ``large_binary``; a view or dictionary column is cast
+    to one), or of ``null`` type (every row null). Raises for a missing column or another type."""
     if column not in table.column_names:
         raise KeyError(f"prompt_formats: the dataset has no column {column!r} (columns: {table.column_names})")
-    values: list[Any] = table.column(column).to_pylist()
-    return values
+    chunked = table.column(column)
+    kind = chunked.type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+        chunked = chunked.cast(kind)
+    if str(kind) in ("string_view", "binary_view"):
+        kind = pa.large_string() if str(kind) == "string_view" else pa.large_binary()
+        chunked = chunked.cast(kind)
+    if kind not in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.null()):
+        raise TypeError(f"prompt_formats: column {column!r} holds {kind}, not JSON text (strings)")
+    chunks: list[Any] = chunked.chunks
+    return chunks
+
+
+def _block(pa: Any, chunk: Any) -> tuple[bytes, list[int]]:
+    """The texts of ``chunk`` (not of ``null`` type) as one block of bytes, and the ``len(chunk) + 1``
+    offsets in it where they start and end: the chunk's own buffers, copied once, not row by row."""
+    _, offsets_buffer, data = chunk.buffers()
+    large = chunk.type in (pa.large_string(), pa.large_binary())
+    # Offsets are 32-bit integers (64-bit for the large types) in the machine's byte order, as cast reads them.
+    offsets: list[int] = memoryview(offsets_buffer).cast("q" if large else "i")[
+        chunk.offset:chunk.offset + len(chunk) + 1].tolist()
+    first = offsets[0]
+    block = b"" if data is None else memoryview(data)[first:offsets[-1]].tobytes()
+    if first:
+        offsets = [offset - first for offset in offsets]
+    return block, offsets
+
+
+def _field_text(field: str, result: dict[str, Any]) -> str:
+    value = result[field]
+    return value if isinstance(value, str) else compact_json(value)
 
 
 def _run(
     table: Table, column: str, job: RecordRenderer | RecordParser, out_column: str, field: str
 ) -> Table:
+    """``table`` with ``out_column`` and ``error`` added: each row's record handled by the command's own
+    per-record work (:meth:`~prompt_formats.records.RecordRenderer.process_range`), numbered by its
+    row in the batch from 1; a null row fails as ``ValueError: <column>: null``."""
     pa: Any = importlib.import_module("pyarrow")
     values: list[str | None] = []
     errors: list[str | None] = []
-    for row, text in enumerate(_texts(table, column)):
-        try:
-            if text is None:
-                raise ValueError(f"{column}: null")
-            value = job.handle(decode_record(text), row + 1)[field]
-            if not isinstance(value, str):
-                value = compact_json(value)
-        except Exception as exc:  # one record never fails the dataset: it is reported in its row
-            values.append(None)
-            errors.append(_row_error(exc))
+    finish = functools.partial(_field_text, field)
+    process = job.process_range
+    null = _row_error(ValueError(f"{column}: null"))
+    line = 1
+    for chunk in _text_chunks(pa, table, column):
+        size = len(chunk)
+        if chunk.null_count == size:  # also a column of null type, which has no offsets
+            values += [None] * size
+            errors += [null] * size
+            line += size
             continue
-        values.append(value)
-        errors.append(None)
+        block, offsets = _block(pa, chunk)
+        valid = chunk.is_valid().to_pylist() if chunk.null_count else None
+        long_digits = has_long_digit_run(block)
+        for i in range(size):
+            if valid is not None and not valid[i]:
+                values.append(None)
+                errors.append(null)
+            else:
+                # One record never fails the dataset: process_range returns its exception, reported in its row.
+                ok, value = process(block, offsets[i], offsets[i + 1], line + i, long_digits, finish)
+                values.append(value if ok else None)
+                errors.append(None if ok else _row_error(value[1]))
+        line += size
     table = table.append_column(out_column, _string_column(pa, values, errors, field))
     return table.append_column("error", pa.array(errors, type=pa.large_string()))
 

@@ -109,28 +109,40 @@ class _RecordJob:
             record = decode_record(data, long_digits, line)
         except InvalidInputError as exc:
             return False, _encode(error_record(line, None, exc))
-        return self._handled(record, line)
+        ok, value = self._handled(record, line, _encode)
+        return (True, value) if ok else (False, _encode(error_record(line, *value)))
 
-    def _handled(self, record: Any, line: int) -> tuple[bool, bytes]:
+    def _handled(self, record: Any, line: int, finish: Callable[[dict[str, Any]], Any]) -> tuple[bool, Any]:
         try:
-            return True, _encode(self.handle(record, line))
+            return True, finish(self.handle(record, line))
         except Exception as exc:
-            return False, _encode(error_record(line, _id_of(record), exc))
+            return False, (_id_of(record), exc)
 
-    def _process_at(self, block: bytes, start: int, end: int, line: int, long_digits: bool) -> tuple[bool, bytes]:
-        """:meth:`process_line` of ``block[start:end]``, its toolset recognised by its bytes when it
-        repeats an earlier record's (:mod:`prompt_formats.records.toolsets`): the same result."""
+    def process_range(
+        self, block: bytes, start: int, end: int, line: int, long_digits: bool,
+        finish: Callable[[dict[str, Any]], Any] = _encode,
+    ) -> tuple[bool, Any]:
+        """The command's work on the record ``block[start:end]`` (JSON text), numbered ``line``:
+        ``(True, finish(output record))``, or ``(False, (id or None, exception))`` when it failed.
+
+        The record is read as :func:`decode_record` reads it (``long_digits=False`` tells that the range
+        has no run of 19 digits), its toolset recognised by its bytes when it repeats an earlier
+        record's (:mod:`prompt_formats.records.toolsets`): the same result. Never raises for a bad
+        record: any exception while handling it or in ``finish``, even an unexpected one, is returned.
+        The command's blocks (``finish`` encodes the output line) and the Ray integration's batches
+        (``finish`` takes the prompt or message) both go through here.
+        """
         tools = self._tools
         record = tools.decode_known(block, start, end, long_digits)
         if record is None:
             try:
                 record = decode_record(memoryview(block)[start:end], long_digits, line)
             except InvalidInputError as exc:
-                return False, _encode(error_record(line, None, exc))
+                return False, (None, exc)
             holder = _tools_holder(record)
             if holder is not None:
                 holder["tools"] = KnownToolset(tools.learn(block, start, end, holder["tools"]))
-        return self._handled(record, line)
+        return self._handled(record, line, finish)
 
     def process_block(self, first_line: int, block: bytes) -> BlockResult:
         """Process every non-blank line of ``block`` (whole lines of JSONL; the first is ``first_line``).
@@ -143,7 +155,7 @@ class _RecordJob:
         reports = bytearray()
         failed = 0
         cut = before_error = -1
-        process = self._process_at
+        process = self.process_range
         records = 0
         # Lines are decoded from views of the block: splitting it into copies first costs more than
         # the copying itself (the decoder then reads memory that has left the cache).
@@ -158,13 +170,13 @@ class _RecordJob:
                 end = size
             if end > start and (block[start] not in _WHITESPACE or not block[start:end].isspace()):
                 records += 1
-                ok, encoded = process(block, start, end, number, long_digits)
+                ok, value = process(block, start, end, number, long_digits)
                 if ok:
-                    output += encoded
+                    output += value
                 else:
                     if cut < 0:
                         cut, before_error = records - 1, len(output)
-                    reports += encoded
+                    reports += _encode(error_record(number, *value))
                     failed += 1
             start = end + 1
             number += 1
