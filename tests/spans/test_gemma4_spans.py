@@ -127,3 +127,33 @@ def test_a_tool_loop_by_hand() -> None:
         ["It is sunny.<turn|>"],
     ]
     assert [spans.text[a:b] for a, b in spans.generated] == [texts[1][0], texts[3][0]]
+
+
+USER = {"role": "user", "content": "hi"}
+# tool_responses (not among the drop oracle's fields: its entries' own keys are structure, not text),
+# and a leading system message's list items that are no object: by hand, the oracle's output compared.
+LOSSES = [
+    ([{"role": "system", "content": "s", "tool_responses": [{"name": "n", "response": "SECRET"}]}, USER],
+     ("messages[0].tool_responses",)),
+    ([USER, {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": {}}}]},
+      {"role": "tool", "tool_call_id": "a", "content": "r", "tool_responses": [{"name": "n", "response": "x"}]}],
+     ("messages[2].tool_responses",)),
+    ([USER, {"role": "assistant", "tool_responses": {"name": "SECRET"}}], ("messages[1].tool_responses",)),
+    ([USER, {"role": "assistant", "tool_responses": "SECRET"}], ("messages[1].tool_responses",)),
+    ([USER, {"role": "assistant", "tool_responses": ["SECRET", {"name": "n", "response": {"k": "v"}}]}],
+     ("messages[1].tool_responses[0]",)),
+    ([USER, {"role": "assistant", "tool_responses": [{"name": "n", "response": "r", "content": "SECRET"}]}],
+     ("messages[1].tool_responses[0]",)),
+    ([USER, {"role": "assistant", "tool_responses": [{"name": 0, "response": "r"}]}],
+     ("messages[1].tool_responses[0]",)),
+    ([{"role": "system", "content": [["SECRET"], 5, {"SECRET": 1}, {"type": "text", "text": "kept"}]}, USER],
+     ("messages[0].content[0]", "messages[0].content[1]", "messages[0].content[2]")),
+]
+
+
+@pytest.mark.parametrize(("messages", "expected"), LOSSES)
+def test_losses_by_hand(messages: list[Any], expected: tuple[str, ...]) -> None:
+    rendered = FMT.render_spans(messages, None, True)
+    assert rendered.dropped == expected
+    found = render_jinja_as_transformers(TEMPLATE, messages, None, True, bos_token="<bos>")
+    assert found == ("ok", rendered.text) and "SECRET" not in rendered.text

@@ -1,9 +1,10 @@
-"""How Gemma 3's template puts untrusted text in the prompt: what the control-token guard reads.
+"""How the Gemma templates put untrusted text in the prompt: what the control-token guard reads.
 
-A text part is one whose ``type`` is ``"text"`` (its ``text`` printed as the template prints it),
-each trimmed, and the texts of a content are written back to back: only an image part writes
-something between them, so parts of other types do not separate them. Every role but
-``assistant`` is written as it is given. Tool calls are not written. See docs/safety.md.
+Gemma 3 (``GEMMA3_READING``): a text part is one whose ``type`` is ``"text"`` (its ``text`` printed
+as the template prints it), each trimmed, and the texts of a content are written back to back: only
+an image part writes something between them, so parts of other types do not separate them. Every role but
+``assistant`` is written as it is given. Tool calls are not written. Gemma 4 (``GEMMA4_READING``):
+below. See docs/safety.md.
 """
 
 from __future__ import annotations
@@ -37,18 +38,17 @@ GEMMA3_READING = UntrustedReading(
     text_part=is_text, silent_part=_silent, trim_parts=True, roles=True,
 )
 
-_MEDIA = frozenset({"image", "image_url", "audio", "input_audio", "video"})
+def _every_part(part: Any) -> bool:
+    return True
 
 
-def _silent4(part: Any) -> bool:
-    return not (isinstance(part, Mapping) and part.get("type") in _MEDIA)
-
-
-#: Gemma 4's reading of untrusted fields: text parts trimmed (a tool result's are not: checking them
-#: trimmed too can only refuse more), media parts writing a token between them, roles written as
-#: given, tool calls written. The fields the guard does not read (a leading system message's list
-#: items, a tool result's ``name``, ``tool_responses``) are the format's to check (gemma4/guarding.py).
+#: Gemma 4's reading of untrusted fields: text parts trimmed and joined as if nothing stood between
+#: them (a tool result's are written untrimmed, back to back, its media after them; elsewhere a media
+#: part writes a token between two texts: reading them joined and trimmed can only refuse more), roles
+#: written as given, tool calls written. What the guard does not read (the reasoning and calls of
+#: other roles than ``assistant``, a leading system message's list items, a tool result's ``name``,
+#: ``tool_responses``) is the format's to check (gemma4/guarding.py).
 GEMMA4_READING = UntrustedReading(
-    GEMMA4_CONTROL_TOKENS, join_parts=True, tool_calls=True, text_part=is_text, silent_part=_silent4, trim_parts=True,
-    roles=True,
+    GEMMA4_CONTROL_TOKENS, join_parts=True, tool_calls=True, text_part=is_text, silent_part=_every_part,
+    trim_parts=True, roles=True,
 )

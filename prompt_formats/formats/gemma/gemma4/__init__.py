@@ -2,7 +2,7 @@
 
 The reference is ``tests/fixtures/families/gemma4.jinja``, rendered by Jinja2 as transformers
 configures it. The walk is :mod:`.render` (its value notation :mod:`.notation`). What surprises
-users is on docs/gemma.md.
+users is on docs/gemma-4.md.
 """
 
 from __future__ import annotations

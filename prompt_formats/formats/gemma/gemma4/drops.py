@@ -10,14 +10,18 @@ name or arguments, its other fields being identifiers; in a content, ``<|channel
 - of an assistant's (or ``model``'s) text, what a ``<|channel>`` opens, up to its ``<channel|>``
   (``messages[i].content``, or the part ``messages[i].content[j]``);
 - in a list of parts, a part holding a text whose ``type`` is not ``"text"`` (a tool result's
-  too); in the leading system message's list, a string (written as a space); a content that is a
+  too); in the leading system message's list, an item with no ``text`` (written as a space) but a
+  media part; a content that is a
   number, or an object the system message's list walk reads the keys of;
 - a tool result that no calls precede (the template writes results only after an assistant's
   calls, and not after one that carries its own ``tool_responses``): its content;
-- the tool calls of a tool result and of the leading system message.
+- the tool calls of a tool result and of the leading system message, and their ``tool_responses``;
+  elsewhere, of ``tool_responses``, each entry but its ``name`` and ``response`` (an entry that is no
+  object, whole; a value that is no list, whole: the template writes its keys' or characters' results
+  as ``unknown``).
 
 Tools are not checked: the declarations leave out the schema keywords they do not know
-(docs/gemma.md). ``tests/spans/test_gemma4_spans.py`` proves the list exact with the Jinja2
+(docs/gemma-4.md). ``tests/spans/test_gemma4_spans.py`` proves the list exact with the Jinja2
 template (``tests/support/drops.py``).
 """
 
@@ -35,12 +39,18 @@ __all__ = ["dropped"]
 
 _MARKERS = (CHANNEL_OPEN, CHANNEL_CLOSE)
 _NOT_TEXT_KEYS = ("image", "image_url", "video")
+_MEDIA = ("image", "image_url", "audio", "input_audio", "video")
 
 
 def _text_part(part: Any) -> bool:
     """A part holding a string ``text`` that is no image or video (what holds text in a list)."""
     return (isinstance(part, Mapping) and isinstance(part.get("text"), str)
             and part.get("type") not in ("image", "video") and not any(key in part for key in _NOT_TEXT_KEYS))
+
+
+def _media(part: Mapping[str, Any]) -> bool:
+    """An image, audio or video part (which holds no text of its own)."""
+    return part.get("type") in _MEDIA or any(key in part for key in _MEDIA)
 
 
 def _thought_lost(text: str) -> bool:
@@ -67,7 +77,7 @@ def _content_lost(content: Any, i: int, model: bool) -> list[str]:
         if not _text_part(part):
             continue
         if part.get("type") != "text":
-            if content_holds_text(part["text"]):
+            if content_holds_text(part["text"], _MARKERS):
                 found.append(f"{path}[{j}]")
         elif model and _thought_lost(part["text"]):
             found.append(f"{path}[{j}]")
@@ -77,15 +87,33 @@ def _content_lost(content: Any, i: int, model: bool) -> list[str]:
 def _system_lost(message: dict[str, Any]) -> list[str]:
     content = message.get("content")
     found = []
-    if isinstance(content, (list, tuple)):
+    if isinstance(content, (list, tuple)):  # (each item written as its text: a string or a list, as a space)
         found += [f"messages[0].content[{j}]" for j, item in enumerate(content)
-                  if isinstance(item, str) and item.strip()]
+                  if holds_text(item) and not (isinstance(item, Mapping) and ("text" in item or _media(item)))]
     elif content is not None and not isinstance(content, str) and holds_text(content):
         found.append("messages[0].content")
     found += _reasoning_lost(message, 0, False)
     if calls_hold_text(message.get("tool_calls")):
         found.append("messages[0].tool_calls")
+    if holds_text(message.get("tool_responses")):
+        found.append("messages[0].tool_responses")
     return found
+
+
+def _legacy_lost(value: Any, path: str) -> list[str]:
+    """What of ``tool_responses`` (written: a list's objects, each as its ``name`` and ``response``) is lost."""
+    if not value or not isinstance(value, (list, tuple)):  # (not written, or written as its keys' or
+        return [path] if holds_text(value) else []  # characters' "unknown" results)
+    return [f"{path}[{j}]" for j, entry in enumerate(value) if holds_text(_unwritten(entry))]
+
+
+def _unwritten(entry: Any) -> Any:
+    """What the template does not write of a ``tool_responses`` entry: all of one that is no object; of
+    an object, its other keys' values and a false ``name`` (written ``unknown``)."""
+    if not isinstance(entry, Mapping):
+        return entry
+    lost = [item for key, item in entry.items() if key not in ("name", "response")]
+    return [*lost, entry.get("name")] if not entry.get("name") else lost
 
 
 def _tool_lost(message: dict[str, Any], i: int, written: bool) -> list[str]:
@@ -100,6 +128,8 @@ def _tool_lost(message: dict[str, Any], i: int, written: bool) -> list[str]:
     found += _reasoning_lost(message, i, False)
     if calls_hold_text(message.get("tool_calls")):
         found.append(f"messages[{i}].tool_calls")
+    if holds_text(message.get("tool_responses")):
+        found.append(f"messages[{i}].tool_responses")
     return found
 
 
@@ -117,5 +147,6 @@ def dropped(msgs: list[dict[str, Any]], written: Walk) -> tuple[str, ...]:
             found += _tool_lost(message, i, i in told)
         else:
             found += _reasoning_lost(message, i, i in written.shown)
+            found += _legacy_lost(message.get("tool_responses"), f"messages[{i}].tool_responses")
             found += _content_lost(message.get("content"), i, role in ("assistant", "model"))
     return tuple(found)

@@ -3,8 +3,8 @@
 A string is written between ``<|"|>`` quotes, ``None`` as ``null``, a boolean as ``true`` or
 ``false``, any other scalar as Python prints it; an object as ``{key:value,…}``, its items sorted
 as Jinja's ``dictsort`` sorts them (by key, a string key lower-cased, equal keys in their order);
-a list as ``[a,b]``. Object keys are quoted in a call's nested values and a tool's declaration,
-bare in a call's top level and a tool result's (``escape_keys``).
+a list as ``[a,b]``. Object keys are quoted in a tool's declaration (an enum's or an array's items),
+bare at every depth of a call's arguments and a tool result (``escape_keys``).
 
 The template reads fields with Jinja's ``value['key']``, which gives an *undefined* value for a key
 that is not there, or for any key of a value that is no object: :data:`UNDEFINED` stands for it here
@@ -90,6 +90,9 @@ def is_sequence(value: Any) -> bool:
 
 def sorted_items(mapping: dict[Any, Any], path: str) -> list[tuple[Any, Any]]:
     """``mapping | dictsort``: by key, a string key lower-cased; keys that cannot be compared fail."""
+    for key in mapping:
+        if type(key) is not str and type(key) not in (int, float, bool):
+            require_plain(key, path)
     try:
         return sorted(mapping.items(), key=_folded)
     except TypeError:
@@ -98,8 +101,6 @@ def sorted_items(mapping: dict[Any, Any], path: str) -> list[tuple[Any, Any]]:
 
 def _folded(item: tuple[Any, Any]) -> Any:
     key = item[0]
-    if type(key) is not str and not isinstance(key, (int, float)):
-        require_plain(key, "")
     return key.lower() if type(key) is str else key
 
 

@@ -1,6 +1,6 @@
 """The reply parser of Gemma 4: a completion into reasoning, content and tool calls.
 
-The rules (docs/gemma.md, "Parsing Gemma 4's replies"): ``<|channel>`` opens the reasoning (a first
+The rules (docs/gemma-4.md, "Parsing replies"): ``<|channel>`` opens the reasoning (a first
 line ``thought`` is the channel's name, not reasoning) up to ``<channel|>``; several channels join.
 With ``in_thought`` the completion begins inside the reasoning (the prompt ended with
 ``<|channel>thought\\n``: tool results with thinking on). A call is

@@ -340,7 +340,7 @@ def _result(follow: dict[str, Any], j: int, calls: Any) -> str:
     path = f"messages[{j}].content"
     if type(body) is str or not is_sequence(body):
         return response_block(name, body, f"messages[{j}].name")
-    text, marks = [], []
+    text = []
     for p, part in enumerate(iterated(body, path)):
         if _get(part, "type", f"{path}[{p}]") == "text":
             piece = part.get("text")

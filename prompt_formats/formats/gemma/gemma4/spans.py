@@ -1,6 +1,6 @@
 """``render_spans`` for Gemma 4: where each input message landed, and what the model generated.
 
-Made from the walk's pieces and marks (:class:`~.render.Walk`). What a range covers (docs/gemma.md):
+Made from the walk's pieces and marks (:class:`~.render.Walk`). What a range covers (docs/gemma-4.md):
 the leading system message's text in the system turn; a message's turn after ``<|turn>ROLE\\n``
 (or where it continues an assistant's turn) — its reasoning and calls up to and including the
 first ``<|tool_response>`` after them, then its content and what ends it (``<|tool_response>``
