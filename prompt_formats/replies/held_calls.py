@@ -41,6 +41,13 @@ class HeldCallsParser(StreamParser):
     __slots__ = ("_calls", "_content", "_ids", "_ignored", "_reasoning", "_scanned", "_state")
 
     AFTER_END: ClassVar[str] = "text after the end of the reply ignored"
+    #: What opens and closes a call, what ends a call's text, the states after a call and after the
+    #: reply (for :meth:`_call_step`).
+    CALL_OPEN: ClassVar[str] = ""
+    CALL_CLOSE: ClassVar[str] = ""
+    IN_CALL_ENDS: ClassVar[tuple[Terminator, ...]] = ()
+    CONTENT: ClassVar[int] = 0
+    DONE: ClassVar[int] = 0
 
     def __init__(self, state: int, id_factory: Callable[[], str] | None) -> None:
         super().__init__()
@@ -89,6 +96,29 @@ class HeldCallsParser(StreamParser):
             return None
         self._scanned = 0
         return buf[pos:at], term, at + len(term.literal)
+
+    def _call_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
+        """The state inside a call: its text held until its end marker, then read whole
+        (``_read_call``); a call that does not read, or is cut off, kept as text. A subclass whose calls
+        are ``CALL_OPEN`` … ``CALL_CLOSE`` sets those, ``IN_CALL_ENDS`` (the close and the reply's end
+        markers), ``CONTENT`` and ``DONE`` (its states after a call and after the reply)."""
+        held = self._held_call(buf, pos, final, scan, self.IN_CALL_ENDS)
+        if held is None:
+            return pos, False
+        body, term, end = held
+        closed = term is not None and term.literal == self.CALL_CLOSE
+        if closed and self._read_call(body):
+            self._state = self.CONTENT
+            return end, True
+        what = ("not read" if closed else "cut off by the end of the completion" if term is None
+                else "cut off by the end of the reply")
+        self._kept_as_text(self.CALL_OPEN + body + (self.CALL_CLOSE if closed else ""), what)
+        self._state = self.CONTENT if closed or term is None else self.DONE
+        return end, True
+
+    def _read_call(self, body: str) -> bool:
+        """Send the call ``body`` holds; False if it is not one as the format writes it."""
+        raise NotImplementedError
 
     def _kept_as_text(self, text: str, what: str) -> None:
         """A call that cannot be read as the format writes it: its ``text`` goes to the content."""

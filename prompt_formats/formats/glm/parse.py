@@ -90,6 +90,8 @@ class GlmReplyParser(HeldCallsParser):
     __slots__ = ("_strings",)
 
     AFTER_END = "text after the end of the reply ('<|user|>'/'<|observation|>'/'<|endoftext|>') ignored"
+    CALL_OPEN, CALL_CLOSE, IN_CALL_ENDS = TOOL_CALL_OPEN, TOOL_CALL_CLOSE, _IN_CALL_ENDS
+    CONTENT, DONE = State.CONTENT, State.DONE
 
     def __init__(self, tools: Any = None, id_factory: Callable[[], str] | None = None) -> None:
         super().__init__(State.START, id_factory)
@@ -105,7 +107,7 @@ class GlmReplyParser(HeldCallsParser):
             if state == State.START:
                 pos, progressed = self._start(buf, pos, final)
             elif state == State.CALL:
-                pos, progressed = self._call(buf, pos, final, scan)
+                pos, progressed = self._call_step(buf, pos, final, scan)
             else:
                 pos, progressed = self._text_step(buf, pos, final, scan)
             if not progressed:
@@ -131,21 +133,6 @@ class GlmReplyParser(HeldCallsParser):
             return pos, False
         self._state = State.CONTENT if term is _THINK_END else State.CALL if term is _CALL else State.DONE
         return pos, True
-
-    def _call(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
-        """CALL: held until its end marker, then read whole."""
-        held = self._held_call(buf, pos, final, scan, _IN_CALL_ENDS)
-        if held is None:
-            return pos, False
-        body, term, end = held
-        closed = term is _CALL_END
-        if closed and self._read_call(body):
-            self._state = State.CONTENT
-            return end, True
-        self._kept_as_text(TOOL_CALL_OPEN + body + (TOOL_CALL_CLOSE if closed else ""),
-                           "not read" if closed else "cut off by the end of the completion")
-        self._state = State.CONTENT if closed or term is None else State.DONE
-        return end, True
 
     def _read_call(self, body: str) -> bool:
         """Send the call ``body`` holds; False if it is not a call as the format writes it."""

@@ -52,6 +52,8 @@ class Gemma4ReplyParser(HeldCallsParser):
     __slots__ = ()
 
     AFTER_END = f"text after the end of the reply ('{TURN_CLOSE}'/'{TOOL_RESPONSE_OPEN}'/'{EOS}') ignored"
+    CALL_OPEN, CALL_CLOSE, IN_CALL_ENDS = TOOL_CALL_OPEN, TOOL_CALL_CLOSE, _IN_CALL_ENDS
+    CONTENT, DONE = State.CONTENT, State.DONE
 
     def __init__(self, id_factory: Callable[[], str] | None = None, in_thought: bool = False) -> None:
         super().__init__(State.REASONING if in_thought else State.CONTENT, id_factory)
@@ -66,7 +68,7 @@ class Gemma4ReplyParser(HeldCallsParser):
             if state == State.CHANNEL:
                 pos, progressed = self._channel(buf, pos, final)
             elif state == State.CALL:
-                pos, progressed = self._call(buf, pos, final, scan)
+                pos, progressed = self._call_step(buf, pos, final, scan)
             else:
                 pos, progressed = self._text_step(buf, pos, final, scan)
             if not progressed:
@@ -95,21 +97,6 @@ class Gemma4ReplyParser(HeldCallsParser):
         else:
             self._state = State.CALL if term is _CALL else State.DONE
         return pos, True
-
-    def _call(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
-        """CALL: held until its end marker, then read whole."""
-        held = self._held_call(buf, pos, final, scan, _IN_CALL_ENDS)
-        if held is None:
-            return pos, False
-        body, term, end = held
-        closed = term is _CALL_END
-        if closed and self._read_call(body):
-            self._state = State.CONTENT
-            return end, True
-        self._kept_as_text(TOOL_CALL_OPEN + body + (TOOL_CALL_CLOSE if closed else ""),
-                           "not read" if closed else "cut off by the end of the reply")
-        self._state = State.CONTENT if closed or term is None else State.DONE
-        return end, True
 
     def _read_call(self, body: str) -> bool:
         """Send the call ``body`` holds (``call:NAME{…}``); False if it is not one as the format writes it."""
