@@ -526,10 +526,10 @@ def agent_request(
 # ``truncate_history_thinking``).
 
 Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "json", "json-thinking", "json-vision", "harmony",
-                  "gpt-oss", "nemotron", "gemma", "deepseek", "glm", "llama"]
+                  "gpt-oss", "nemotron", "gemma", "gemma4", "deepseek", "glm", "llama"]
 #: The flavours whose content is a string.
 _STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron", "gemma", "deepseek", "glm", "llama")
-_IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision", "gemma")  # the flavours with images
+_IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision", "gemma", "gemma4")  # the flavours with images
 
 # Proportions (per request unless said otherwise).
 TEXT_PARTS = 0.30  # of user and system messages: content given as a list of text parts
@@ -687,6 +687,8 @@ def _add_image(rng: random.Random, messages: list[Message]) -> None:
 def _options(rng: random.Random, flavour: Flavour, has_image: bool) -> dict[str, Any]:
     if flavour == "gemma":  # the tokenizer's bos_token, which transformers passes the template
         return {"bos_token": "<bos>"}
+    if flavour == "gemma4":  # (and thinking on for some)
+        return {"bos_token": "<bos>", **({"enable_thinking": True} if rng.random() < 0.3 else {})}
     if flavour == "deepseek":
         return {"bos_token": "<｜begin▁of▁sentence｜>"}
     if flavour == "llama":  # (a date given: 3.2's default is today's, which the reference reads from the clock)
@@ -740,7 +742,7 @@ def _dress(
     if flavour == "deepseek":
         messages = strings_only(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
-    if flavour in ("chatml-objects", "nemotron", "glm", "llama"):
+    if flavour in ("chatml-objects", "nemotron", "gemma4", "glm", "llama"):
         messages = objects_only(messages)
     if flavour == "llama":
         messages = one_call_a_turn(messages)
@@ -800,6 +802,8 @@ FLAVOURS: dict[str, Flavour] = {
     "nemotron-3.5": "nemotron",
     # Gemma 3's roles alternate and it has no tools: the conversations as alternating chats (``alternating``).
     "gemma-3": "gemma",
+    # Gemma 4's template iterates a call's arguments as an object: object arguments; parts and images.
+    "gemma-4": "gemma4",
     # DeepSeek-V3's template joins every text to text: string contents and JSON-text arguments.
     "deepseek-v3": "deepseek",
     # GLM-4.5's template iterates a call's arguments as an object: object arguments, string contents.
@@ -830,7 +834,7 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
 
     def make(r: int) -> list[Job]:
         options = {"current_date": "2025-08-05", "reasoning_effort": "medium"} if flavour == "harmony" else {}
-        if flavour == "gemma":
+        if flavour in ("gemma", "gemma4"):
             options = {"bos_token": "<bos>"}
         if flavour == "deepseek":
             options = {"bos_token": "<｜begin▁of▁sentence｜>"}
@@ -844,7 +848,8 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
                 tools = pf.prepare_tools(request.tools)
                 pf.get_format(name).render([{"role": "user", "content": "hello"}], tools, True, **options)
             messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
-            messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron", "glm", "llama") else messages
+            messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron", "gemma4", "glm", "llama") \
+                else messages
             messages = one_call_a_turn(messages) if flavour == "llama" else messages
             messages = alternating(messages) if flavour == "gemma" else messages
             messages = strings_only(messages) if flavour == "deepseek" else messages

@@ -58,7 +58,7 @@ from timing import Contender, Timing, child_run, interleaved, markdown_table, st
 
 GROUPS = ["chatml-multi-system", "chatml-safety", "qwen3.5", "qwen3.5-nothink", "qwen3.6", "qwen3.8", "qwen3",
           "qwen3-instruct-2507", "qwen2.5", "qwen3-vl", "nemotron-3-nano", "nemotron-3-super", "nemotron-3-ultra",
-          "nemotron-3.5", "gemma-3", "deepseek-v3", "glm-4.5", "llama-3.1", "llama-3.2",
+          "nemotron-3.5", "gemma-3", "gemma-4", "deepseek-v3", "glm-4.5", "llama-3.1", "llama-3.2",
           "harmony", "gpt-oss", "guard", "parse", "command"]
 HEADER = ["format", "corpus", "reference", "ours ms", "reference ms", "ratio (reference / ours)"]
 BOTH_HEADER = ["format", "corpus", "reference", "pure ms", "compiled ms", "reference ms (pure's run, compiled's run)",
