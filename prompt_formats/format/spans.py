@@ -32,6 +32,7 @@ __all__ = [
     "content_holds_text",
     "cut_prompt",
     "holds_text",
+    "is_text_part",
     "normalize_ranges",
     "noted_ranges",
     "select_generated",
@@ -268,7 +269,7 @@ def content_holds_text(content: Any, markers: tuple[str, ...] = ()) -> bool:
     ``text`` and no image or video) and string items, joined; any other value's."""
     if isinstance(content, (list, tuple)):
         content = "".join(part if isinstance(part, str) else part["text"] for part in content
-                          if isinstance(part, str) or _is_text_part(part))
+                          if isinstance(part, str) or is_text_part(part))
     if isinstance(content, str):
         for marker in markers:
             content = content.replace(marker, "")
@@ -276,7 +277,8 @@ def content_holds_text(content: Any, markers: tuple[str, ...] = ()) -> bool:
     return holds_text(content)
 
 
-def _is_text_part(part: Any) -> bool:
+def is_text_part(part: Any) -> bool:
+    """A content part that holds a text: a mapping whose ``text`` is a string, no image or video."""
     return (isinstance(part, Mapping) and isinstance(part.get("text"), str)
             and not any(key in part for key in ("image", "image_url", "video"))
             and part.get("type") not in ("image", "video"))

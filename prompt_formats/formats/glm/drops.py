@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...format.spans import calls_hold_text, holds_text
+from ...format.spans import calls_hold_text, holds_text, is_text_part
 from ...model.reading import REASONING_FIELDS, reasoning_of
 from .render import SHOWN, UNWRITTEN, WHOLE, reasoning_and_content, visible_text
 from .tokens import NOTHINK, THINK_CLOSE, THINK_OPEN
@@ -35,12 +35,7 @@ from .tokens import NOTHINK, THINK_CLOSE, THINK_OPEN
 __all__ = ["dropped"]
 
 _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id"})
-_NOT_TEXT_KEYS = ("image", "image_url", "video")
 
-
-def _text_part(part: Any) -> bool:
-    return (isinstance(part, Mapping) and isinstance(part.get("text"), str)
-            and part.get("type") not in ("image", "video") and not any(key in part for key in _NOT_TEXT_KEYS))
 
 
 def _holds(text: str) -> bool:
@@ -50,7 +45,7 @@ def _holds(text: str) -> bool:
 
 def _content_holds_text(content: Any) -> bool:
     if isinstance(content, (list, tuple)):
-        return any((_text_part(part) and _holds(part["text"])) or (isinstance(part, str) and _holds(part))
+        return any((is_text_part(part) and _holds(part["text"])) or (isinstance(part, str) and _holds(part))
                    for part in content)
     return _holds(content) if isinstance(content, str) else holds_text(content)
 
@@ -60,7 +55,7 @@ def _parts_dropped(content: Any, path: str, tool: bool) -> list[str]:
         return [path] if holds_text(list(content.values())) else []
     if not isinstance(content, (list, tuple)):
         return []
-    return [f"{path}[{j}]" for j, part in enumerate(content) if _text_part(part) and _holds(part["text"])
+    return [f"{path}[{j}]" for j, part in enumerate(content) if is_text_part(part) and _holds(part["text"])
             and (part.get("type") != "text" if not tool else "output" in part)]
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ....format.spans import calls_hold_text, content_holds_text, holds_text
+from ....format.spans import calls_hold_text, content_holds_text, holds_text, is_text_part
 from ....model.reading import REASONING_FIELDS, reasoning_of
 from ..tokens import CHANNEL_CLOSE, CHANNEL_OPEN
 from .render import Walk
@@ -38,14 +38,8 @@ from .render import Walk
 __all__ = ["dropped"]
 
 _MARKERS = (CHANNEL_OPEN, CHANNEL_CLOSE)
-_NOT_TEXT_KEYS = ("image", "image_url", "video")
 _MEDIA = ("image", "image_url", "audio", "input_audio", "video")
 
-
-def _text_part(part: Any) -> bool:
-    """A part holding a string ``text`` that is no image or video (what holds text in a list)."""
-    return (isinstance(part, Mapping) and isinstance(part.get("text"), str)
-            and part.get("type") not in ("image", "video") and not any(key in part for key in _NOT_TEXT_KEYS))
 
 
 def _media(part: Mapping[str, Any]) -> bool:
@@ -74,7 +68,7 @@ def _content_lost(content: Any, i: int, model: bool) -> list[str]:
         return [path] if content is not None and not isinstance(content, Mapping) and holds_text(content) else []
     found = []
     for j, part in enumerate(content):
-        if not _text_part(part):
+        if not is_text_part(part):
             continue
         if part.get("type") != "text":
             if content_holds_text(part["text"], _MARKERS):
@@ -122,7 +116,7 @@ def _tool_lost(message: dict[str, Any], i: int, written: bool) -> list[str]:
         found = [f"messages[{i}].content"] if content_holds_text(content) else []
     elif isinstance(content, (list, tuple)):
         found = [f"messages[{i}].content[{j}]" for j, part in enumerate(content)
-                 if _text_part(part) and part.get("type") != "text" and content_holds_text(part["text"])]
+                 if is_text_part(part) and part.get("type") != "text" and content_holds_text(part["text"])]
     else:
         found = []
     found += _reasoning_lost(message, i, False)
