@@ -7,7 +7,8 @@ spaced separators, writes ``1e-05`` as ``0.00001`` and NaN as ``null``, rejects 
 non-string keys and lone surrogates, and accepts types ``json.dumps`` rejects (UUID, Enum). Making
 its output exact in general costs more than it saves (measured on tool schemas: finding the strings
 to leave alone is slower than the standard encoder), so :func:`tojson` is the standard library's C
-encoder itself — the very code ``json.dumps`` runs — built once instead of on every call.
+encoder itself — the very code ``json.dumps`` runs — built once instead of on every call; but a
+long ASCII string, whose JSON text orjson writes exactly as json does, is orjson's.
 """
 
 from __future__ import annotations
@@ -64,10 +65,18 @@ _encode_chunks: Callable[[Any, int], list[str]] = (
 json_chunks: Callable[[Any, int], list[str]] = _encode_chunks
 
 
+#: From this length an ASCII string is encoded by orjson (shorter, the call costs more than it saves).
+_LONG_ASCII = 80
+
+
 def tojson(value: Any) -> str:
     """``json.dumps(value, ensure_ascii=False)``, byte for byte, for every value it accepts."""
     kind = type(value)
     if kind is str:
+        # orjson escapes exactly the characters json does, the same way, and is several times faster
+        # on a long ASCII text (its escaping is vectorised; non-ASCII text costs it a slower decode).
+        if len(value) >= _LONG_ASCII and value.isascii():
+            return orjson.dumps(value).decode()
         return _encode_string(value)
     # The scalars tool-call arguments are made of, spelt as the C encoder spells them (exact
     # types only: it writes a subclass of int or float with the base class's repr, not its own).

@@ -117,6 +117,22 @@ def test_orjson_escapes_every_code_point_as_json_dumps() -> None:
     assert orjson.dumps(every).decode() == reference(every)
 
 
+@pytest.mark.parametrize("size", [79, 80, 81, 4096])
+def test_long_ascii_strings_match_json_dumps(size: int) -> None:
+    # From 80 characters an ASCII string is orjson's: each ASCII character, escaped or not, at each side
+    # of that length.
+    for code in range(128):
+        value = (chr(code) * size)[:size]
+        assert tojson(value) == reference(value)
+        assert tojson("x" * (size - 1) + chr(code)) == reference("x" * (size - 1) + chr(code))
+
+
+@differential_settings
+@given(st.text(st.characters(max_codepoint=0x7F), min_size=70, max_size=300))
+def test_generated_long_ascii_strings_match_json_dumps(value: str) -> None:
+    assert tojson(value) == reference(value)
+
+
 REJECTED: list[Any] = [
     object(), {1, 2}, b"bytes", 1j, uuid.UUID(int=1), {(1, 2): "tuple key"}, {"k": object()},
     [lambda: None], 10**5000,
