@@ -19,19 +19,27 @@ tools only. Modes:
   byte-identical to ``-j 1``'s; beside each, the machine's ceiling: ``j`` separate ``-j 1`` commands
   on ``j`` parts of the records, at once; then the serial share those speed-ups imply (Amdahl's
   law fitted to them) and what it predicts at 16 and 64 cores (docs/performance.md, "Scaling").
+- ``render-batch``: ``render_batch`` (not the command) with ``workers=2`` beside ``workers=1``, in
+  alternating runs, workers started at once (``SERIAL_FIRST_SECONDS`` 0: the case where they must
+  pay for themselves): ``--records`` everyday conversations (``chatml-multi-system``) or, with
+  ``--corpus agent``, agent requests of 120 messages; wall and CPU (this process and its workers)
+  against ``workers=1``, the median of the rounds' ratios, after one untimed run of each (the first
+  run that grows the process's memory costs several times more in system time); every result
+  checked equal to serial's.
 - ``stages``: one record's CPU time by stage inside the command (the long-integer check, decode,
   toolset preparation, handle, encode, and a whole block as the command runs it), the fastest of
   ``--rounds`` passes (warm: a breakdown, not a headline).
 
 Usage::
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_command.py [rate|batch|scaling|stages] [--records N]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_command.py [rate|batch|scaling|render-batch|stages] [--records N]
         [--rounds R] [--installed] [--workers N] [--max-workers N] [--corpus everyday|tools|agent]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -315,9 +323,53 @@ def stages(args: argparse.Namespace, tmp: Path) -> None:
           "records per CPU-second with a renderer that cost nothing")
 
 
+def _digest(prompts: list[Any]) -> bytes:
+    digest = hashlib.sha256()
+    for prompt in prompts:
+        digest.update(prompt.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.digest()
+
+
+def render_batch(args: argparse.Namespace, tmp: Path) -> None:
+    """``render_batch`` with ``workers=args.workers`` against ``workers=1``, alternating, workers at once."""
+    import prompt_formats as pf
+    from prompt_formats.format import batch as batch_module
+
+    batch_module.SERIAL_FIRST_SECONDS = 0.0
+    fmt = pf.get_format("chatml-multi-system")
+    if args.corpus == "agent":
+        conversations = [corpus.agent_request(120, 40, seed).messages for seed in range(args.records)]
+    else:
+        conversations = [request.messages for request in corpus.realistic_requests(args.records, 7)]
+    # The prompts are compared by digest: two lists of agent prompts held at once are a gigabyte.
+    serial = _digest(fmt.render_batch(conversations, None, True))
+    fmt.render_batch(conversations, None, True, workers=args.workers)  # (untimed: this VM's memory first grows)
+    ratios: list[tuple[float, float]] = []
+    for _ in range(args.rounds):
+        times = {}
+        for workers in (1, args.workers):
+            before, began = os.times(), time.perf_counter()
+            out = fmt.render_batch(conversations, None, True, workers=workers)
+            wall, after = time.perf_counter() - began, os.times()
+            cpu = sum(after[:4]) - sum(before[:4])  # (this process's and its finished workers', user and system)
+            if _digest(out) != serial:
+                raise SystemExit(f"workers={workers}: the prompts differ from serial's")
+            del out
+            times[workers] = (wall, cpu)
+        ratios.append((times[args.workers][0] / times[1][0], times[args.workers][1] / times[1][1]))
+        print(f"round: workers=1 {times[1][0]:.2f} s; workers={args.workers} {times[args.workers][0]:.2f} s",
+              flush=True)
+    wall = statistics.median(r[0] for r in ratios)
+    cpu = statistics.median(r[1] for r in ratios)
+    print(f"{len(conversations):,} {args.corpus} conversations, {args.rounds} rounds: workers={args.workers} takes "
+          f"{wall:.2f}x the wall time of workers=1 (rounds {min(r[0] for r in ratios):.2f}-"
+          f"{max(r[0] for r in ratios):.2f}), {cpu:.2f}x its CPU")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("mode", nargs="?", choices=("rate", "batch", "scaling", "stages"), default="rate")
+    modes = {"rate": rate, "batch": batch, "scaling": scaling, "render-batch": render_batch, "stages": stages}
+    parser.add_argument("mode", nargs="?", choices=tuple(modes), default="rate")
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--corpus", choices=("everyday", "tools", "agent"), default="everyday")
@@ -327,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jinja-subset", type=int, default=2_000, help="batch: records rendered by Jinja2")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="pf-bench-command-") as tmp:
-        {"rate": rate, "batch": batch, "scaling": scaling, "stages": stages}[args.mode](args, Path(tmp))
+        modes[args.mode](args, Path(tmp))
     return 0
 
 

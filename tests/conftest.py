@@ -4,6 +4,7 @@ its settings, and which tests it runs; the oracle markers checked where the engi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Iterator
 from typing import Any
 
@@ -45,9 +46,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.fixture(autouse=True)
 def workers_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches with ``workers > 1`` start their workers at once (the library first works alone for a
-    few seconds, which no test batch lasts): the tests of workers test workers, never the clock.
+    few seconds, which no test batch lasts) and send them chunks whatever sending costs: the tests of
+    workers test workers, never the clock.
     tests/batch/test_batch.py sets it otherwise where it tests that."""
     monkeypatch.setattr("prompt_formats.format.batch.SERIAL_FIRST_SECONDS", 0.0)
+    monkeypatch.setattr("prompt_formats.format.batch.SEND_SHARE", math.inf)
 
 
 @pytest.fixture(scope="session")

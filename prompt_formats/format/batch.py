@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import io
 import itertools
 import math
 import multiprocessing
@@ -31,7 +32,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar
 
 from ..errors import FormatError, in_batch
 from .session import shared_tools
@@ -70,6 +71,18 @@ POOL_QUEUE_PER_PROCESS = 3
 #: item and result, more than a cheap render, so a batch shorter than this never pays for them
 #: (the measurements are in docs/guide.md, "Many conversations").
 SERIAL_FIRST_SECONDS = 3.0
+#: A piece goes to a worker process only while sending an item (pickling it, the pool's threads
+#: passing it on and taking its result back) costs this process less than this share of running it
+#: here: this process is one of the workers, so an item it sends saves it the work and costs it the
+#: sending, and on a machine with few cores the sending takes CPU the workers would use.
+#: Infinite: every piece is sent while a worker has room for it.
+SEND_SHARE = 0.5
+#: Seconds of work (measured in this process) a chunk is cut into pieces of, each run here or sent
+#: to a worker process: the processes keep even, and the batch's last pieces, which the others may
+#: wait for, are short. A piece costs about a tenth of a millisecond to send and receive.
+PIECE_SECONDS = 0.01
+#: Seconds a batch is shared with the workers before its pace is compared with this process's alone.
+SHARED_SECONDS = 0.5
 
 
 def cpu_count() -> int:
@@ -122,24 +135,23 @@ def _run_installed_job(pickled_chunk: bytes) -> list[Any]:
     return _WORKER_JOB(pickle.loads(pickled_chunk))
 
 
-def _pickled(value: Any) -> bytes | None:
-    """``value`` pickled, or ``None`` when it cannot be (an unpicklable or too deeply nested item)."""
+def _pickled(value: Any, fast: bool = False) -> bytes | None:
+    """``value`` pickled, or ``None`` when it cannot be (an unpicklable or too deeply nested item).
+
+    ``fast``: without the pickler's memo, which costs more than the rest of pickling a chunk of
+    conversations (four times as much on agent requests): an object met twice is sent twice, as an
+    equal copy, and an object that holds itself cannot be sent (``None``).
+    """
     try:
-        return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+        if not fast:
+            return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+        buffer = io.BytesIO()
+        pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
+        pickler.fast = True
+        pickler.dump(value)
+        return buffer.getvalue()
     except Exception:  # TypeError, PicklingError, AttributeError, RecursionError, ...: whatever pickling raises
         return None
-
-
-def _submit(pool: ProcessPoolExecutor, job: Callable[[list[T]], list[R]], chunk: list[T]) -> Future[list[R]]:
-    """The chunk's results: from a worker, or, when the chunk cannot be sent to one, from ``job`` here.
-
-    Either way they are what ``job(chunk)`` returns in this process: what cannot travel to a
-    worker is never an error of its own.
-    """
-    pickled_chunk = _pickled(chunk)
-    if pickled_chunk is not None:
-        return pool.submit(_run_installed_job, pickled_chunk)
-    return _done(job, chunk)
 
 
 def ordered_map(
@@ -159,9 +171,9 @@ def ordered_map(
     yet: ``job`` is pickled once and sent to each worker process, each chunk it gets is pickled and sent;
     a chunk that cannot be pickled (an item holding a lambda, or nested too deeply) is run here
     instead, and a ``job`` that cannot be pickled runs every chunk here, so the results never
-    depend on ``workers``. At most
-    ``max_in_flight`` chunks (default three per worker) are submitted and not yet yielded, so memory
-    stays bounded whatever the length of ``items``. An exception raised by ``job`` is raised here,
+    depend on ``workers``; chunks are cut into pieces to share them (:class:`_Sharing`). At most
+    ``max_in_flight`` chunks' worth of items (default three chunks per worker) are taken and not yet
+    yielded, so memory stays bounded whatever the length of ``items``. An exception raised by ``job`` is raised here,
     after the results of every chunk before it were yielded; the remaining chunks are cancelled.
     Closing the iterator early cancels the chunks not yet started and stops the workers.
     ``serial_first``: with ``workers > 1``, chunks run in this process until that many seconds have
@@ -213,39 +225,172 @@ def _started() -> bool:
 
 def _shared_with_pool(pool: ProcessPoolExecutor, job: Callable[[list[T]], list[R]], chunks: Iterator[list[T]],
                       limit: int, pool_limit: int) -> Generator[R, None, None]:
+    """The chunks' results in order, the work shared between the pool's processes and this one (:class:`_Sharing`)."""
+    return _Sharing(pool, job, chunks, limit, pool_limit).results()
+
+
+class _Costs:
+    """What the batch's items cost this process: in CPU seconds, run here or sent to a worker process
+    (``own``: this process's CPU, every thread's, while the batch had it; what was spent neither
+    running pieces here nor taking the input (``taking``) was spent sending pieces and receiving
+    their results); in wall seconds, this process alone (the pieces it ran before it sent any) and
+    shared (the batch's time since it sent one, and the items yielded since)."""
+
+    __slots__ = ("alone", "alone_items", "here", "here_items", "own", "sent_items", "shared", "shared_items",
+                 "stopped", "taking")
+
+    def __init__(self) -> None:
+        self.here = self.own = self.taking = self.alone = self.shared = 0.0
+        self.here_items = self.sent_items = self.alone_items = self.shared_items = 0
+        self.stopped = False
+
+    def sending_pays(self) -> bool:
+        """Whether to send the next piece: the first one (what sending costs is not known before),
+        then none until one was run here, then while sending an item costs less than
+        :data:`SEND_SHARE` of running it here and, once the batch has been shared for
+        :data:`SHARED_SECONDS`, it yields more items a second than this process did alone (where
+        cores are shared, a worker slows this process down by more than its CPU time tells). Once
+        it does not pay, it never does again in this batch. ``SEND_SHARE`` infinite: always."""
+        if self.sent_items == 0 or math.isinf(SEND_SHARE):
+            return True
+        if self.here_items == 0 or self.stopped:
+            return False
+        slower = (self.shared >= SHARED_SECONDS and self.alone_items > 0
+                  and self.shared_items * self.alone < self.alone_items * self.shared)
+        sending = self.own - self.here - self.taking
+        self.stopped = slower or sending * self.here_items >= SEND_SHARE * self.here * self.sent_items
+        return not self.stopped
+
+    def piece_size(self, chunk_size: int) -> int:
+        """How many items make :data:`PIECE_SECONDS` of work here (a whole chunk until that is known)."""
+        if self.here_items == 0 or self.here <= 0.0:
+            return chunk_size
+        return max(1, min(chunk_size, int(PIECE_SECONDS * self.here_items / self.here)))
+
+
+class _Sharing(Generic[T, R]):
     """The chunks' results in order, the work shared between the pool's processes and this one.
 
-    This process is one of the workers: it runs every chunk until a worker process has started (a
-    chunk sent earlier would wait for it), then keeps each worker process ``pool_limit`` chunks
-    ahead, and while the oldest chunk is not back, runs the next chunk itself rather than wait. Its
-    share costs nothing to send or receive, and its CPU would otherwise sit idle; at most ``limit``
-    chunks are in hand and not yet yielded.
+    The chunks are cut into pieces of about :data:`PIECE_SECONDS` of work (measured here), so that
+    the processes stay even and the last pieces are short. This process is one of the workers: it
+    runs every piece until a worker process has started (a piece sent earlier would wait for it),
+    then keeps each worker process ``pool_limit`` pieces ahead while sending pays
+    (:meth:`_Costs.sending_pays`), and while the oldest piece is not back, runs the next one itself
+    rather than wait; once none is left to take, it takes back the newest piece no worker has started.
+    Its share costs nothing to send or receive, and its CPU would otherwise sit idle. At most
+    ``limit`` chunks' worth of items are taken and not yet yielded. Per call.
     """
-    started = pool.submit(_started)
-    pending: deque[Future[list[R]]] = deque()
-    left = True
-    while True:
-        if started.done():
-            started.result()  # (raises when the pool broke before its first worker started)
-            in_pool = sum(1 for future in pending if not future.done())
-        else:
-            in_pool = pool_limit
-        while left and len(pending) < limit and in_pool < pool_limit:
-            chunk = next(chunks, None)
-            if chunk is None:
-                left = False
-                break
-            pending.append(_submit(pool, job, chunk))
-            in_pool += 1
-        if left and len(pending) < limit and not (pending and pending[0].done()):
-            chunk = next(chunks, None)
-            if chunk is not None:
-                pending.append(_done(job, chunk))
+
+    def __init__(self, pool: ProcessPoolExecutor, job: Callable[[list[T]], list[R]], chunks: Iterator[list[T]],
+                 limit: int, pool_limit: int) -> None:
+        self.pool = pool
+        self.job = job
+        self.chunks: Iterator[list[T]] | None = chunks  # None: all taken
+        self.cut: list[T] = []  # what is left of the chunk being cut into pieces
+        self.chunk_size = 0  # the largest chunk seen
+        self.in_hand = 0  # items taken and not yet yielded, the piece being cut included
+        self.limit = limit
+        self.pool_limit = pool_limit
+        self.started = pool.submit(_started)
+        # Each piece's future, with the piece itself while a worker process has it (to take it back).
+        self.pending: deque[tuple[Future[list[R]], list[T] | None]] = deque()
+        self.costs = _Costs()
+        self.resumed, self.resumed_wall = time.process_time(), time.perf_counter()
+
+    def results(self) -> Generator[R, None, None]:
+        pending = self.pending
+        while True:
+            self._send()
+            if not (pending and pending[0][0].done()) and (self._run_next_here() or self._take_back()):
                 continue
-            left = False
-        if not pending:
+            if not pending:
+                return
+            done = pending.popleft()[0].result()
+            self.in_hand -= len(done)
+            self._clock()
+            if self.costs.sent_items:
+                self.costs.shared_items += len(done)
+            yield from done
+            # (the consumer's time between results is not the batch's)
+            self.resumed, self.resumed_wall = time.process_time(), time.perf_counter()
+
+    def _clock(self) -> None:
+        """Counts this process's CPU since the batch last had it, and the time shared since."""
+        now, wall = time.process_time(), time.perf_counter()
+        self.costs.own += now - self.resumed
+        if self.costs.sent_items:
+            self.costs.shared += wall - self.resumed_wall
+        self.resumed, self.resumed_wall = now, wall
+
+    def _send(self) -> None:
+        """Pieces to the worker processes, once one has started, up to ``pool_limit`` not back."""
+        if not self.started.done():
             return
-        yield from pending.popleft().result()
+        self.started.result()  # (raises when the pool broke before its first worker started)
+        self._clock()
+        in_pool = sum(1 for future, piece in self.pending if piece is not None and not future.done())
+        while in_pool < self.pool_limit and self.costs.sending_pays():
+            piece = self._next()
+            if piece is None:
+                return
+            pickled = _pickled(piece, fast=True)
+            if pickled is None:  # (cannot travel: run here, with the same results)
+                self.pending.append((self._here(piece), None))
+                continue
+            self.pending.append((self.pool.submit(_run_installed_job, pickled), piece))
+            in_pool += 1
+            self.costs.sent_items += len(piece)
+
+    def _run_next_here(self) -> bool:
+        """Runs the next piece here, if one is left and the limit allows."""
+        piece = self._next()
+        if piece is None:
+            return False
+        self.pending.append((self._here(piece), None))
+        return True
+
+    def _take_back(self) -> bool:
+        """Runs here the newest piece no worker process has started (cancelled in the pool), if any,
+        once no input is left: the batch's end then waits for no worker process that has not begun.
+        (Earlier, the worker keeps its pieces: taking them back would leave it idle and this process
+        with more to do.)"""
+        if self.chunks is not None or self.cut:
+            return False
+        for k in range(len(self.pending) - 1, -1, -1):
+            future, piece = self.pending[k]
+            if piece is not None and future.cancel():
+                self.pending[k] = (self._here(piece), None)
+                return True
+        return False
+
+    def _here(self, piece: list[T]) -> Future[list[R]]:
+        costs = self.costs
+        began, began_wall = time.thread_time(), time.perf_counter()  # (the pool's threads meanwhile are sending)
+        done = _done(self.job, piece)
+        costs.here += time.thread_time() - began
+        costs.here_items += len(piece)
+        if costs.sent_items == 0:
+            costs.alone += time.perf_counter() - began_wall
+            costs.alone_items += len(piece)
+        return done
+
+    def _next(self) -> list[T] | None:
+        """The next piece (``None``: none left, or the limit is reached)."""
+        if not self.cut:
+            if self.chunks is None or self.in_hand + self.chunk_size > self.limit * self.chunk_size:
+                return None
+            began = time.thread_time()  # (reading the input is no cost of sending)
+            chunk = next(self.chunks, None)
+            self.costs.taking += time.thread_time() - began
+            if chunk is None:
+                self.chunks = None
+                return None
+            self.cut = chunk
+            self.chunk_size = max(self.chunk_size, len(chunk))
+            self.in_hand += len(chunk)
+        size = self.costs.piece_size(self.chunk_size)
+        piece, self.cut = self.cut[:size], self.cut[size:]
+        return piece
 
 
 def _serial_prefix(job: Callable[[list[T]], list[R]], chunks: Iterator[list[T]] | None,

@@ -1,0 +1,113 @@
+"""How ``ordered_map`` shares a batch between this process and its workers (issue 43, item 3): when
+sending pays, how pieces are cut, and taking back what no worker has started. The numbers are made
+up, never measured: what is tested is the rule, not this machine's clock."""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from prompt_formats.format import batch
+from prompt_formats.format.batch import _Costs, _Sharing
+
+
+def costs(here: float, here_items: int, own: float, sent_items: int, taking: float = 0.0) -> _Costs:
+    made = _Costs()
+    made.here, made.here_items, made.own, made.sent_items, made.taking = here, here_items, own, sent_items, taking
+    return made
+
+
+def test_sending_pays_until_it_costs_the_share_of_running_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "SEND_SHARE", 0.5)
+    assert costs(0.0, 0, 0.0, 0).sending_pays()  # nothing known: send, to learn what it costs
+    assert costs(1.0, 100, 1.0, 0).sending_pays()  # nothing sent yet
+    assert not costs(0.0, 0, 5.0, 100).sending_pays()  # one sent, and nothing run here yet to compare
+    # Run here: 10 ms an item. Sent: everything else this process spent, per item sent.
+    assert costs(1.0, 100, 1.4, 100).sending_pays()  # 4 ms an item sent: 0.4 of running it
+    assert not costs(1.0, 100, 1.5, 100).sending_pays()  # 5 ms: half of it, no longer paying
+    assert not costs(1.0, 100, 3.0, 10).sending_pays()
+    assert costs(1.0, 100, 3.0, 100, taking=1.6).sending_pays()  # reading the input is no cost of sending
+    monkeypatch.setattr(batch, "SEND_SHARE", math.inf)
+    assert costs(1.0, 100, 3.0, 10).sending_pays()
+
+
+def paced(alone: float, alone_items: int, shared: float, shared_items: int) -> _Costs:
+    """Costs whose CPU says sending pays (1 ms an item sent against 10 ms run here), with a pace."""
+    made = costs(1.0, 100, 1.1, 100)
+    made.alone, made.alone_items, made.shared, made.shared_items = alone, alone_items, shared, shared_items
+    return made
+
+
+def test_sending_stops_for_good_once_the_shared_batch_is_slower_than_this_process_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "SEND_SHARE", 0.5)
+    monkeypatch.setattr(batch, "SHARED_SECONDS", 0.5)
+    # Alone: 100 items a second.
+    assert paced(1.0, 100, 0.4, 10).sending_pays()  # slower, but not shared long enough to tell
+    assert paced(1.0, 100, 1.0, 120).sending_pays()  # 120 a second
+    slower = paced(1.0, 100, 1.0, 90)  # 90 a second: no longer
+    assert not slower.sending_pays()
+    slower.shared_items = 1000
+    assert not slower.sending_pays()  # (stopped: the pace it has since is this process's own)
+    expensive = costs(1.0, 100, 1.6, 100)
+    assert not expensive.sending_pays()
+    expensive.own = 1.0
+    assert not expensive.sending_pays()
+
+
+def test_pieces_are_the_piece_seconds_of_work_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "PIECE_SECONDS", 0.01)
+    assert costs(0.0, 0, 0.0, 0).piece_size(256) == 256  # not known yet: the whole chunk
+    assert costs(1.0, 1000, 1.0, 0).piece_size(256) == 10  # 1 ms an item: ten
+    assert costs(1.0, 10, 1.0, 0).piece_size(256) == 1  # 100 ms an item: one, never none
+    assert costs(1e-6, 1000, 1.0, 0).piece_size(256) == 256  # cheaper: never more than a chunk
+
+
+class NeverRuns(Future):  # type: ignore[type-arg]
+    """A worker's piece that no worker ever starts: waiting for it would wait for ever."""
+
+    def result(self, timeout: float | None = None) -> Any:
+        if not self.done():
+            raise AssertionError("waited for a piece no worker has started")
+        return super().result(timeout)
+
+
+class IdlePool:
+    """A pool whose worker has started and then takes nothing: every piece sent stays pending."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def submit(self, fn: Any, *args: Any) -> Future:  # type: ignore[type-arg]
+        if fn is batch._started:
+            started: Future[bool] = Future()
+            started.set_result(True)
+            return started
+        self.sent += 1
+        return NeverRuns()
+
+
+def doubled(chunk: list[int]) -> list[int]:
+    return [2 * item for item in chunk]
+
+
+@pytest.mark.parametrize("pool_limit", [1, 3])
+def test_at_the_end_pieces_no_worker_started_are_taken_back_and_run_here(pool_limit: int) -> None:
+    pool = IdlePool()
+    chunks = iter([list(range(k, k + 4)) for k in range(0, 40, 4)])
+    sharing: _Sharing[int, int] = _Sharing(pool, doubled, chunks, 100, pool_limit)  # type: ignore[arg-type]
+    assert list(sharing.results()) == [2 * item for item in range(40)]
+    assert pool.sent == pool_limit  # pieces went to the pool, and came back here
+    assert all(piece is None for _, piece in sharing.pending)
+
+
+def test_no_piece_is_sent_once_sending_does_not_pay(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "SEND_SHARE", 0.0)  # an item sent never costs less than nothing
+    pool = IdlePool()
+    chunks = iter([list(range(k, k + 4)) for k in range(0, 400, 4)])
+    sharing: _Sharing[int, int] = _Sharing(pool, doubled, chunks, 1000, pool_limit=10)  # type: ignore[arg-type]
+    assert list(sharing.results()) == [2 * item for item in range(400)]
+    assert pool.sent == 1  # the one that told what sending costs
