@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import io
 import itertools
 import math
 import multiprocessing
@@ -81,7 +80,8 @@ SEND_SHARE = 0.5
 #: to a worker process: the processes keep even, and the batch's last pieces, which the others may
 #: wait for, are short. A piece costs about a tenth of a millisecond to send and receive.
 PIECE_SECONDS = 0.01
-#: Seconds a batch is shared with the workers before its pace is compared with this process's alone.
+#: Seconds a batch is shared with the workers before what sending costs, and its pace against this
+#: process's alone, are judged.
 SHARED_SECONDS = 0.5
 
 
@@ -135,21 +135,15 @@ def _run_installed_job(pickled_chunk: bytes) -> list[Any]:
     return _WORKER_JOB(pickle.loads(pickled_chunk))
 
 
-def _pickled(value: Any, fast: bool = False) -> bytes | None:
+def _pickled(value: Any) -> bytes | None:
     """``value`` pickled, or ``None`` when it cannot be (an unpicklable or too deeply nested item).
 
-    ``fast``: without the pickler's memo, which costs more than the rest of pickling a chunk of
-    conversations (four times as much on agent requests): an object met twice is sent twice, as an
-    equal copy, and an object that holds itself cannot be sent (``None``).
+    (With the pickler's memo, though it is most of the cost of pickling a chunk of conversations:
+    without it an object met twice is written twice, and a structure that shares its parts (``x =
+    [x, x]`` forty times over) would take for ever.)
     """
     try:
-        if not fast:
-            return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-        buffer = io.BytesIO()
-        pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
-        pickler.fast = True
-        pickler.dump(value)
-        return buffer.getvalue()
+        return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
     except Exception:  # TypeError, PicklingError, AttributeError, RecursionError, ...: whatever pickling raises
         return None
 
@@ -173,8 +167,9 @@ def ordered_map(
     instead, and a ``job`` that cannot be pickled runs every chunk here, so the results never
     depend on ``workers``; chunks are cut into pieces to share them (:class:`_Sharing`). At most
     ``max_in_flight`` chunks' worth of items (default three chunks per worker) are taken and not yet
-    yielded, so memory stays bounded whatever the length of ``items``. An exception raised by ``job`` is raised here,
-    after the results of every chunk before it were yielded; the remaining chunks are cancelled.
+    yielded, so memory stays bounded whatever the length of ``items``. An exception raised by
+    ``job`` is raised here, after the results of every piece before it were yielded (with workers,
+    ``job`` may be given any piece of a chunk); the remaining chunks are cancelled.
     Closing the iterator early cancels the chunks not yet started and stops the workers.
     ``serial_first``: with ``workers > 1``, chunks run in this process until that many seconds have
     passed, and workers start only for the chunks left then (none: none start).
@@ -246,15 +241,17 @@ class _Costs:
 
     def sending_pays(self) -> bool:
         """Whether to send the next piece: the first one (what sending costs is not known before),
-        then none until one was run here, then while sending an item costs less than
-        :data:`SEND_SHARE` of running it here and, once the batch has been shared for
-        :data:`SHARED_SECONDS`, it yields more items a second than this process did alone (where
-        cores are shared, a worker slows this process down by more than its CPU time tells). Once
-        it does not pay, it never does again in this batch. ``SEND_SHARE`` infinite: always."""
+        then none until one was run here, then every one for :data:`SHARED_SECONDS` of the batch's
+        time, then while sending an item costs less than :data:`SEND_SHARE` of running it here and
+        the batch yields more items a second than this process did alone (where cores are shared,
+        a worker slows this process down by more than its CPU time tells). Once it does not pay, it
+        never does again in this batch. ``SEND_SHARE`` infinite: always."""
         if self.sent_items == 0 or math.isinf(SEND_SHARE):
             return True
         if self.here_items == 0 or self.stopped:
             return False
+        if self.shared < SHARED_SECONDS:  # (too soon: what starting the pool cost would count as sending)
+            return True
         slower = (self.shared >= SHARED_SECONDS and self.alone_items > 0
                   and self.shared_items * self.alone < self.alone_items * self.shared)
         sending = self.own - self.here - self.taking
@@ -333,7 +330,7 @@ class _Sharing(Generic[T, R]):
             piece = self._next()
             if piece is None:
                 return
-            pickled = _pickled(piece, fast=True)
+            pickled = _pickled(piece)
             if pickled is None:  # (cannot travel: run here, with the same results)
                 self.pending.append((self._here(piece), None))
                 continue

@@ -280,12 +280,16 @@ def test_results_do_not_depend_on_workers_for_values_that_cannot_travel_to_a_wor
     with pytest.raises(RecursionError):
         pickle.dumps(deep)  # (rendered or refused depending on the format and the Python version)
     # (a lambda is handed to the template as "<function>"; under a tuple key, JSON cannot encode it)
-    # (pieces are pickled without the memo: an item that holds itself cannot travel, one met twice is sent twice)
+    # (and items that hold themselves, or one object twice)
     cyclic: list[Any] = ["x"]
     cyclic.append(cyclic)
     shared = {"role": "user", "content": "twice"}
+    parts: Any = "leaf"
+    for _ in range(40):  # (two million million paths to its leaf: sent as written, each part once)
+        parts = [parts, parts]
     conversations = [GOOD, _with_argument(deep), GOOD, _with_argument(lambda: 0), GOOD, _with_argument([["ok"]]),
-                     _with_argument({(1,): lambda: 0}), _with_argument(cyclic), [shared, GOOD[0], shared]]
+                     _with_argument({(1,): lambda: 0}), _with_argument(cyclic), [shared, GOOD[0], shared],
+                     [{"role": "user", "content": "hi", "meta": parts}]]
     safety = pf.get_format("chatml-safety")
     for fmt in (MULTI, safety):
         serial = comparable(fmt.render_batch(conversations, None, True, errors="collect"))

@@ -15,13 +15,16 @@ from prompt_formats.format.batch import _Costs, _Sharing
 
 
 def costs(here: float, here_items: int, own: float, sent_items: int, taking: float = 0.0) -> _Costs:
+    """Costs shared for long enough to be judged (a second), with no pace measured alone."""
     made = _Costs()
     made.here, made.here_items, made.own, made.sent_items, made.taking = here, here_items, own, sent_items, taking
+    made.shared = 1.0
     return made
 
 
 def test_sending_pays_until_it_costs_the_share_of_running_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(batch, "SEND_SHARE", 0.5)
+    monkeypatch.setattr(batch, "SHARED_SECONDS", 0.5)
     assert costs(0.0, 0, 0.0, 0).sending_pays()  # nothing known: send, to learn what it costs
     assert costs(1.0, 100, 1.0, 0).sending_pays()  # nothing sent yet
     assert not costs(0.0, 0, 5.0, 100).sending_pays()  # one sent, and nothing run here yet to compare
@@ -30,6 +33,9 @@ def test_sending_pays_until_it_costs_the_share_of_running_here(monkeypatch: pyte
     assert not costs(1.0, 100, 1.5, 100).sending_pays()  # 5 ms: half of it, no longer paying
     assert not costs(1.0, 100, 3.0, 10).sending_pays()
     assert costs(1.0, 100, 3.0, 100, taking=1.6).sending_pays()  # reading the input is no cost of sending
+    too_soon = costs(1.0, 100, 3.0, 10)
+    too_soon.shared = 0.4  # (what starting the pool cost still weighs on what sending seems to cost)
+    assert too_soon.sending_pays()
     monkeypatch.setattr(batch, "SEND_SHARE", math.inf)
     assert costs(1.0, 100, 3.0, 10).sending_pays()
 
@@ -106,6 +112,7 @@ def test_at_the_end_pieces_no_worker_started_are_taken_back_and_run_here(pool_li
 
 def test_no_piece_is_sent_once_sending_does_not_pay(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(batch, "SEND_SHARE", 0.0)  # an item sent never costs less than nothing
+    monkeypatch.setattr(batch, "SHARED_SECONDS", 0.0)
     pool = IdlePool()
     chunks = iter([list(range(k, k + 4)) for k in range(0, 400, 4)])
     sharing: _Sharing[int, int] = _Sharing(pool, doubled, chunks, 1000, pool_limit=10)  # type: ignore[arg-type]
