@@ -197,7 +197,8 @@ def ordered_map(
     context = multiprocessing.get_context(START_METHOD)
     pool = ProcessPoolExecutor(n_workers - 1, mp_context=context, initializer=_install_job, initargs=(pickled_job,))
     try:
-        yield from _shared_with_pool(pool, job, chunks, limit, pool_limit=POOL_QUEUE_PER_PROCESS * (n_workers - 1))
+        sharing = _Sharing(pool, job, chunks, chunk_size, limit, pool_limit=POOL_QUEUE_PER_PROCESS * (n_workers - 1))
+        yield from sharing.results()
     finally:
         # Normal end: nothing pending. Error or early close: drop what has not started.
         pool.shutdown(wait=True, cancel_futures=True)
@@ -216,12 +217,6 @@ def _done(job: Callable[[list[T]], list[R]], chunk: list[T]) -> Future[list[R]]:
 def _started() -> bool:
     """A worker process's first job: done once one has started and taken its job."""
     return True
-
-
-def _shared_with_pool(pool: ProcessPoolExecutor, job: Callable[[list[T]], list[R]], chunks: Iterator[list[T]],
-                      limit: int, pool_limit: int) -> Generator[R, None, None]:
-    """The chunks' results in order, the work shared between the pool's processes and this one (:class:`_Sharing`)."""
-    return _Sharing(pool, job, chunks, limit, pool_limit).results()
 
 
 class _Costs:
@@ -252,8 +247,7 @@ class _Costs:
             return False
         if self.shared < SHARED_SECONDS:  # (too soon: what starting the pool cost would count as sending)
             return True
-        slower = (self.shared >= SHARED_SECONDS and self.alone_items > 0
-                  and self.shared_items * self.alone < self.alone_items * self.shared)
+        slower = self.alone_items > 0 and self.shared_items * self.alone < self.alone_items * self.shared
         sending = self.own - self.here - self.taking
         self.stopped = slower or sending * self.here_items >= SEND_SHARE * self.here * self.sent_items
         return not self.stopped
@@ -279,12 +273,12 @@ class _Sharing(Generic[T, R]):
     """
 
     def __init__(self, pool: ProcessPoolExecutor, job: Callable[[list[T]], list[R]], chunks: Iterator[list[T]],
-                 limit: int, pool_limit: int) -> None:
+                 chunk_size: int, limit: int, pool_limit: int) -> None:
         self.pool = pool
         self.job = job
         self.chunks: Iterator[list[T]] | None = chunks  # None: all taken
         self.cut: list[T] = []  # what is left of the chunk being cut into pieces
-        self.chunk_size = 0  # the largest chunk seen
+        self.chunk_size = chunk_size  # (the most items a chunk of ``chunks`` holds)
         self.in_hand = 0  # items taken and not yet yielded, the piece being cut included
         self.limit = limit
         self.pool_limit = pool_limit
@@ -383,7 +377,6 @@ class _Sharing(Generic[T, R]):
                 self.chunks = None
                 return None
             self.cut = chunk
-            self.chunk_size = max(self.chunk_size, len(chunk))
             self.in_hand += len(chunk)
         size = self.costs.piece_size(self.chunk_size)
         piece, self.cut = self.cut[:size], self.cut[size:]
