@@ -530,6 +530,8 @@ Flavour = Literal["chatml", "chatml-strict", "chatml-objects", "json", "json-thi
 #: The flavours whose content is a string.
 _STRING_CONTENT = ("gpt-oss", "json", "json-thinking", "nemotron", "gemma", "deepseek", "glm", "llama")
 _IMAGES = ("chatml", "chatml-strict", "chatml-objects", "json-vision", "gemma", "gemma4")  # the flavours with images
+#: The flavours whose calls' arguments are objects (``objects_only``).
+_OBJECT_ARGUMENTS = ("chatml-objects", "nemotron", "gemma4", "glm", "llama")
 
 # Proportions (per request unless said otherwise).
 TEXT_PARTS = 0.30  # of user and system messages: content given as a list of text parts
@@ -742,7 +744,7 @@ def _dress(
     if flavour == "deepseek":
         messages = strings_only(messages)
     messages = [_dress_message(rng, m, flavour) for m in messages]
-    if flavour in ("chatml-objects", "nemotron", "gemma4", "glm", "llama"):
+    if flavour in _OBJECT_ARGUMENTS:
         messages = objects_only(messages)
     if flavour == "llama":
         messages = one_call_a_turn(messages)
@@ -848,8 +850,7 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
                 tools = pf.prepare_tools(request.tools)
                 pf.get_format(name).render([{"role": "user", "content": "hello"}], tools, True, **options)
             messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
-            messages = objects_only(messages) if flavour in ("chatml-objects", "nemotron", "gemma4", "glm", "llama") \
-                else messages
+            messages = objects_only(messages) if flavour in _OBJECT_ARGUMENTS else messages
             messages = one_call_a_turn(messages) if flavour == "llama" else messages
             messages = alternating(messages) if flavour == "gemma" else messages
             messages = strings_only(messages) if flavour == "deepseek" else messages
