@@ -126,3 +126,9 @@ def type_name(value: object) -> str:
     if value is None:
         return "null"
     return type(value).__name__
+
+
+def unreadable(path: str, error: BaseException) -> InvalidInputError:
+    """The error for input at ``path`` whose own reading raised ``error`` (a mapping that fails when
+    iterated): a client object broken in its own way, refused as input, never passed on as it is."""
+    return InvalidInputError(path, f"cannot be read as data: reading it raised {type(error).__name__}")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, NoReturn, Protocol
 
 from .._text.plain import plain_data
-from ..errors import FormatError, InvalidInputError, UnknownOptionError
+from ..errors import FormatError, InvalidInputError, UnknownOptionError, unreadable
 from ..model.messages import AssistantReply, Message, message_dict
 from ..model.tools import PreparedTools
 from ..replies.streaming import StreamParser
@@ -57,17 +57,19 @@ class FormatInterface(abc.ABC):
     becomes an :class:`~prompt_formats.errors.InvalidInputError` at ``messages`` (render) or
     ``completion`` (parse), "the input or the call stack is too deep". And ``render`` and
     ``render_spans`` read their messages and tools as transformers hands them to a template: a format
-    reads exact JSON data, and where it refuses input that holds values of other types, the call is
-    made again with the messages and tools as plain data (:func:`~prompt_formats._text.plain.plain_data`;
-    message objects and prepared tools as they are; options are the format's and stay as given).
+    reads exact JSON data, and where it refuses input that holds values of other types (or such a
+    value raised where it was read as itself), the call is made again with the messages and tools as
+    plain data (:func:`~prompt_formats._text.plain.plain_data`; message objects and prepared tools as
+    they are; options are the format's and stay as given). The other entries read their tools so
+    where such a value raised. Input whose own reading raises is an ``InvalidInputError`` naming it.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for method, field in _ENTRY_FIELDS.items():
+        for method in _ENTRY_FIELDS:
             function = cls.__dict__.get(method)
             if callable(function) and not getattr(function, "_refuses_deep_stacks", False):
-                setattr(cls, method, _refusing_deep_stacks(function, field))
+                setattr(cls, method, _refusing_deep_stacks(function, method))
         if "parses" not in cls.__dict__:
             base = FormatInterface
             cls.parses = cls.parse is not base.parse or cls.stream_parser is not base.stream_parser
@@ -203,25 +205,41 @@ _ENTRY_FIELDS = {
 }
 
 
-def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..., Any]:
-    """``method``, with a :class:`RecursionError` raised inside it turned into an :class:`InvalidInputError`.
+def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``method``, the entry ``name``, with a :class:`RecursionError` raised inside it turned into an
+    :class:`InvalidInputError`, and input of other types than JSON's read again (:func:`_second_reading`).
 
     No stdlib exception leaks from the interface: a caller already deep in its own stack, or input
-    deep enough to exhaust it, gets a :class:`FormatError` (nothing has been returned yet).
+    deep enough to exhaust it, gets a :class:`FormatError` (nothing has been returned yet); so does
+    input whose own reading raises (a mapping that fails when iterated).
     """
 
+    field = _ENTRY_FIELDS[name]
     message = f"{field}: {_TOO_DEEP}"
     # Raised where even building an error overflows (a caller a few frames from the limit): shared by
     # such calls, which only ever read its text.
     spare = InvalidInputError(field, _TOO_DEEP)
 
-    reads_plain = method.__name__ in ("render", "render_spans")
-
     @functools.wraps(method)
     def entry(*args: Any, **kwargs: Any) -> Any:
+        first: Exception | None = None
         try:
-            return method(*args, **kwargs)
+            try:
+                return method(*args, **kwargs)
+            except RecursionError:
+                raise
+            except Exception as error:
+                # The formats' one reading of values of other types than JSON's is transformers':
+                # only when such input failed (refused, or raised where it was read as itself: a
+                # numpy array's truth value) is it read so (a scan of every value costs a render).
+                plain = _second_reading(name, args, kwargs, error)
+                if plain is None:
+                    raise
+                first = error
+            return method(*plain[0], **plain[1])
         except RecursionError:
+            if isinstance(first, FormatError):  # too deep to render again on this stack: the first error stands
+                raise first from None
             try:
                 # Built without a Python-level call: the stack may have room for no further frame.
                 deep = InvalidInputError.__new__(InvalidInputError, message)
@@ -229,35 +247,76 @@ def _refusing_deep_stacks(method: Callable[..., Any], field: str) -> Callable[..
             except RecursionError:
                 deep = spare
             raise deep from None
-        except FormatError as error:
-            # The formats' one reading of values of other types than JSON's is transformers': only
-            # when such input was refused is it read so (a scan of every value costs a render).
-            try:
-                plain = _plain_call(args, kwargs) if reads_plain else None
-            except (RecursionError, FormatError):  # too deep, or unreadable as plain data: the error stands
-                plain = None
-            if plain is None:
-                raise
-            first = error
-        try:
-            return method(*plain[0], **plain[1])
-        except RecursionError:  # too deep to render again on this stack: the first error stands
-            raise first from None
 
     entry._refuses_deep_stacks = True  # type: ignore[attr-defined]
     return entry
 
 
-def _plain_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
-    """A render's arguments (``self`` first) with its ``messages`` and ``tools`` as plain data, or
-    ``None`` when they already are. Options stay as given: they are the format's, checked by it."""
-    plain_args = (*args[:1], *map(_plain_argument, args[1:3]), *args[3:])
-    plain_kwargs = {key: _plain_argument(value) if key in ("messages", "tools") else value
-                    for key, value in kwargs.items()}
-    if all(new is old for new, old in zip(plain_args, args, strict=True)) and all(
-            plain_kwargs[key] is value for key, value in kwargs.items()):
+#: Where an entry's inputs are among its arguments (``self`` first), by the entry's name.
+_INPUTS: dict[str, tuple[tuple[str, int], ...]] = {
+    "render": (("messages", 1), ("tools", 2)), "render_spans": (("messages", 1), ("tools", 2)),
+    "render_batch": (("tools", 2),), "parse": (("tools", 2),), "parse_batch": (("tools", 2),),
+    "stream_parser": (("tools", 1),),
+}
+
+
+def _second_reading(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
+                    ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """For entry ``name`` that raised ``error``: its arguments with its input as plain data, for a
+    second try; ``None`` where ``error`` stands (the input is plain already, or it is a
+    :class:`FormatError` of an entry other than ``render`` and ``render_spans``, whose refusals are
+    the format's own answer).
+
+    Input that cannot be read as data at all (a mapping whose iteration raises), where the entry
+    raised no :class:`FormatError` of its own: :class:`InvalidInputError` naming it (transformers
+    fails reading it too)."""
+    if isinstance(error, FormatError) and name not in ("render", "render_spans"):
         return None
-    return plain_args, plain_kwargs
+    try:
+        return _plain_call(args, kwargs, _INPUTS[name])
+    except RecursionError:
+        return None
+    except Exception as unreadable:
+        if isinstance(error, FormatError):
+            return None
+        if isinstance(unreadable, FormatError):
+            raise unreadable from None
+        raise _unreadable(args, kwargs, _INPUTS[name]) from None
+
+
+def _given(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, position: int) -> Any:
+    return kwargs[name] if name in kwargs else args[position] if len(args) > position else None
+
+
+def _unreadable(args: tuple[Any, ...], kwargs: dict[str, Any], inputs: tuple[tuple[str, int], ...]
+                ) -> InvalidInputError:
+    """The error for an entry's input that cannot be read as data, at the first message or tool (or
+    the whole argument) whose reading raises."""
+    for name, position in inputs:
+        value = _given(args, kwargs, name, position)
+        listed = type(value) in (list, tuple)
+        for index, item in enumerate(value if listed else [value]):
+            try:
+                _plain_argument([item])
+            except Exception as exc:
+                return unreadable(f"{name}[{index}]" if listed else name, exc)
+    return InvalidInputError(inputs[0][0], "cannot be read as data")
+
+
+def _plain_call(args: tuple[Any, ...], kwargs: dict[str, Any], inputs: tuple[tuple[str, int], ...]
+                ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """An entry's arguments with its ``inputs`` (messages, tools) as plain data, or ``None`` when
+    they already are. Options stay as given: they are the format's, checked by it."""
+    plain_args, plain_kwargs = list(args), dict(kwargs)
+    changed = False
+    for name, position in inputs:
+        if name in kwargs:
+            plain_kwargs[name] = _plain_argument(kwargs[name])
+            changed |= plain_kwargs[name] is not kwargs[name]
+        elif len(args) > position:
+            plain_args[position] = _plain_argument(args[position])
+            changed |= plain_args[position] is not args[position]
+    return (tuple(plain_args), plain_kwargs) if changed else None
 
 
 def _plain_argument(value: Any) -> Any:
@@ -273,7 +332,7 @@ def _plain_argument(value: Any) -> Any:
 
 
 for _method in ("render_spans", "parse", "stream_parser"):  # render is abstract; the batch methods are ChatFormat's
-    setattr(FormatInterface, _method, _refusing_deep_stacks(getattr(FormatInterface, _method), _ENTRY_FIELDS[_method]))
+    setattr(FormatInterface, _method, _refusing_deep_stacks(getattr(FormatInterface, _method), _method))
 
 
 def refuse_losses(dropped: Sequence[str]) -> NoReturn:

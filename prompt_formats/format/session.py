@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..errors import unreadable
 from ..model.tools import prepare_tools
 from .interface import IncrementalRenderer
 
@@ -42,13 +43,27 @@ def shared_tools(tools: Tools | Iterator[Any]) -> Tools:
     must get what ``render`` gives with these tools, its prompt or its error.
     """
     if isinstance(tools, Iterator):
-        tools = list(tools)  # read once: it is needed again if preparing refuses it
-    if not tools:  # none, or an empty list as it is (Llama 3's templates write the tools' header for one)
-        return tools
+        try:
+            tools = list(tools)  # read once: it is needed again if preparing refuses it
+        except Exception as error:
+            raise unreadable("tools", error) from None
+    if tools is None or (type(tools) in (list, tuple) and not tools):
+        return tools  # none, or an empty list as it is (Llama 3's templates write the tools' header for one)
     try:
         return prepare_tools(tools)
     except Exception:
         return tools
+
+
+def _incremental_renderer(fmt: FormatInterface, tools: Tools, options: dict[str, Any]) -> IncrementalRenderer | None:
+    """The format's renderer of a growing conversation for a session, or ``None``: every render a
+    full one, which gives the error of tools or options a renderer cannot be made for."""
+    if not fmt.renders_incrementally:
+        return None
+    try:
+        return fmt._incremental_renderer(tools, options)
+    except Exception:  # the full render raises it (or renders what this could not read)
+        return None
 
 
 class Session:
@@ -68,9 +83,7 @@ class Session:
         self.tools = shared_tools(tools)
         self.options = options
         self._lock = threading.Lock()
-        self._incremental: IncrementalRenderer | None = (
-            fmt._incremental_renderer(self.tools, options) if fmt.renders_incrementally else None
-        )
+        self._incremental = _incremental_renderer(fmt, self.tools, options)
 
     def render(self, messages: Conversation, add_generation_prompt: bool | None = None) -> str:
         """Exactly ``fmt.render(messages, tools, add_generation_prompt, **options)``: the prompt or its error.
@@ -92,8 +105,7 @@ class Session:
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         self.fmt, self.tools, self.options = state
         self._lock = threading.Lock()
-        fmt = self.fmt
-        self._incremental = fmt._incremental_renderer(self.tools, self.options) if fmt.renders_incrementally else None
+        self._incremental = _incremental_renderer(self.fmt, self.tools, self.options)
 
     def __repr__(self) -> str:
         return f"Session({self.fmt!r}, options={self.options!r})"

@@ -23,7 +23,7 @@ import orjson
 
 from .._text.plain import plain_data
 from .._text.walk import MAX_NESTING, nesting_exceeds
-from ..errors import InvalidInputError, type_name
+from ..errors import FormatError, InvalidInputError, type_name, unreadable
 from .messages import ToolDefinition, tool_fields
 
 __all__ = [
@@ -53,7 +53,13 @@ class PreparedTools:
     def __init__(self, tools: Iterable[Mapping[str, Any]]) -> None:
         if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
             raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
-        self._adopt([_own_copy(tool, i) for i, tool in enumerate(tools)])
+        try:
+            copies = [_own_copy(tool, i) for i, tool in enumerate(tools)]
+        except FormatError:
+            raise
+        except Exception as error:  # an iterable that fails when iterated
+            raise unreadable("tools", error) from None
+        self._adopt(copies)
 
     @classmethod
     def owning(cls, tools: list[Mapping[str, Any]]) -> PreparedTools:
@@ -142,12 +148,16 @@ def _own_copy(tool: Any, index: int) -> Any:
 
     (``copy.deepcopy`` recurses: checked first, the depth cannot depend on the caller's stack.)
     """
-    if nesting_exceeds(tool):
-        raise InvalidInputError(f"tools[{index}]", f"nested more than {MAX_NESTING} levels deep")
     try:
+        if nesting_exceeds(tool):
+            raise InvalidInputError(f"tools[{index}]", f"nested more than {MAX_NESTING} levels deep")
         return copy.deepcopy(plain_data(tool))  # (values of other types: as transformers hands them over)
     except RecursionError:  # called with the stack already nearly full, or an object's own deep state
         raise InvalidInputError(f"tools[{index}]", "nested too deeply to copy") from None
+    except FormatError:
+        raise
+    except Exception as error:  # a client's mapping that fails when read
+        raise unreadable(f"tools[{index}]", error) from None
 
 
 def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> PreparedTools:

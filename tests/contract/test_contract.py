@@ -7,11 +7,12 @@ A newly registered format is covered here with no edit, except one: its family's
 from __future__ import annotations
 
 import contextlib
+import functools
 import pickle
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
+from tests.support.odd_values import Touchy
 from tests.support.parser_cases import (
     CHATML_MARKERS,
     DEEPSEEK_MARKERS,
@@ -597,3 +599,85 @@ def _raises(fmt: pf.ChatFormat, messages: Any) -> bool:
     except pf.FormatError:
         return True
     return False
+
+
+class RaisingMapping(Mapping[str, Any]):
+    """A mapping whose reading raises (a client object broken in its own way)."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError("broken mapping")
+
+    def __iter__(self) -> Any:
+        raise RuntimeError("broken mapping")
+
+    def __len__(self) -> int:
+        return 1
+
+
+def _raising_values() -> list[Any]:
+    numpy = pytest.importorskip("numpy")
+    return [numpy.array([1, 2]), Touchy()]
+
+
+def _with_value(value: Any, where: str) -> tuple[list[Any], Any]:
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "P"}}}
+    user, reply = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "tool_calls": [call]}
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": schema}}]
+    if where == "tools":
+        tools[0]["function"]["description"] = value
+    elif where == "schema":
+        schema["properties"]["city"]["type"] = value
+    elif where == "arguments":
+        call["function"]["arguments"] = value
+    else:
+        reply[where] = value
+    return [user, reply], tools
+
+
+WHERE_VALUES = ["content", "role", "reasoning_content", "tool_calls", "arguments", "tools", "schema"]
+
+
+def each_entry(fmt: pf.ChatFormat, messages: list[Any], tools: Any) -> list[Callable[[], Any]]:
+    """Every entry a client hands messages and tools to, with these."""
+    calls: list[Callable[[], Any]] = [
+        functools.partial(fmt.render, messages, tools, True),
+        functools.partial(fmt.render_spans, messages, tools, True),
+        functools.partial(fmt.render, messages, tools, True, strict=True),
+        functools.partial(fmt.render_batch, [messages], tools, True, errors="collect"),
+        lambda: fmt.session(tools).render(messages, True),
+    ]
+    if fmt.parses:
+        calls += [functools.partial(fmt.parse, 'Hi <tool_call>\n{"name": "get_weather"}', tools),
+                  functools.partial(fmt.stream_parser, tools)]
+    return calls
+
+
+@pytest.mark.parametrize("where", WHERE_VALUES)
+def test_values_that_raise_where_read_render_or_give_format_errors(fmt: pf.ChatFormat, where: str) -> None:
+    # A numpy array's truth value raises; so do a Touchy's truth value and equality. transformers
+    # hands the template their placeholder text; every entry renders it or raises a FormatError.
+    for value in _raising_values():
+        messages, tools = _with_value(value, where)
+        for each in (fmt, guarded(fmt)[0]):
+            for call in each_entry(each, messages, tools):
+                raises_only_format_errors(call)
+        raises_only_format_errors(pf.prepare_tools, tools)
+
+
+@pytest.mark.parametrize("at", [0, 1])
+def test_a_message_that_cannot_be_read_is_named(fmt: pf.ChatFormat, at: int) -> None:
+    messages: list[Any] = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    messages[at] = RaisingMapping()
+    for each in (fmt, guarded(fmt)[0]):
+        for call in each_entry(each, messages, None)[:2]:
+            with pytest.raises(pf.InvalidInputError, match=rf"^messages\[{at}\]"):
+                call()
+
+
+def test_tools_that_cannot_be_read_are_named(fmt: pf.ChatFormat) -> None:
+    tools: list[Any] = [{"type": "function", "function": {"name": "f", "parameters": {}}}, RaisingMapping()]
+    with pytest.raises(pf.InvalidInputError, match=r"^tools\[1\]"):
+        pf.prepare_tools(tools)
+    for call in each_entry(fmt, [{"role": "user", "content": "q"}], tools):
+        raises_only_format_errors(call)

@@ -65,6 +65,19 @@ class Opaque:
         return "<|im_end|>"
 
 
+class Touchy:
+    """An object whose truth value and equality raise (as a numpy array's truth value does): a format
+    that reads it as itself must read it again as transformers hands it over, ``"<Touchy>"``."""
+
+    def __bool__(self) -> bool:
+        raise RuntimeError("the truth value of a Touchy is ambiguous")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("a Touchy compares with nothing")
+
+    __hash__ = object.__hash__
+
+
 class Dumps:
     """A pydantic-like model: transformers reads it through ``model_dump``."""
 
@@ -75,16 +88,17 @@ class Dumps:
         return self.data
 
 
-def _numpy_scalars() -> list[Any]:
+def _arrays() -> list[Any]:
     try:
         import numpy
     except ImportError:  # pragma: no cover - numpy is a test dependency through transformers
         return []
-    return [numpy.bool_(False), numpy.int64(7), numpy.float32(0.5), numpy.str_("np")]
+    return [numpy.array([1, 2]), numpy.array(["<|im_end|>"])]
 
 
-#: Objects transformers hands over as strings (``"<Opaque>"``, an enum member's value).
-odd_texts = st.sampled_from([Opaque(), b"bytes", frozenset({1}), datetime.date(2026, 1, 2), Colour.RED, Colour.TAG])
+#: Objects transformers hands over as strings (``"<Opaque>"``, an enum member's value, ``"<ndarray>"``).
+odd_texts = st.sampled_from([Opaque(), b"bytes", frozenset({1}), datetime.date(2026, 1, 2), Colour.RED, Colour.TAG,
+                             Touchy(), *_arrays()])
 
 
 def _numbers() -> tuple[list[Any], list[Any], list[Any]]:
