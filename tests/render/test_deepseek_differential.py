@@ -55,3 +55,22 @@ def test_bos_token_is_the_tokenizers_unless_given() -> None:
     messages = [{"role": "user", "content": "Hi"}]
     assert FMT.render(messages) == FMT.render(messages, bos_token=ds.BOS) == ds.BOS + "<｜User｜>Hi"
     assert FMT.render(messages, bos_token="") == "<｜User｜>Hi"
+
+
+GOOD_CALL = {"type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(("call", "path"), [
+    ("f", "messages[1].tool_calls[1]"),
+    ({**GOOD_CALL, "type": None}, "messages[1].tool_calls[1].type"),
+    ({"type": "function", "function": "f"}, "messages[1].tool_calls[1].function"),
+    ({"type": "function", "function": {"name": 3, "arguments": {}}}, "messages[1].tool_calls[1].function.name"),
+    ({"type": "function", "function": {"name": "f", "arguments": {}}}, "messages[1].tool_calls[1].function.arguments"),
+])
+def test_the_field_the_engine_fails_on_is_named(call: Any, path: str) -> None:
+    # The engine fails joining it to text (the oracle says so: a crash); ours names the first such field.
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [GOOD_CALL, call]}]
+    assert oracle(messages, None, False, {}) == ("crash", "")
+    with pytest.raises(pf.InvalidInputError) as refused:
+        FMT.render(messages)
+    assert refused.value.path == path

@@ -54,12 +54,17 @@ Note = tuple[int, int, int, int]
 UNWRITTEN, WHOLE, SPLIT, CONTENT_LEFT_OUT = 0, 1, 2, 3
 
 
-def _text(value: Any, path: str) -> str:
-    """A value the template joins to text: a string, else the engine fails."""
+def _text(value: Any, i: int, field: str = "content") -> str:
+    """A value the template joins to text (``messages[i].<field>``): a string, else the engine fails.
+    (The path is spelt only for the error: building it for every text cost a tenth of a render.)"""
     if type(value) is str:
         return value
+    raise _not_text(value, f"messages[{i}].{field}")
+
+
+def _not_text(value: Any, path: str) -> InvalidInputError:
     problem = "missing" if value is None else f"expected a string, got {type_name(value)}"
-    raise InvalidInputError(path, f"{problem}: the template joins it to text")
+    return InvalidInputError(path, f"{problem}: the template joins it to text")
 
 
 class Walk:
@@ -82,8 +87,7 @@ class Walk:
 
     def system(self, msgs: list[dict[str, Any]], roles: list[Any]) -> None:
         """The system messages' texts, gathered (the piece after the ``bos_token``)."""
-        texts = [_text(msgs[i].get("content"), f"messages[{i}].content") for i, role in enumerate(roles)
-                 if role == "system"]
+        texts = [_text(msgs[i].get("content"), i) for i, role in enumerate(roles) if role == "system"]
         if self.notes is not None:
             at = 0
             for i in (i for i, role in enumerate(roles) if role == "system"):
@@ -97,8 +101,12 @@ class Walk:
         """One message, as the template writes it."""
         if role == "user":
             self.is_tool = False
+            content = message.get("content")
+            if self.notes is None and type(content) is str:  # the usual user turn, without the calls
+                self.out += (USER, content)
+                return
             self.out.append(USER)
-            self._noted(i, _text(message.get("content"), f"messages[{i}].content"), WHOLE)
+            self._noted(i, _text(content, i), WHOLE)
         elif role == "assistant" and message.get("tool_calls") is not None:  # (a None key is left out)
             self.is_tool = False
             self._calls(message, i)
@@ -108,7 +116,7 @@ class Walk:
             self.is_tool = True
             self.out.append(OUTPUTS_BEGIN + OUTPUT_BEGIN if self.is_output_first else OUTPUT_BEGIN)
             self.is_output_first = False
-            self._noted(i, _text(message.get("content"), f"messages[{i}].content"), WHOLE)
+            self._noted(i, _text(message.get("content"), i), WHOLE)
             self.out.append(OUTPUT_END)
         elif self.how is not None:
             self.how.append(UNWRITTEN if role != "system" else WHOLE)
@@ -121,7 +129,7 @@ class Walk:
         self.out.append(text)
 
     def _assistant(self, message: dict[str, Any], i: int) -> None:
-        content = _text(message.get("content"), f"messages[{i}].content")
+        content = _text(message.get("content"), i)
         if self.is_tool:
             self.is_tool = False
             self.out.append(OUTPUTS_END)
@@ -134,16 +142,18 @@ class Walk:
         self._noted(i, content + EOS, how)
 
     def _calls(self, message: dict[str, Any], i: int) -> None:
-        calls = template_iterated(message["tool_calls"], f"messages[{i}].tool_calls", "a list of tool calls")
+        calls = message["tool_calls"]
+        if type(calls) is not list:
+            calls = template_iterated(calls, f"messages[{i}].tool_calls", "a list of tool calls")
         pieces = []
         opened = False
         for k, call in enumerate(calls):
             if self.opened_calls:
                 head = "\n" + CALL_BEGIN
             else:  # the conversation's first call: the turn opens with the message's content
-                head = _text(message.get("content"), f"messages[{i}].content") + CALLS_BEGIN + CALL_BEGIN
+                head = _text(message.get("content"), i) + CALLS_BEGIN + CALL_BEGIN
                 opened = self.opened_calls = True
-            pieces.append(head + _call_text(call, f"messages[{i}].tool_calls[{k}]"))
+            pieces.append(head + _call_text(call, i, k))
         if opened:
             self.out.append(ASSISTANT)
         how = WHOLE if opened else CONTENT_LEFT_OUT  # (no call: the content is not read either)
@@ -160,7 +170,7 @@ def walk(msgs: list[dict[str, Any]], bos: str, generation: Any, noted: bool = Fa
 
 def turns(msgs: list[dict[str, Any]], bos: str, noted: bool = False) -> Walk:
     """:func:`walk` without its tail (what a session keeps)."""
-    roles = [role_of(message, i) for i, message in enumerate(msgs)]
+    roles = [role if type(role := m.get("role")) is str else role_of(m, i) for i, m in enumerate(msgs)]
     written = Walk([bos], noted)
     written.system(msgs, roles)
     for i, message in enumerate(msgs):
@@ -168,14 +178,26 @@ def turns(msgs: list[dict[str, Any]], bos: str, noted: bool = False) -> Walk:
     return written
 
 
-def _call_text(call: Any, path: str) -> str:
-    """``TYPE<｜tool▁sep｜>NAME`` and the arguments' code block of one call."""
+def _call_text(call: Any, i: int, k: int) -> str:
+    """``TYPE<｜tool▁sep｜>NAME`` and the arguments' code block of call ``k`` of message ``i``."""
+    function = call.get("function") if type(call) is dict else None
+    kind = call.get("type") if type(call) is dict else None
+    name = function.get("name") if type(function) is dict else None
+    arguments = function.get("arguments") if type(function) is dict else None
+    if type(kind) is not str or type(name) is not str or type(arguments) is not str:
+        raise _call_refused(call, f"messages[{i}].tool_calls[{k}]")
+    return kind + SEP + name + ARGUMENTS_OPEN + arguments + ARGUMENTS_CLOSE
+
+
+def _call_refused(call: Any, path: str) -> InvalidInputError:
+    """The engine's failure on a call whose type, name or arguments is no string: at the first."""
     if type(call) is not dict:
-        raise InvalidInputError(path, f"expected an object, got {type_name(call)}: the template joins its type to text")
-    kind = _text(call.get("type"), f"{path}.type")
+        problem = f"expected an object, got {type_name(call)}: the template joins its type to text"
+        return InvalidInputError(path, problem)
+    if type(call.get("type")) is not str:
+        return _not_text(call.get("type"), f"{path}.type")
     function = call.get("function")
     if type(function) is not dict:
-        raise InvalidInputError(f"{path}.function", f"expected an object, got {type_name(function)}")
-    name = _text(function.get("name"), f"{path}.function.name")
-    arguments = _text(function.get("arguments"), f"{path}.function.arguments")
-    return kind + SEP + name + ARGUMENTS_OPEN + arguments + ARGUMENTS_CLOSE
+        return InvalidInputError(f"{path}.function", f"expected an object, got {type_name(function)}")
+    key = "name" if type(function.get("name")) is not str else "arguments"
+    return _not_text(function.get(key), f"{path}.function.{key}")
