@@ -50,3 +50,24 @@ def test_renders_as_the_models_template(messages: list[Any], tool_list: Any, gen
 def test_agent_shaped_input_renders_as_the_models_template(messages: list[Any], tool_list: Any, gen: bool,
                                                            options: dict[str, Any]) -> None:
     assert ours(messages, tool_list, gen, options) == oracle(messages, tool_list, gen, options)
+
+
+GOOD_CALL = {"type": "function", "function": {"name": "f", "arguments": {"a": "x", "b": 2}}}
+
+
+@pytest.mark.parametrize(("call", "path"), [
+    ("f", "messages[1].tool_calls[1]"),
+    ({"type": "function", "function": {"name": 3, "arguments": {}}}, "messages[1].tool_calls[1].function.name"),
+    ({"name": None, "arguments": {}}, "messages[1].tool_calls[1].name"),
+    ({"type": "function", "function": {"name": "f", "arguments": "{}"}},
+     "messages[1].tool_calls[1].function.arguments"),
+    ({"type": "function", "function": {"name": "f", "arguments": {"a": {(1, 2): "x"}}}},
+     "messages[1].tool_calls[1].function.arguments"),
+])
+def test_the_field_the_engine_fails_on_is_named(call: Any, path: str) -> None:
+    # The engine fails on it (the oracle says so: a crash); ours names the field.
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [GOOD_CALL, call]}]
+    assert oracle(messages, None, False, {}) == ("crash", "")
+    with pytest.raises(pf.InvalidInputError) as refused:
+        FMT.render(messages)
+    assert refused.value.path == path

@@ -61,7 +61,7 @@ def _parts_dropped(content: Any, path: str, tool: bool) -> list[str]:
 
 def _assistant_dropped(message: dict[str, Any], i: int, how: int) -> list[str]:
     found = _parts_dropped(message.get("content"), f"messages[{i}].content", False)
-    reasoning, _, from_content = reasoning_and_content(message, f"messages[{i}].content")
+    reasoning, _, from_content = reasoning_and_content(message, i)
     text = visible_text(message.get("content"), f"messages[{i}].content")
     if from_content:
         parts = text.split(THINK_CLOSE)

@@ -90,43 +90,52 @@ def visible_text(content: Any, path: str) -> str:
     return "".join(pieces)
 
 
-def _call_text(call: Any, path: str) -> str:
-    """``<tool_call>NAME`` and the pairs of one call (its ``function`` when that is truthy)."""
+def _call_text(call: Any, i: int, k: int) -> str:
+    """``<tool_call>NAME`` and the pairs of call ``k`` of message ``i`` (its ``function`` when that
+    is truthy). Paths are spelt only for errors: one for each argument was much of a call's cost."""
     body = call.get("function") if type(call) is dict else None
     if not body:
-        body = call
+        body, at = call, ""
     else:
-        path += ".function"
+        at = ".function"
     if type(body) is not dict:
-        raise InvalidInputError(path, f"expected an object, got {type_name(body)}: the template joins its name")
+        problem = f"expected an object, got {type_name(body)}: the template joins its name"
+        raise InvalidInputError(f"messages[{i}].tool_calls[{k}]{at}", problem)
     name = body.get("name")
     if type(name) is not str:
         problem = "missing" if name is None else f"expected a string, got {type_name(name)}"
-        raise InvalidInputError(f"{path}.name", f"{problem}: the template joins it to text")
+        raise InvalidInputError(f"messages[{i}].tool_calls[{k}]{at}.name", f"{problem}: the template joins it to text")
     arguments = body.get("arguments")
     if type(arguments) is not dict:
-        raise InvalidInputError(f"{path}.arguments", f"expected an object, got {type_name(arguments)}: "
-                                "the template iterates its items")
+        raise InvalidInputError(f"messages[{i}].tool_calls[{k}]{at}.arguments", f"expected an object, got "
+                                f"{type_name(arguments)}: the template iterates its items")
     if not all(type(key) is str and type(value) in _JSON_VALUES for key, value in arguments.items()):
-        require_plain(arguments, f"{path}.arguments")  # (read again as its plain data: a str subclass is a string)
+        # (read again as its plain data: a str subclass is a string)
+        require_plain(arguments, f"messages[{i}].tool_calls[{k}]{at}.arguments")
     pieces = ["\n", TOOL_CALL_OPEN, name, "\n"]
     for key, value in arguments.items():
-        shown = value if type(value) is str else tojson_at(value, f"{path}.arguments")
-        pieces += [ARG_KEY_OPEN, printed_value(key, f"{path}.arguments"), ARG_KEY_CLOSE, "\n", ARG_VALUE_OPEN, shown,
+        if type(value) is str and type(key) is str:
+            pieces += [ARG_KEY_OPEN, key, ARG_KEY_CLOSE, "\n", ARG_VALUE_OPEN, value, ARG_VALUE_CLOSE, "\n"]
+            continue
+        path = f"messages[{i}].tool_calls[{k}]{at}.arguments"
+        shown = value if type(value) is str else tojson_at(value, path)
+        pieces += [ARG_KEY_OPEN, printed_value(key, path), ARG_KEY_CLOSE, "\n", ARG_VALUE_OPEN, shown,
                    ARG_VALUE_CLOSE, "\n"]
     pieces.append(TOOL_CALL_CLOSE)
     return "".join(pieces)
 
 
-def reasoning_and_content(message: dict[str, Any], path: str) -> tuple[str, str, bool]:
-    """An assistant's reasoning and content as the template reads them, and whether the reasoning
-    came from its content (a ``</think>`` in it, no reasoning field that is a string)."""
-    content = visible_text(message.get("content"), path)
+def reasoning_and_content(message: dict[str, Any], i: int) -> tuple[str, str, bool]:
+    """Message ``i``'s reasoning and content as the template reads them (an assistant's), and whether
+    the reasoning came from its content (a ``</think>`` in it, no reasoning field that is a string)."""
+    content = message.get("content")
+    if type(content) is not str:
+        content = visible_text(content, f"messages[{i}].content")
     reasoning = reasoning_of(message)
     if type(reasoning) is str:
         return reasoning, content, False
     if reasoning is not None and isinstance(reasoning, str):
-        require_plain(reasoning, path.rsplit(".", 1)[0] + ".reasoning_content")
+        require_plain(reasoning, f"messages[{i}].reasoning_content")
     if THINK_CLOSE not in content:
         return "", content, False
     first = content.split(THINK_CLOSE)[0].rstrip("\n").split(THINK_OPEN)[-1].lstrip("\n")
@@ -152,7 +161,9 @@ class Walk:
         role = self.roles[i]
         how = WHOLE
         if role == "user":
-            text = visible_text(message.get("content"), f"messages[{i}].content")
+            text = message.get("content")
+            if type(text) is not str:
+                text = visible_text(text, f"messages[{i}].content")
             self.out.append(USER + "\n")
             self._note(i, text)
             self.out.append(NOTHINK if self.no_thinking and not text.endswith(NOTHINK) else "")
@@ -162,7 +173,8 @@ class Walk:
             self._tool(message, i)
         elif role == "system":
             self.out.append(SYSTEM + "\n")
-            self._note(i, visible_text(message.get("content"), f"messages[{i}].content"))
+            text = message.get("content")
+            self._note(i, text if type(text) is str else visible_text(text, f"messages[{i}].content"))
         else:
             how = UNWRITTEN
         if self.how is not None:
@@ -174,7 +186,7 @@ class Walk:
         self.out.append(text)
 
     def _assistant(self, message: dict[str, Any], i: int) -> int:
-        reasoning, content, _ = reasoning_and_content(message, f"messages[{i}].content")
+        reasoning, content, _ = reasoning_and_content(message, i)
         shown = i > self.last_user and bool(reasoning)
         pieces = [THINK_OPEN.join(("\n", reasoning.strip() + THINK_CLOSE)) if shown else EMPTY_THINK]
         content = content.strip()
@@ -182,9 +194,9 @@ class Walk:
             pieces += ["\n", content]
         calls = message.get("tool_calls")
         if calls:
-            path = f"messages[{i}].tool_calls"
-            pieces += [_call_text(call, f"{path}[{k}]") for k, call in enumerate(
-                template_iterated(calls, path, "a list of tool calls"))]
+            if type(calls) is not list:
+                calls = template_iterated(calls, f"messages[{i}].tool_calls", "a list of tool calls")
+            pieces += [_call_text(call, i, k) for k, call in enumerate(calls)]
         self.out.append(ASSISTANT)
         self._note(i, "".join(pieces))
         return SHOWN if shown else WHOLE
@@ -243,7 +255,7 @@ def walk(msgs: list[dict[str, Any]], tools_text: str, generation: Any, no_thinki
 
 def turns(msgs: list[dict[str, Any]], tools_text: str, no_thinking: bool, noted: bool = False) -> Walk:
     """:func:`walk` without the generation prompt (what a session keeps)."""
-    roles = [role_of(message, i) for i, message in enumerate(msgs)]
+    roles = [role if type(role := m.get("role")) is str else role_of(m, i) for i, m in enumerate(msgs)]
     written = Walk([PREFIX, tools_text], roles, no_thinking, noted)
     for i, message in enumerate(msgs):
         written.message(message, i)
