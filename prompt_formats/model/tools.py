@@ -452,5 +452,5 @@ def require_tool_objects(tools: Any) -> None:
     if not isinstance(tools, (list, tuple)):
         raise InvalidInputError("tools", f"expected a list of tool objects, got {type_name(tools)}")
     for index, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
+        if type(tool) is not dict and not isinstance(tool, Mapping):  # (the ABC's test is the slow one)
             raise InvalidInputError(f"tools[{index}]", f"expected a tool object, got {type_name(tool)}")

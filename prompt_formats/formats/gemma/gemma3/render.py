@@ -33,6 +33,8 @@ __all__ = ["Note", "message_dicts", "role_of", "walk", "write_turns"]
 Note = tuple[int, int, int, int]
 
 _TURN_END_SIZE = len(END_OF_TURN)
+#: The opening of the usual turns, spelt once.
+_HEADS = {"user": START_OF_TURN + "user\n", "assistant": START_OF_TURN + MODEL + "\n"}
 _SCALARS = (int, float, bool)
 _PLAIN_ITEMS = frozenset({str, int, float, bool, type(None), list, tuple})
 
@@ -61,17 +63,21 @@ def write_turns(msgs: list[dict[str, Any]], first: int, out: list[str], notes: l
     ``prefix``, the system message's text, opens the first turn."""
     for i in range(first if start is None else start, len(msgs)):
         message = msgs[i]
-        role = role_of(message, i)
+        role = message.get("role")
+        if type(role) is not str:
+            role = role_of(message, i)
         if (role == "user") != ((i - first) % 2 == 0):
             raise TemplateError(ALTERNATION)
-        out.append(START_OF_TURN + _written_role(role, i) + "\n")
+        head = _HEADS.get(role) if type(role) is str else None
+        out.append(head or START_OF_TURN + _written_role(role, i) + "\n")
         if prefix is not None:
             if notes is not None and prefix:
                 notes.append((0, len(out), 0, len(prefix)))
             out.append(prefix)
             out.append(SYSTEM_END)
             prefix = None
-        text = _content(message.get("content"), i)
+        text = message.get("content")
+        text = text.strip() if type(text) is str else _content(text, i)
         if notes is not None:
             size = len(text) + _TURN_END_SIZE if role == "assistant" else len(text)
             if size:
