@@ -248,9 +248,19 @@ def holds_text(value: Any) -> bool:
     stack = [value]
     while stack:
         item = stack.pop()
-        if item is None:
+        kind = type(item)
+        # The exact JSON types first: the ABCs' isinstance tests cost several times more.
+        if kind is str:
+            if item and not item.isspace():  # (what strip() would leave, without copying the text)
+                return True
+        elif item is None:
             continue
-        if isinstance(item, str):
+        elif kind is dict:
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif isinstance(item, str):
             if item.strip():
                 return True
         elif isinstance(item, Mapping):

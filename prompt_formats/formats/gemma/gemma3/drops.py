@@ -73,13 +73,16 @@ def dropped(msgs: list[dict[str, Any]], tools: Tools, system: bool) -> tuple[str
     tool_list = tools.tools if isinstance(tools, PreparedTools) else tools or ()
     found = [f"tools[{k}]" for k, tool in enumerate(tool_list) if holds_text(tool)]
     for i, message in enumerate(msgs):
+        content = message.get("content")
         if i == 0 and system:
-            found += _system_dropped(message.get("content"), len(msgs) > 1)
-        elif message.keys() <= _PLAIN_KEYS and type(message.get("content")) is str:
-            continue  # the usual message: nothing lost, at the cost of one test
-        else:
-            found += _content_dropped(message.get("content"), f"messages[{i}].content", 0)
-        found += [f"messages[{i}].{key}" for key in REASONING_FIELDS if holds_text(message.get(key))]
-        if calls_hold_text(message.get("tool_calls")):
+            found += _system_dropped(content, len(msgs) > 1)
+        elif type(content) is not str:  # (a string is written whole)
+            found += _content_dropped(content, f"messages[{i}].content", 0)
+        if message.keys() <= _PLAIN_KEYS:
+            continue  # the usual message: no reasoning, no calls, at the cost of one test
+        found += [f"messages[{i}].{key}" for key in REASONING_FIELDS
+                  if (value := message.get(key)) is not None and holds_text(value)]
+        calls = message.get("tool_calls")
+        if calls is not None and calls_hold_text(calls):
             found.append(f"messages[{i}].tool_calls")
     return tuple(found)

@@ -41,6 +41,7 @@ __all__ = ["dropped"]
 #: The keys of a message dict that hold no loss but its content (identifiers and names).
 _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id", "tool_name"})
 _NONE: list[str] = []  # no reasoning field (read only)
+_JSON_TYPES = frozenset({str, int, float, bool, type(None), list, dict})
 
 
 def _tools_dropped(tools: Any) -> tuple[str, ...]:
@@ -55,6 +56,21 @@ def _tools_dropped(tools: Any) -> tuple[str, ...]:
         found = True
         out += [f"{path}.{key}" for key in ("description", "parameters") if body.get(key)]
     return tuple(out)
+
+
+def _dropped_tools(tools: Any) -> tuple[str, ...]:
+    """:func:`_tools_dropped` of ``tools``: read directly when they are of exact JSON types, where
+    that is cheaper than any cache's key; else from the toolset's cache, which reads them as plain data."""
+    if type(tools) is list and all(map(_exact_tool, tools)):
+        return _tools_dropped(tools)
+    return rendered_tools(tools, "harmony.dropped", _tools_dropped)
+
+
+def _exact_tool(tool: Any) -> bool:
+    """Whether what :func:`_tools_dropped` reads of a tool is of exact JSON types (so read as its plain data is)."""
+    body = tool.get("function", tool) if type(tool) is dict else None
+    return (type(body) is dict and type(body.get("name")) is str
+            and type(body.get("description")) in _JSON_TYPES and type(body.get("parameters")) in _JSON_TYPES)
 
 
 def _held(message: Any) -> tuple[Any, list[str], bool]:
@@ -88,7 +104,7 @@ def dropped(messages: Conversation, tools: Tools, out: list[str], notes: list[No
     For input ``render`` accepted, given the pieces and ``notes`` of its walk with the notes
     (:func:`~.render.write_messages`): the rules are this module's docstring. Never raises on such input.
     """
-    found = list(rendered_tools(tools, "harmony.dropped", _tools_dropped)) if tools else []
+    found = list(_dropped_tools(tools)) if tools else []
     unwritten: set[int] = set()
     shown: set[int] = set()  # the messages whose reasoning the prompt holds
     for index, piece, _, _ in notes:
