@@ -212,7 +212,13 @@ def select_generated(
     elif known == "after_last_user":
         last_user = max((index for index, role in enumerate(roles) if role == "user"), default=-1)
         assistants = [index for index in assistants if index > last_user]
-    return normalize_ranges(pair for index in assistants for pair in generated_by_message[index])
+    picked = [pair for index in assistants for pair in generated_by_message[index]]
+    end = -1
+    for pair in picked:  # a walk's ranges come in text order, apart: then they are canonical already
+        if pair[0] <= end or pair[1] <= pair[0]:
+            return normalize_ranges(picked)
+        end = pair[1]
+    return tuple(picked)
 
 
 def normalize_ranges(ranges: Iterable[Range]) -> tuple[Range, ...]:
