@@ -321,14 +321,24 @@ def _plain_call(args: tuple[Any, ...], kwargs: dict[str, Any], inputs: tuple[tup
 
 def _plain_argument(value: Any) -> Any:
     """An argument as plain data: prepared tools as they are, a message object (the package's own) as
-    the plain data of its dict."""
+    it is when its fields are plain data, else as the plain data of its dict."""
     if isinstance(value, PreparedTools):
         return value
     if type(value) in (list, tuple) and any(isinstance(item, Message) for item in value):
-        items = [plain_data(message_dict(item, i)) if isinstance(item, Message) else plain_data(item)
+        items = [_plain_message(item, i) if isinstance(item, Message) else plain_data(item)
                  for i, item in enumerate(value)]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
         return items if type(value) is list else tuple(items)
     return plain_data(value)
+
+
+def _plain_message(message: Message, index: int) -> Any:
+    """A message object itself when its fields are plain data (the formats read it as it is: its
+    losses are named by its own fields, ``reasoning`` for one), else the plain data of its dict."""
+    fields = message_dict(message, index)
+    plain = plain_data(fields)
+    return message if plain is fields else plain
 
 
 for _method in ("render_spans", "parse", "stream_parser"):  # render is abstract; the batch methods are ChatFormat's

@@ -681,3 +681,17 @@ def test_tools_that_cannot_be_read_are_named(fmt: pf.ChatFormat) -> None:
         pf.prepare_tools(tools)
     for call in each_entry(fmt, [{"role": "user", "content": "q"}], tools):
         raises_only_format_errors(call)
+
+
+def test_strict_names_the_first_loss_of_message_objects_as_dropped_does(fmt: pf.ChatFormat) -> None:
+    # A message object's reasoning is its ``reasoning`` field (a dict's would be reasoning_content):
+    # strict=True refuses the loss render_spans names, by the same path.
+    user, later = pf.Message(role="user", content="q", reasoning="why"), pf.Message(role="user", content="q2")
+    messages = [user, pf.Message(role="assistant", content="a", reasoning="because"), later]
+    options = {"preserve_thinking": False} if "preserve_thinking" in fmt.options else {}
+    dropped = fmt.render_spans(messages, **options).dropped
+    assert dropped, "the template writes every reasoning here: pick another loss"
+    for call in (fmt.render, fmt.render_spans):
+        with pytest.raises(pf.InvalidInputError) as refused:
+            call(messages, strict=True, **options)
+        assert refused.value.path == dropped[0]
