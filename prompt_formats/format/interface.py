@@ -184,6 +184,8 @@ class FormatInterface(abc.ABC):
     def check_options(self, options: Mapping[str, Any], allowed: Mapping[str, str] | None = None) -> None:
         """Raise :class:`UnknownOptionError` naming every option not in ``allowed`` (default ``self.options``)."""
         allowed = self.options if allowed is None else allowed
+        if options.keys() <= allowed.keys():  # every one known: one set test, in C
+            return
         unknown = [key for key in options if key not in allowed]
         if unknown:
             known = ", ".join(sorted(allowed)) or "none"

@@ -44,7 +44,6 @@ from ..tokens import CONTROL_TOKENS
 from ..untrusted import HARMONY_READING
 from .incremental import HarmonyIncremental, incremental_renderer
 from .options import (
-    OPTION_NAMES,
     OPTION_SPECS,
     OPTIONS,
     PARSE_OPTION_SPECS,
@@ -176,9 +175,7 @@ class HarmonyFormat(GuardedFormat):
         """The arguments checked; the messages guarded (if configured), the date and reasoning line."""
         if add_generation_prompt is not None and add_generation_prompt is not True:
             refuse_generation_prompt(add_generation_prompt)
-        # Fast path: a set test instead of check_options' scan when every option is known, which is
-        # when check_options passes (it counts on short conversations).
-        if not OPTION_NAMES.issuperset(options):
+        if options:
             self.check_options(options)
         if "decode_tool_arguments" in options:
             decode_arguments_option(options["decode_tool_arguments"])  # checked; no effect (see OPTION_SPECS)

@@ -15,7 +15,6 @@ from ..tokens import REASONING
 
 __all__ = [
     "OPTIONS",
-    "OPTION_NAMES",
     "OPTION_SPECS",
     "PARSE_OPTIONS",
     "PARSE_OPTION_SPECS",
@@ -44,7 +43,6 @@ OPTION_SPECS = (
     STRICT,
 )
 OPTIONS = describe(OPTION_SPECS)
-OPTION_NAMES = frozenset(OPTIONS)
 
 #: Where the prompt may have left the model: inside a message of one of these channels.
 PREFILLS = ("analysis", "final", "commentary")

@@ -29,7 +29,6 @@ from .spans import rendered_prompt
 
 __all__ = ["GptOssFormat", "render_gpt_oss"]
 
-_OPTION_NAMES = frozenset(OPTIONS)
 
 
 #: The recipients of the built-in browser tool the system message describes.
@@ -114,7 +113,7 @@ class GptOssFormat(GuardedFormat):
             raise InvalidInputError(
                 "add_generation_prompt", f"expected a bool, got {type_name(add_generation_prompt)}"
             )
-        if options and not _OPTION_NAMES.issuperset(options):
+        if options:
             self.check_options(options)
         system_options = SystemOptions(options)
         if options and decode_arguments_option(options.get("decode_tool_arguments")):
