@@ -209,6 +209,12 @@ def conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
                     result["tool_call_id"] = "call_1"
                     result["name"] = draw(names)
                 messages.append(result)
+    for message in messages:  # now and then what no template writes of a turn other than an assistant's
+        if message["role"] != "assistant" and draw(st.integers(0, 7)) == 0:
+            if draw(st.booleans()):
+                _reasoning(draw, message, refused)
+            else:
+                message["tool_calls"] = draw(st.lists(tool_call(), min_size=1, max_size=2))
     return messages
 
 

@@ -178,6 +178,9 @@ def message(draw: st.DrawFn, roles: tuple[str, ...] = ("system", "user", "assist
             msg["tool_call_id"] = "call_1"
     else:
         msg["content"] = draw(text)
+    if role != "assistant" and draw(st.integers(0, 7)) == 0:  # what no template writes of such a turn
+        field = draw(st.sampled_from(["reasoning_content", "reasoning", "thinking", "tool_calls"]))
+        msg[field] = draw(tool_calls()) if field == "tool_calls" else draw(st.one_of(text, st.none()))
     return msg
 
 

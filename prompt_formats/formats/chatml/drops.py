@@ -11,7 +11,9 @@ The template reads past, without writing them:
 - the reasoning aliases it does not read (transformers passes the first of ``reasoning_content``,
   ``thinking``, ``reasoning`` that is not ``None`` as ``reasoning_content``): another one whose value
   differs from it, or any of them when the reasoning itself is left out;
-- a tool call's ``arguments`` that are neither a string nor an object.
+- a tool call's ``arguments`` that are neither a string nor an object;
+- a user's, a system message's or a tool result's reasoning fields and tool calls
+  (:func:`with_unwritten_fields`: the template writes them for an assistant's turn only).
 
 A value *holds text* when it has a character that is not whitespace (``str.isspace``, what the
 template's ``|trim`` takes away), or a number or a boolean; in the parts of a content a split leaves
@@ -28,10 +30,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...format.spans import calls_hold_text, holds_text
+from ...model.messages import message_dict
 from ...model.reading import REASONING_FIELDS, part_kind
 from .tokens import THINK_CLOSE, THINK_OPEN, TOOL_RESPONSE_CLOSE, TOOL_RESPONSE_OPEN
 
-__all__ = ["EVERY_FIELD", "holds_text", "losing_fields", "note_assistant_drops", "text_outside_markup"]
+__all__ = [
+    "EVERY_FIELD", "OTHER_FIELDS", "OTHER_KEYS", "holds_text", "losing_fields", "note_assistant_drops",
+    "text_outside_markup", "with_unwritten_fields",
+]
 
 # Markup, not text, in a part the template leaves out: the test's markers (tests/support/drops.py)
 # are those the template reacts to in an assistant's or a user's content.
@@ -114,6 +120,24 @@ def losing_fields(message: Mapping[str, Any], fields: tuple[str, ...]) -> list[s
 
 
 EVERY_FIELD = ("content", *REASONING_FIELDS, "tool_calls")
+#: What a user, system or tool turn does not write.
+OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")
+#: (A message holding none of them loses none of them: one C-level test.)
+OTHER_KEYS = frozenset(OTHER_FIELDS)
+
+
+def with_unwritten_fields(dropped: list[str], messages: Sequence[Any]) -> list[str]:
+    """``dropped`` (the losses a walk noted, tools' first, then by message) with every message's
+    :data:`OTHER_FIELDS` holding text where its role is not ``assistant`` (its turn writes none of
+    them), in message order; for the walk that notes only assistants' losses as it writes them."""
+    found: list[str] = []
+    for index, message in enumerate(messages):
+        if type(message) is dict and OTHER_KEYS.isdisjoint(message):
+            continue
+        fields = message_dict(message, index)
+        if fields.get("role") != "assistant":
+            found += [f"messages[{index}].{name}" for name in losing_fields(fields, OTHER_FIELDS)]
+    return sorted([*dropped, *found], key=_index_of) if found else dropped
 
 
 def _after_continued(message: Mapping[str, Any], field: str) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from ...format.spans import Range
 from ...model.reading import REASONING_FIELDS, call_body, is_list, reasoning_field, reasoning_of
 from ...model.tools import PreparedTools, rendered_tools
 from .content import UNCOUNTED, VisionCount, content_text, trimmed_text
-from .drops import holds_text, note_assistant_drops
+from .drops import holds_text, note_assistant_drops, with_unwritten_fields
 from .read import Merged, read_messages
 from .template import ABSENT, UPSTREAM, Template
 from .tokens import (
@@ -460,6 +460,7 @@ def render_chatml(
         out.append(template.generation_prompt(enable_thinking))
     if _noted is not None:
         _noted.pieces, _noted.roles, _noted.origins, _noted.merged = out, roles, origins, merged
+        _noted.dropped = with_unwritten_fields(_noted.dropped, messages)  # (the walk notes assistants' losses)
     return "".join(out)
 
 

@@ -28,9 +28,9 @@ from ...._text.tojson import json_chunks, tojson_at
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
 from ....model.messages import message_dict
-from ....model.reading import REASONING_FIELDS, is_list, reasoning_field, reasoning_of
+from ....model.reading import is_list, reasoning_field, reasoning_of
 from ..content import VisionCount
-from ..drops import EVERY_FIELD, holds_text, losing_fields, note_assistant_drops
+from ..drops import EVERY_FIELD, OTHER_FIELDS, OTHER_KEYS, holds_text, losing_fields, note_assistant_drops
 from ..render import NotedRender, split_think, tools_block
 from ..template import ABSENT
 from ..tokens import (
@@ -57,8 +57,6 @@ from .template import QWEN3_INSTRUCT_2507, JsonTemplate
 
 __all__ = ["generation_prompt", "json_noted", "last_query", "message_dicts", "render_json_chatml", "roles_of"]
 
-_OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
-_OTHER_KEYS = frozenset(_OTHER_FIELDS)  # (a message holding none of them loses none: one C-level test)
 
 
 def message_dicts(messages: Conversation) -> tuple[list[dict[str, Any]], list[str]]:
@@ -302,8 +300,8 @@ def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, messag
         noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, EVERY_FIELD))
     else:
         lost = _lost_content(message, text, vision)
-        if not _OTHER_KEYS.isdisjoint(message):
-            lost += losing_fields(message, _OTHER_FIELDS)
+        if not OTHER_KEYS.isdisjoint(message):
+            lost += losing_fields(message, OTHER_FIELDS)
         if lost:
             noted.dropped.extend(f"messages[{index}].{f}" for f in lost)
     return end
@@ -349,7 +347,7 @@ def _note_prologue(noted: NotedRender, out: list[str], msgs: list[dict[str, Any]
         return
     noted.spans[0].append(((len(out[0]), len(out[0]) + length),) if length else ())
     noted.spans[2].append(len(out))  # (its turn: none; the turns start after the prologue)
-    lost = [*_lost_content(msgs[0], out[1], template.vision), *losing_fields(msgs[0], _OTHER_FIELDS)]
+    lost = [*_lost_content(msgs[0], out[1], template.vision), *losing_fields(msgs[0], OTHER_FIELDS)]
     noted.dropped.extend(f"messages[0].{f}" for f in lost)
 
 

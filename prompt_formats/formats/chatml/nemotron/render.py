@@ -29,7 +29,7 @@ from ...._text.tojson import json_refused
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
 from ....model.reading import REASONING_FIELDS, reasoning_field, reasoning_of
-from ..drops import holds_text, losing_fields, note_assistant_drops, text_outside_markup
+from ..drops import OTHER_FIELDS, OTHER_KEYS, holds_text, losing_fields, note_assistant_drops, text_outside_markup
 from ..json_calls.content import chars, concatenated, printed
 from ..json_calls.render import message_dicts
 from ..render import NotedRender
@@ -57,8 +57,6 @@ from .tool_spec import fields_of, nemotron_tools_block
 
 __all__ = ["generation_prompt", "last_user", "nemotron_noted", "render_nemotron", "walk_options"]
 
-_OTHER_FIELDS = (*REASONING_FIELDS, "tool_calls")  # what a user, system or tool turn does not write
-_OTHER_KEYS = frozenset(_OTHER_FIELDS)
 _REASONING_KEYS = frozenset(REASONING_FIELDS)
 
 
@@ -355,8 +353,8 @@ def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, messag
     """Note message ``index``'s range (:meth:`.NotedRender.note_turn`) and, for a message of another
     role than the assistant's, the fields its turn does not write; returns where the next turn starts."""
     end = noted.note_turn(out, written, at, role == "assistant", text, text_at)
-    if role != "assistant" and not _OTHER_KEYS.isdisjoint(message):
-        noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, _OTHER_FIELDS))
+    if role != "assistant" and not OTHER_KEYS.isdisjoint(message):
+        noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, OTHER_FIELDS))
     return end
 
 
@@ -404,7 +402,7 @@ def _note_prologue(noted: NotedRender, msgs: list[dict[str, Any]], first: int, l
         return
     noted.spans[0].append(((len(SYSTEM_TURN), len(SYSTEM_TURN) + length),) if length else ())
     noted.spans[2].append(pieces)  # (its turn: none; the turns start after the prologue)
-    noted.dropped.extend(f"messages[0].{f}" for f in losing_fields(msgs[0], _OTHER_FIELDS))
+    noted.dropped.extend(f"messages[0].{f}" for f in losing_fields(msgs[0], OTHER_FIELDS))
 
 
 def generation_prompt(template: NemotronTemplate, enable_thinking: Any) -> str:

@@ -234,6 +234,19 @@ def _checked_texts(message: Mapping[str, Any], index: int, state: LoopState) -> 
     return content, thinking, key
 
 
+#: What the template writes of no user's or tool result's turn: its reasoning and tool calls.
+_UNWRITTEN_KEYS = frozenset({"thinking", "reasoning_content", "reasoning", "tool_calls"})
+
+
+def _note_unwritten(message: Mapping[str, Any], index: int, state: LoopState) -> None:
+    """Note what a user's or a tool result's turn leaves out: its reasoning fields and each of its
+    tool calls, wherever they hold anything."""
+    state.lost += [(index, key) for key in ("thinking", "reasoning_content", "reasoning") if message.get(key)]
+    calls = message.get("tool_calls")
+    if type(calls) is list:
+        state.lost += [(index, f"tool_calls[{k}]") for k in range(len(calls))]
+
+
 def _unread_aliases(message: Mapping[str, Any], index: int, key: str, read: Any, state: LoopState) -> None:
     """Note the reasoning aliases after ``key`` that hold text other than the one read (``read``)."""
     for alias in _ALIASES_AFTER[key]:
@@ -379,6 +392,10 @@ def render_messages(
     :class:`InvalidInputError` naming the field for input outside the documented shape.
     """
     state = LoopState(messages, noting)
+    if start and noting:  # the first message, a system or developer message the header wrote
+        first = messages[0] if type(messages[0]) is dict else message_dict(messages[0], 0)
+        if not _UNWRITTEN_KEYS.isdisjoint(first):
+            _note_unwritten(first, 0, state)
     try:
         _render_loop(out, state, start, add_generation_prompt)
     except FormatError:
@@ -413,6 +430,8 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
             if content is None:
                 raise InvalidInputError(f"messages[{index}].content", NO_RESULT_PROBLEM)
             out += (RESULT_HEAD, last_tool_name, RESULT_CHANNEL, json_text(content, index, "content"), END)
+            if state.noting and not _UNWRITTEN_KEYS.isdisjoint(message):
+                _note_unwritten(message, index, state)
         elif role == "assistant":
             calls = message.get("tool_calls")
             if calls is not None:
@@ -429,6 +448,8 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
             if type(content) is not str:
                 content = _written(content, index, "content")
             out += (USER, content, END)
+            if state.noting and not _UNWRITTEN_KEYS.isdisjoint(message):
+                _note_unwritten(message, index, state)
         elif isinstance(role, str):
             state.lost.append((index, ""))  # the template renders no other role after the first message
         else:
