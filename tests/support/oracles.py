@@ -250,6 +250,22 @@ def render_or_crash(render: Callable[..., str], *args: Any, **kwargs: Any) -> Ou
         return ("crash", "")
 
 
+def assert_second_call_named(render: Callable[[list[Any]], str], oracle: Callable[[list[Any]], Outcome],
+                              good: Any, call: Any, path: str) -> None:
+    """An assistant turn whose second tool call is ``call`` (its first ``good``): the engine fails on it
+    (``oracle`` says so: a crash), and ``render`` refuses it with an ``InvalidInputError`` at ``path``."""
+    from prompt_formats import InvalidInputError
+
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [good, call]}]
+    assert oracle(messages) == ("crash", "")
+    try:
+        render(messages)
+    except InvalidInputError as exc:
+        assert exc.path == path, exc
+    else:
+        raise AssertionError(f"rendered, where the engine fails at {path}")
+
+
 def harmony_encoding() -> Any:
     """openai-harmony's gpt-oss encoding, loaded once, when a test first asks for it (never at import:
     the quick tier imports every test module and runs no engine); every call checks the test's marker."""
