@@ -257,25 +257,25 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
 #: Where an entry's inputs are among its arguments (``self`` first), by the entry's name.
 _INPUTS: dict[str, tuple[tuple[str, int], ...]] = {
     "render": (("messages", 1), ("tools", 2)), "render_spans": (("messages", 1), ("tools", 2)),
-    "render_batch": (("tools", 2),), "parse": (("tools", 2),), "parse_batch": (("tools", 2),),
-    "stream_parser": (("tools", 1),),
+    "render_batch": (), "parse": (("tools", 2),), "parse_batch": (), "stream_parser": (("tools", 1),),
 }
 
 
 def _second_reading(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
                     ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
-    """For entry ``name`` that raised ``error``: its arguments with its input as plain data, for a
-    second try; ``None`` where ``error`` stands (the input is plain already, or it is a
-    :class:`FormatError` of an entry other than ``render`` and ``render_spans``, whose refusals are
-    the format's own answer).
+    """For entry ``name`` that raised ``error``: the arguments of ``render`` and ``render_spans`` with
+    their input as plain data, for a second try; ``None`` where ``error`` stands (the input is plain
+    already; another entry, which reads its input as it is and may have used up an iterator or called
+    the client's ``id_factory``).
 
     Input that cannot be read as data at all (a mapping whose iteration raises), where the entry
     raised no :class:`FormatError` of its own: :class:`InvalidInputError` naming it (transformers
     fails reading it too)."""
     if isinstance(error, FormatError) and name not in ("render", "render_spans"):
         return None
+    inputs = _INPUTS[name]
     try:
-        return _plain_call(args, kwargs, _INPUTS[name])
+        plain = _plain_call(args, kwargs, inputs)
     except RecursionError:
         return None
     except Exception as unreadable:
@@ -283,7 +283,8 @@ def _second_reading(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], er
             return None
         if isinstance(unreadable, FormatError):
             raise unreadable from None
-        raise _unreadable(args, kwargs, _INPUTS[name]) from None
+        raise _unreadable(args, kwargs, inputs) from None
+    return plain if name in ("render", "render_spans") else None
 
 
 def _given(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, position: int) -> Any:
@@ -336,11 +337,19 @@ def _plain_argument(value: Any) -> Any:
 
 
 def _plain_message(message: Message, index: int) -> Any:
-    """A message object itself when its fields are plain data (the formats read it as it is: its
-    losses are named by its own fields, ``reasoning`` for one), else the plain data of its dict."""
-    fields = message_dict(message, index)
-    plain = plain_data(fields)
-    return message if plain is fields else plain
+    """A message object itself when it holds what its class declares, of exact types (the formats
+    read it as it is: its losses are named by its own fields, ``reasoning`` for one), else the plain
+    data of its dict."""
+    if (type(message.role) is str and type(message.content) in _CONTENTS and type(message.tool_calls) is tuple
+            and all(type(value) in _TEXTS for value in (message.reasoning, message.tool_call_id, message.name))):
+        fields = message_dict(message, index)
+        if plain_data(fields) is fields:
+            return message
+    return plain_data(message_dict(message, index))
+
+
+_CONTENTS = frozenset({str, tuple, type(None)})
+_TEXTS = frozenset({str, type(None)})
 
 
 for _method in ("render_spans", "parse", "stream_parser"):  # render is abstract; the batch methods are ChatFormat's

@@ -47,8 +47,11 @@ def shared_tools(tools: Tools | Iterator[Any]) -> Tools:
             tools = list(tools)  # read once: it is needed again if preparing refuses it
         except Exception as error:
             raise unreadable("tools", error) from None
-    if tools is None or (type(tools) in (list, tuple) and not tools):
-        return tools  # none, or an empty list as it is (Llama 3's templates write the tools' header for one)
+    try:
+        if not tools:  # none, or an empty list as it is (Llama 3's templates write the tools' header for one)
+            return tools
+    except Exception:  # a client's sequence whose truth value raises: as it is, as render reads it
+        return tools
     try:
         return prepare_tools(tools)
     except Exception:

@@ -6,6 +6,7 @@ A newly registered format is covered here with no edit, except one: its family's
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import pickle
@@ -695,3 +696,43 @@ def test_strict_names_the_first_loss_of_message_objects_as_dropped_does(fmt: pf.
         with pytest.raises(pf.InvalidInputError) as refused:
             call(messages, strict=True, **options)
         assert refused.value.path == dropped[0]
+
+
+def test_a_clients_failing_iterator_fails_the_batch_with_its_own_error(fmt: pf.ChatFormat) -> None:
+    # The entries read input of other types again as plain data only for render and render_spans: a
+    # batch's iterator, used up, is never read twice (nor its error swallowed).
+    class Name(str):
+        pass
+
+    tools = [{"type": "function", "function": {"name": Name("f"), "description": "d", "parameters": {}}}]
+
+    def failing(item: Any) -> Any:
+        yield item
+        raise LookupError("the client's own")
+
+    with pytest.raises(LookupError, match="the client's own"):
+        fmt.render_batch(failing(CONVERSATIONS[0]), tools)
+    if fmt.parses:
+        with pytest.raises(LookupError, match="the client's own"):
+            fmt.parse_batch(failing("Hello"), tools)
+
+
+@pytest.mark.parametrize("empty", [collections.UserList(), range(0), set(), ()], ids=repr)
+def test_a_session_with_empty_tools_of_any_type_renders_as_render(fmt: pf.ChatFormat, empty: Any) -> None:
+    messages = [{"role": "user", "content": "q"}]
+    expected = render_or_error(fmt.render, messages, empty, True)
+    assert render_or_error(fmt.session(empty).render, messages, True) == expected
+
+
+def test_message_objects_with_a_sequence_of_parts_render_as_with_a_tuple(fmt: pf.ChatFormat) -> None:
+    parts = (pf.TextPart("hi"), pf.TextPart(" there"))
+    as_tuple = render_or_error(fmt.render, [pf.Message(role="user", content=parts)], None, True)
+    as_list = render_or_error(fmt.render, [pf.Message(role="user", content=collections.UserList(parts))], None, True)
+    assert as_list == as_tuple
+
+
+def render_or_error(call: Callable[..., str], *arguments: Any) -> tuple[str, str]:
+    try:
+        return "ok", call(*arguments)
+    except pf.FormatError as exc:
+        return type(exc).__name__, str(exc)

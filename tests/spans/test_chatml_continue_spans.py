@@ -219,3 +219,14 @@ def test_under_the_guard_render_spans_gives_renders_text(policy: str) -> None:
         assert rendered == UPSTREAM.render_spans(guarded, fmt.guard.guard_tools(tool_list), **options)
 
     check()
+
+
+@pytest.mark.parametrize("name", ["chatml-multi-system", "chatml-safety", "qwen3.5", "qwen3.6", "qwen3",
+                                  "nemotron-3-nano"])
+def test_a_continued_message_loses_only_the_fields_it_holds(name: str) -> None:
+    # The continued user message holds `reasoning` alone, which no user turn writes: that field is
+    # the loss, not the aliases the continuation's tagged copy carries.
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "more", "reasoning": "why"}]
+    fmt = pf.get_format(name, **({"policy": "allow"} if name == "chatml-safety" else {}))
+    assert fmt.render_spans(messages, continue_final_message=True).dropped == ("messages[2].reasoning",)

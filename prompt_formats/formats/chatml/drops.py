@@ -148,6 +148,13 @@ def _after_continued(message: Mapping[str, Any], field: str) -> tuple[str, ...]:
     return ("tool_calls",) if field == "content" else ("content", "tool_calls")
 
 
+def _absent_alias(path: str, messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``path`` names a reasoning field its message does not hold (``None`` or no such key)."""
+    index, _, field = path.partition(".")
+    return field in REASONING_FIELDS and index.startswith("messages[") and \
+        messages[_index_of(path)].get(field) is None
+
+
 def _index_of(path: str) -> int:
     """The message index a ``messages[i]...`` path names (-1 for any other path: it comes first)."""
     return int(path[len("messages["):path.index("]")]) if path.startswith("messages[") else -1
@@ -161,6 +168,8 @@ def note_cut_drops(dropped: list[str], messages: Sequence[Mapping[str, Any]], cu
     ``chatml-multi-system`` ends the prompt in the leading system turn), and the fields of the final
     message written after the continued ``field``. A field lost whole replaces the paths under it."""
     final = len(messages) - 1
+    # (The tagged copy the walk read gives the continued field's aliases: only the input's own count.)
+    dropped = [path for path in dropped if not _absent_alias(path, messages)]
     cut: dict[int, list[str]] = {index: losing_fields(messages[index], EVERY_FIELD)
                                  for index in range(final) if cut_whole[index]}
     cut[final] = losing_fields(messages[final], _after_continued(messages[final], field))

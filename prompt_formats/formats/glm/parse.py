@@ -54,10 +54,15 @@ def _is_string(schema: Any) -> bool:
     if not isinstance(schema, Mapping):
         return False
     kind = schema.get("type")
-    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+    # (Values are compared as strings only: a client's own object may raise where it is compared.)
+    if _names_string(kind) or (isinstance(kind, list) and any(map(_names_string, kind))):
         return True
-    return any(_is_string(branch) for key in ("anyOf", "oneOf") for branch in schema.get(key) or ()
-               if isinstance(schema.get(key), list))
+    branches = [schema.get(key) for key in ("anyOf", "oneOf")]
+    return any(_is_string(branch) for each in branches if isinstance(each, list) for branch in each)
+
+
+def _names_string(kind: Any) -> bool:
+    return isinstance(kind, str) and str.__str__(kind) == "string"
 
 
 def _string_parameters(tools: Any) -> dict[str, frozenset[str]]:

@@ -61,7 +61,7 @@ def _tools_dropped(tools: Any) -> tuple[str, ...]:
 def _dropped_tools(tools: Any) -> tuple[str, ...]:
     """:func:`_tools_dropped` of ``tools``: read directly when they are of exact JSON types, where
     that is cheaper than any cache's key; else from the toolset's cache, which reads them as plain data."""
-    if type(tools) is list and all(map(_exact_tool, tools)):
+    if (type(tools) is list or type(tools) is tuple) and all(map(_exact_tool, tools)):
         return _tools_dropped(tools)
     return rendered_tools(tools, "harmony.dropped", _tools_dropped)
 

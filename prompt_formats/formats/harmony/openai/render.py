@@ -243,7 +243,7 @@ def _note_unwritten(message: Mapping[str, Any], index: int, state: LoopState) ->
     tool calls, wherever they hold anything."""
     state.lost += [(index, key) for key in ("thinking", "reasoning_content", "reasoning") if message.get(key)]
     calls = message.get("tool_calls")
-    if type(calls) is list:
+    if type(calls) is list or type(calls) is tuple:  # (each call, as an assistant's after its first)
         state.lost += [(index, f"tool_calls[{k}]") for k in range(len(calls))]
 
 
