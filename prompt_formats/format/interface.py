@@ -224,7 +224,7 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
 
     @functools.wraps(method)
     def entry(*args: Any, **kwargs: Any) -> Any:
-        first: Exception | None = None
+        first: FormatError | None = None  # the first try's refusal, when a second reading follows
         try:
             try:
                 return method(*args, **kwargs)
@@ -237,10 +237,12 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
                 plain = _second_reading(name, args, kwargs, error)
                 if plain is None:
                     raise
-                first = error
+                if isinstance(error, FormatError):
+                    first = error
             return method(*plain[0], **plain[1])
         except RecursionError:
-            if isinstance(first, FormatError):  # too deep to render again on this stack: the first error stands
+            # (No call here, isinstance included: the stack may have room for no further frame.)
+            if first is not None:  # too deep to render again on this stack: the first error stands
                 raise first from None
             try:
                 # Built without a Python-level call: the stack may have room for no further frame.
