@@ -60,9 +60,9 @@ class FormatInterface(abc.ABC):
     reads exact JSON data, and where it refuses input that holds values of other types (or such a
     value raised where it was read as itself), the call is made again with the messages and tools as
     plain data (:func:`~prompt_formats._text.plain.plain_data`; message objects of exact types and
-    prepared tools as they are; options are the format's and stay as given). The other entries read their input once,
-    as it is (a batch's iterator, a parse's ``id_factory``). Input whose own reading raises is an
-    ``InvalidInputError`` naming it.
+    prepared tools as they are; options are the format's and stay as given). The other entries read
+    their input once, as it is (a batch's iterator, a parse's ``id_factory``). Input whose own
+    reading raises is an ``InvalidInputError`` naming it.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
