@@ -277,7 +277,8 @@ class _Sharing(Generic[T, R]):
         self.pool = pool
         self.job = job
         self.chunks: Iterator[list[T]] | None = chunks  # None: all taken
-        self.cut: list[T] = []  # what is left of the chunk being cut into pieces
+        self.cut: list[T] = []  # the chunk being cut into pieces: from ``cut_at`` on, what is left of it
+        self.cut_at = 0
         self.chunk_size = chunk_size  # (the most items a chunk of ``chunks`` holds)
         self.in_hand = 0  # items taken and not yet yielded, the piece being cut included
         self.limit = limit
@@ -345,7 +346,7 @@ class _Sharing(Generic[T, R]):
         once no input is left: the batch's end then waits for no worker process that has not begun.
         (Earlier, the worker keeps its pieces: taking them back would leave it idle and this process
         with more to do.)"""
-        if self.chunks is not None or self.cut:
+        if self.chunks is not None or self.cut_at < len(self.cut):
             return False
         for k in range(len(self.pending) - 1, -1, -1):
             future, piece = self.pending[k]
@@ -367,7 +368,7 @@ class _Sharing(Generic[T, R]):
 
     def _next(self) -> list[T] | None:
         """The next piece (``None``: none left, or the limit is reached)."""
-        if not self.cut:
+        if self.cut_at == len(self.cut):
             if self.chunks is None or self.in_hand + self.chunk_size > self.limit * self.chunk_size:
                 return None
             began = time.thread_time()  # (reading the input is no cost of sending)
@@ -376,10 +377,13 @@ class _Sharing(Generic[T, R]):
             if chunk is None:
                 self.chunks = None
                 return None
-            self.cut = chunk
+            self.cut, self.cut_at = chunk, 0
             self.in_hand += len(chunk)
         size = self.costs.piece_size(self.chunk_size)
-        piece, self.cut = self.cut[:size], self.cut[size:]
+        piece = self.cut[self.cut_at:self.cut_at + size]  # (the rest not copied for each piece)
+        self.cut_at += len(piece)
+        if self.cut_at == len(self.cut):  # (its items are the pieces' now: held no longer here)
+            self.cut, self.cut_at = [], 0
         return piece
 
 
