@@ -30,7 +30,6 @@ from .spans import rendered_prompt
 __all__ = ["GptOssFormat", "render_gpt_oss"]
 
 
-
 #: The recipients of the built-in browser tool the system message describes.
 BROWSER_TOOLS = ("browser.search", "browser.open", "browser.find")
 

@@ -22,6 +22,7 @@ from ...._text.plain import plain_data, printed_value
 from ....errors import InvalidInputError
 from ....model.messages import Message, message_dict
 from ....model.reading import is_list
+from .render import REASONING_READ
 
 if TYPE_CHECKING:
     from ....format.chat_format import Tools
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["guard_conversation"]
 
-_REASONING_READ = ("thinking", "reasoning_content", "reasoning")
 _PLAIN = frozenset({list, dict, tuple, int, float, bool})
 
 
@@ -78,7 +78,7 @@ def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
             changes["content"] = _guard_printed(guard, content, path + ".content")
     if role == "assistant":
         if not guard.trust_assistant:
-            key = next((key for key in _REASONING_READ if data.get(key) is not None), "")
+            key = next((key for key in REASONING_READ if data.get(key) is not None), "")
             if isinstance(data.get(key), str):
                 changes[key] = guard.guard_text(data[key], f"{path}.{key}")
         calls = data.get("tool_calls")

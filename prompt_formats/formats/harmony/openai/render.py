@@ -43,7 +43,7 @@ from .texts import (
 )
 
 __all__ = [
-    "LoopState", "as_mapping", "checked_messages", "developer_instructions", "developer_message",
+    "REASONING_READ", "LoopState", "as_mapping", "checked_messages", "developer_instructions", "developer_message",
     "render_messages", "system_message",
 ]
 
@@ -62,7 +62,8 @@ NO_RESULT_PROBLEM = (
     "expected a value, got null or nothing (transformers drops a null field, and the template then fails "
     "writing the missing content as JSON)"
 )
-# transformers' reasoning aliases, in the order the template's ``thinking`` takes them.
+#: transformers' reasoning aliases, in the order the template's ``thinking`` takes them.
+REASONING_READ = ("thinking", "reasoning_content", "reasoning")
 _ALIASES_AFTER = {"thinking": ("reasoning_content", "reasoning"), "reasoning_content": ("reasoning",)}
 NO_CALL_ERROR = "Message has tool role, but there was no previous assistant message with a tool call!"
 
@@ -235,13 +236,15 @@ def _checked_texts(message: Mapping[str, Any], index: int, state: LoopState) -> 
 
 
 #: What the template writes of no user's or tool result's turn: its reasoning and tool calls.
-_UNWRITTEN_KEYS = frozenset({"thinking", "reasoning_content", "reasoning", "tool_calls"})
+_UNWRITTEN_KEYS = frozenset({*REASONING_READ, "tool_calls"})
 
 
 def _note_unwritten(message: Mapping[str, Any], index: int, state: LoopState) -> None:
-    """Note what a user's or a tool result's turn leaves out: its reasoning fields and each of its
-    tool calls, wherever they hold anything."""
-    state.lost += [(index, key) for key in ("thinking", "reasoning_content", "reasoning") if message.get(key)]
+    """Note what a user's, a tool result's or the first message's turn leaves out: its reasoning
+    fields and each of its tool calls, wherever they hold anything."""
+    if _UNWRITTEN_KEYS.isdisjoint(message):  # (the usual message: one C-level test)
+        return
+    state.lost += [(index, key) for key in REASONING_READ if message.get(key)]
     calls = message.get("tool_calls")
     if type(calls) is list or type(calls) is tuple:  # (each call, as an assistant's after its first)
         state.lost += [(index, f"tool_calls[{k}]") for k in range(len(calls))]
@@ -393,9 +396,7 @@ def render_messages(
     """
     state = LoopState(messages, noting)
     if start and noting:  # the first message, a system or developer message the header wrote
-        first = messages[0] if type(messages[0]) is dict else message_dict(messages[0], 0)
-        if not _UNWRITTEN_KEYS.isdisjoint(first):
-            _note_unwritten(first, 0, state)
+        _note_unwritten(messages[0] if type(messages[0]) is dict else message_dict(messages[0], 0), 0, state)
     try:
         _render_loop(out, state, start, add_generation_prompt)
     except FormatError:
@@ -430,7 +431,7 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
             if content is None:
                 raise InvalidInputError(f"messages[{index}].content", NO_RESULT_PROBLEM)
             out += (RESULT_HEAD, last_tool_name, RESULT_CHANNEL, json_text(content, index, "content"), END)
-            if state.noting and not _UNWRITTEN_KEYS.isdisjoint(message):
+            if state.noting:
                 _note_unwritten(message, index, state)
         elif role == "assistant":
             calls = message.get("tool_calls")
@@ -448,7 +449,7 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
             if type(content) is not str:
                 content = _written(content, index, "content")
             out += (USER, content, END)
-            if state.noting and not _UNWRITTEN_KEYS.isdisjoint(message):
+            if state.noting:
                 _note_unwritten(message, index, state)
         elif isinstance(role, str):
             state.lost.append((index, ""))  # the template renders no other role after the first message
