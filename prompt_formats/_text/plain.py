@@ -16,7 +16,11 @@ from typing import Any
 
 from ..errors import InvalidInputError
 
-__all__ = ["NotPlainData", "plain_data", "plain_scalar", "printed_value", "require_plain"]
+__all__ = ["JSON_TYPES", "NotPlainData", "plain_data", "plain_scalar", "printed_value", "require_plain"]
+
+#: The exact types of decoded JSON values: a value of one of them (its items too, for a list or a
+#: dict) is read as it is.
+JSON_TYPES = frozenset({str, int, float, bool, type(None), list, dict})
 
 
 class NotPlainData(InvalidInputError):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._text.plain import printed_value, require_plain
+from ..._text.plain import JSON_TYPES, printed_value, require_plain
 from ..._text.tojson import tojson_at
 from ...errors import InvalidInputError, type_name
 from ...format.chat_format import Tools
@@ -62,7 +62,6 @@ Note = tuple[int, int, int, int]
 #: reasoning shown in its think block.
 UNWRITTEN, WHOLE, SHOWN = 0, 1, 2
 _PLAIN_ITEMS = frozenset({str, int, float, bool, type(None), list, tuple, dict})
-_JSON_VALUES = frozenset({str, int, float, bool, type(None), list, dict})
 
 
 def visible_text(content: Any, path: str) -> str:
@@ -109,7 +108,7 @@ def _call_text(call: Any, i: int, k: int) -> str:
     if type(arguments) is not dict:
         raise InvalidInputError(f"messages[{i}].tool_calls[{k}]{at}.arguments", f"expected an object, got "
                                 f"{type_name(arguments)}: the template iterates its items")
-    if not all(type(key) is str and type(value) in _JSON_VALUES for key, value in arguments.items()):
+    if not all(type(key) is str and type(value) in JSON_TYPES for key, value in arguments.items()):
         # (read again as its plain data: a str subclass is a string)
         require_plain(arguments, f"messages[{i}].tool_calls[{k}]{at}.arguments")
     pieces = ["\n", TOOL_CALL_OPEN, name, "\n"]

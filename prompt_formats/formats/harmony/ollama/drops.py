@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...._text.plain import JSON_TYPES
 from ....format.chat_format import Conversation, Tools
 from ....model.messages import Message, named_function
 from ....model.reading import REASONING_FIELDS
@@ -41,7 +42,6 @@ __all__ = ["dropped"]
 #: The keys of a message dict that hold no loss but its content (identifiers and names).
 _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id", "tool_name"})
 _NONE: list[str] = []  # no reasoning field (read only)
-_JSON_TYPES = frozenset({str, int, float, bool, type(None), list, dict})
 
 
 def _tools_dropped(tools: Any) -> tuple[str, ...]:
@@ -70,7 +70,7 @@ def _exact_tool(tool: Any) -> bool:
     """Whether what :func:`_tools_dropped` reads of a tool is of exact JSON types (so read as its plain data is)."""
     body = tool.get("function", tool) if type(tool) is dict else None
     return (type(body) is dict and type(body.get("name")) is str
-            and type(body.get("description")) in _JSON_TYPES and type(body.get("parameters")) in _JSON_TYPES)
+            and type(body.get("description")) in JSON_TYPES and type(body.get("parameters")) in JSON_TYPES)
 
 
 def _held(message: Any) -> tuple[Any, list[str], bool]:
