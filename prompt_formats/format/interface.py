@@ -257,6 +257,8 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
     return entry
 
 
+#: The entries whose input is read again as plain data when it fails (the others read theirs once).
+_READ_AGAIN = frozenset({"render", "render_spans"})
 #: Where an entry's inputs are among its arguments (``self`` first), by the entry's name.
 _INPUTS: dict[str, tuple[tuple[str, int], ...]] = {
     "render": (("messages", 1), ("tools", 2)), "render_spans": (("messages", 1), ("tools", 2)),
@@ -274,7 +276,7 @@ def _second_reading(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], er
     Input that cannot be read as data at all (a mapping whose iteration raises), where the entry
     raised no :class:`FormatError` of its own: :class:`InvalidInputError` naming it (transformers
     fails reading it too)."""
-    if isinstance(error, FormatError) and name not in ("render", "render_spans"):
+    if isinstance(error, FormatError) and name not in _READ_AGAIN:
         return None
     inputs = _INPUTS[name]
     try:
@@ -287,7 +289,7 @@ def _second_reading(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], er
         if isinstance(unreadable, FormatError):
             raise unreadable from None
         raise _unreadable(args, kwargs, inputs) from None
-    return plain if name in ("render", "render_spans") else None
+    return plain if name in _READ_AGAIN else None
 
 
 def _given(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, position: int) -> Any:
@@ -343,12 +345,13 @@ def _plain_message(message: Message, index: int) -> Any:
     """A message object itself when it holds what its class declares, of exact types (the formats
     read it as it is: its losses are named by its own fields, ``reasoning`` for one), else the plain
     data of its dict."""
-    if (type(message.role) is str and type(message.content) in _CONTENTS and type(message.tool_calls) is tuple
+    fields = message_dict(message, index)
+    plain = plain_data(fields)
+    if (plain is fields and type(message.role) is str and type(message.content) in _CONTENTS
+            and type(message.tool_calls) is tuple
             and all(type(value) in _TEXTS for value in (message.reasoning, message.tool_call_id, message.name))):
-        fields = message_dict(message, index)
-        if plain_data(fields) is fields:
-            return message
-    return plain_data(message_dict(message, index))
+        return message
+    return plain
 
 
 _CONTENTS = frozenset({str, tuple, type(None)})

@@ -101,7 +101,6 @@ def trimmed_text(
     return content_text(content, index, vision, count, is_system, add_vision_id).strip()
 
 
-
 def system_text(message: Mapping[str, Any], index: int, add_vision_id: Any) -> str:
     content = message.get("content")
     if type(content) is not str:

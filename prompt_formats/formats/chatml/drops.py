@@ -150,9 +150,8 @@ def _after_continued(message: Mapping[str, Any], field: str) -> tuple[str, ...]:
 
 def _absent_alias(path: str, messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether ``path`` names a reasoning field its message does not hold (``None`` or no such key)."""
-    index, _, field = path.partition(".")
-    return field in REASONING_FIELDS and index.startswith("messages[") and \
-        messages[_index_of(path)].get(field) is None
+    field = path.partition(".")[2]
+    return field in REASONING_FIELDS and path.startswith("messages[") and messages[_index_of(path)].get(field) is None
 
 
 def _index_of(path: str) -> int:

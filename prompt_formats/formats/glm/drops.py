@@ -37,7 +37,6 @@ __all__ = ["dropped"]
 _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id"})
 
 
-
 def _holds(text: str) -> bool:
     """Whether text holds text, ``<think>``, ``</think>`` and ``/nothink`` being markup."""
     return bool(text.replace(THINK_OPEN, "").replace(THINK_CLOSE, "").replace(NOTHINK, "").strip())

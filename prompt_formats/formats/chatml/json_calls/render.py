@@ -58,7 +58,6 @@ from .template import QWEN3_INSTRUCT_2507, JsonTemplate
 __all__ = ["generation_prompt", "json_noted", "last_query", "message_dicts", "render_json_chatml", "roles_of"]
 
 
-
 def message_dicts(messages: Conversation) -> tuple[list[dict[str, Any]], list[str]]:
     """The messages as dicts, and their roles as the template compares them (``""``: not a string)."""
     if not is_list(messages):

@@ -41,7 +41,6 @@ _MARKERS = (CHANNEL_OPEN, CHANNEL_CLOSE)
 _MEDIA = ("image", "image_url", "audio", "input_audio", "video")
 
 
-
 def _media(part: Mapping[str, Any]) -> bool:
     """An image, audio or video part (which holds no text of its own)."""
     return part.get("type") in _MEDIA or any(key in part for key in _MEDIA)
