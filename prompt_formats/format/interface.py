@@ -62,7 +62,9 @@ class FormatInterface(abc.ABC):
     plain data (:func:`~prompt_formats._text.plain.plain_data`; message objects of exact types and
     prepared tools as they are; options are the format's and stay as given). The other entries read
     their input once, as it is (a batch's iterator, a parse's ``id_factory``). Input whose own
-    reading raises is an ``InvalidInputError`` naming it.
+    reading raises is an ``InvalidInputError`` naming it; so is an option (or
+    ``add_generation_prompt``) of other types than JSON's whose reading raised (a numpy array read as
+    a truth value, where the template fails too).
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -241,6 +243,8 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
                 if isinstance(error, FormatError):
                     first = error
             return method(*plain[0], **plain[1])
+        except FormatError:
+            raise
         except RecursionError:
             # (No call here, isinstance included: the stack may have room for no further frame.)
             if first is not None:  # too deep to render again on this stack: the first error stands
@@ -252,6 +256,11 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
             except RecursionError:
                 deep = spare
             raise deep from None
+        except Exception as error:
+            odd = _unreadable_option(args, kwargs, error)
+            if odd is None:
+                raise
+            raise odd from None
 
     entry._refuses_deep_stacks = True  # type: ignore[attr-defined]
     return entry
@@ -290,6 +299,30 @@ def _second_reading(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], er
             raise unreadable from None
         raise _unreadable(args, kwargs, inputs) from None
     return plain if name in _READ_AGAIN else None
+
+
+def _unreadable_option(args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
+                       ) -> InvalidInputError | None:
+    """The error for an option whose reading raised ``error`` (a numpy array read as a truth value, as
+    the template reads ``add_generation_prompt``; the template fails on it too): the first option the
+    format declares, or ``add_generation_prompt``, that is not plain data. ``None`` when every one is
+    (``error`` then stands: it is not the options')."""
+    fmt = args[0] if args else None
+    if not isinstance(fmt, FormatInterface):
+        return None
+    declared = {**fmt.options, **fmt.parse_options}
+    given = dict(kwargs)
+    if len(args) > 3 and "add_generation_prompt" not in given:  # render, render_spans, render_batch
+        given["add_generation_prompt"] = args[3]
+    for key, value in given.items():
+        if key in declared or key == "add_generation_prompt":
+            try:
+                odd = plain_data(value) is not value
+            except Exception:
+                odd = True
+            if odd:
+                return unreadable(key, error)
+    return None
 
 
 def _given(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, position: int) -> Any:

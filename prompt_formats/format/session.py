@@ -96,7 +96,10 @@ class Session:
         incremental = self._incremental
         if incremental is not None:
             with self._lock:
-                text = incremental.render(messages, add_generation_prompt)
+                try:
+                    text = incremental.render(messages, add_generation_prompt)
+                except Exception:  # a renderer that could not read its input: the full render's answer stands
+                    text = None
             if text is not None:
                 return text
         unset_or_given: Any = add_generation_prompt  # None is every format's "unset", as in the batch functions

@@ -666,6 +666,35 @@ def test_values_that_raise_where_read_render_or_give_format_errors(fmt: pf.ChatF
         raises_only_format_errors(pf.prepare_tools, tools)
 
 
+def each_entry_with_option(fmt: pf.ChatFormat, option: str, value: Any) -> list[Callable[[], Any]]:
+    """Every entry a client hands options to, with ``option=value`` and an everyday request."""
+    messages, tools, given = CONVERSATIONS[1], TOOLS, {option: value}
+    session = (lambda: fmt.session(tools).render(messages, value)) if option == "add_generation_prompt" else (
+        lambda: fmt.session(tools, **given).render(messages, True))
+    calls: list[Callable[[], Any]] = [
+        functools.partial(fmt.render, messages, tools, **given),
+        functools.partial(fmt.render_spans, messages, tools, **given),
+        functools.partial(fmt.render, messages, tools, strict=True, **given),
+        lambda: list(fmt.render_batch([messages], tools, errors="collect", **given)),
+        session,
+    ]
+    if fmt.parses and option in fmt.parse_options:
+        calls += [functools.partial(fmt.parse, "Hi", tools, **given),
+                  lambda: fmt.stream_parser(tools, **given).feed("Hi")]
+    return calls
+
+
+def test_options_that_raise_where_read_render_or_give_format_errors(fmt: pf.ChatFormat) -> None:
+    # The templates read add_generation_prompt and most options by truth value or equality, which
+    # raise for these: the template fails too, and every entry gives a FormatError (or renders).
+    names = ["add_generation_prompt", *(spec.name for spec in fmt.option_specs if spec.name != "strict")]
+    for value in _raising_values():
+        for option in names:
+            for each in (fmt, guarded(fmt)[0]):
+                for call in each_entry_with_option(each, option, value):
+                    raises_only_format_errors(call)
+
+
 @pytest.mark.parametrize("at", [0, 1])
 def test_a_message_that_cannot_be_read_is_named(fmt: pf.ChatFormat, at: int) -> None:
     messages: list[Any] = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
