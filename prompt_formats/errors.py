@@ -128,6 +128,19 @@ def type_name(value: object) -> str:
     return type(value).__name__
 
 
+#: The problem of input nested deeper than the stack allows, or of a call made with the stack nearly full.
+TOO_DEEP = "the input or the call stack is too deep"
+
+
+def too_deep(path: str) -> InvalidInputError:
+    """The error for input at ``path`` too deep for the stack, or a call made too deep in it (the
+    caller's doing, not the input's). Built without calling ``__init__``: the handler that raises it
+    may have room for this frame and no other."""
+    error = InvalidInputError.__new__(InvalidInputError, f"{path}: {TOO_DEEP}")
+    error.path, error.problem = path, TOO_DEEP
+    return error
+
+
 def unreadable(path: str, error: BaseException) -> InvalidInputError:
     """The error for input at ``path`` whose own reading raised ``error`` (a mapping that fails when
     iterated): a client object broken in its own way, refused as input, never passed on as it is."""

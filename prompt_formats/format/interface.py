@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, NoReturn, Protocol
 
 from .._text.plain import plain_data
-from ..errors import FormatError, InvalidInputError, UnknownOptionError, unreadable
+from ..errors import TOO_DEEP, FormatError, InvalidInputError, UnknownOptionError, unreadable
 from ..model.messages import AssistantReply, Message, message_dict
 from ..model.tools import PreparedTools
 from ..replies.streaming import StreamParser
@@ -52,10 +52,10 @@ class FormatInterface(abc.ABC):
     see :mod:`prompt_formats.format.options`), ``parse_option_specs`` (the same for ``parse``), and
     ``options`` / ``parse_options``, their ``{name: description}`` mappings.
 
-    Every public entry (``render``, ``render_batch``, ``parse``, ``parse_batch``, ``stream_parser``)
-    of every subclass refuses a stack too deep to finish on: a :class:`RecursionError` inside it
-    becomes an :class:`~prompt_formats.errors.InvalidInputError` at ``messages`` (render) or
-    ``completion`` (parse), "the input or the call stack is too deep". And ``render`` and
+    Every public entry (``render``, ``render_batch``, ``parse``, ``parse_batch``, ``stream_parser``,
+    ``session``) of every subclass refuses a stack too deep to finish on: a :class:`RecursionError`
+    inside it becomes an :class:`~prompt_formats.errors.InvalidInputError` at ``messages`` (render),
+    ``completion`` (parse) or ``tools`` (session), "the input or the call stack is too deep". And ``render`` and
     ``render_spans`` read their messages and tools as transformers hands them to a template: a format
     reads exact JSON data, and where it refuses input that holds values of other types (or such a
     value raised where it was read as itself), the call is made again with the messages and tools as
@@ -201,12 +201,10 @@ class FormatInterface(abc.ABC):
         return f"{type(self).__name__}()"
 
 
-_TOO_DEEP = "the input or the call stack is too deep"
-
 # The public entries, and the field a too-deep stack is reported at.
 _ENTRY_FIELDS = {
     "render": "messages", "render_batch": "messages", "render_spans": "messages",
-    "parse": "completion", "parse_batch": "completion", "stream_parser": "completion",
+    "parse": "completion", "parse_batch": "completion", "stream_parser": "completion", "session": "tools",
 }
 
 
@@ -220,10 +218,10 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
     """
 
     field = _ENTRY_FIELDS[name]
-    message = f"{field}: {_TOO_DEEP}"
+    message = f"{field}: {TOO_DEEP}"
     # Raised where even building an error overflows (a caller a few frames from the limit): shared by
     # such calls, which only ever read its text.
-    spare = InvalidInputError(field, _TOO_DEEP)
+    spare = InvalidInputError(field, TOO_DEEP)
 
     @functools.wraps(method)
     def entry(*args: Any, **kwargs: Any) -> Any:
@@ -252,7 +250,7 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
             try:
                 # Built without a Python-level call: the stack may have room for no further frame.
                 deep = InvalidInputError.__new__(InvalidInputError, message)
-                deep.path, deep.problem = field, _TOO_DEEP
+                deep.path, deep.problem = field, TOO_DEEP
             except RecursionError:
                 deep = spare
             raise deep from None
@@ -272,6 +270,7 @@ _READ_AGAIN = frozenset({"render", "render_spans"})
 _INPUTS: dict[str, tuple[tuple[str, int], ...]] = {
     "render": (("messages", 1), ("tools", 2)), "render_spans": (("messages", 1), ("tools", 2)),
     "render_batch": (), "parse": (("tools", 2),), "parse_batch": (), "stream_parser": (("tools", 1),),
+    "session": (("tools", 1),),
 }
 
 

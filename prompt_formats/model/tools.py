@@ -23,7 +23,7 @@ import orjson
 
 from .._text.plain import plain_data
 from .._text.walk import MAX_NESTING, nesting_exceeds
-from ..errors import FormatError, InvalidInputError, type_name, unreadable
+from ..errors import FormatError, InvalidInputError, too_deep, type_name, unreadable
 from .messages import ToolDefinition, tool_fields
 
 __all__ = [
@@ -168,7 +168,18 @@ def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> Prepare
     """
     if isinstance(tools, PreparedTools):
         return tools
-    return PreparedTools(tools)
+    try:
+        return PreparedTools(tools)
+    except RecursionError:  # called with the stack nearly full (deep tools are refused by their nesting)
+        try:
+            deep = too_deep("tools")
+        except RecursionError:  # no room even for that call
+            deep = _TOOLS_TOO_DEEP
+        raise deep from None
+
+
+# Raised where even building an error overflows: shared by such calls, which only ever read its text.
+_TOOLS_TOO_DEEP = too_deep("tools")
 
 
 # With these options orjson raises for every subclass of str, int, float, dict and list, for

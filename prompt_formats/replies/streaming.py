@@ -35,7 +35,7 @@ from typing import Any
 import attrs
 import regex
 
-from ..errors import InvalidInputError, ParseError, type_name
+from ..errors import TOO_DEEP, InvalidInputError, ParseError, type_name
 from ..model.messages import AssistantReply, ToolCall
 
 __all__ = [
@@ -415,8 +415,9 @@ class StreamParser(abc.ABC):
         """The error for a stack too deep to parse on (the caller's, not the model's doing); the
         parser is closed, since a step it could not finish leaves it unusable."""
         self._closed = True
-        error = InvalidInputError.__new__(InvalidInputError, f"{field}: the input or the call stack is too deep")
-        error.path, error.problem = field, "the input or the call stack is too deep"
+        # Built here, not by errors.too_deep: this frame may be the last the stack has room for.
+        error = InvalidInputError.__new__(InvalidInputError, f"{field}: {TOO_DEEP}")
+        error.path, error.problem = field, TOO_DEEP
         return error
 
     @abc.abstractmethod

@@ -354,6 +354,8 @@ def test_call_too_deep_in_the_stack_is_a_format_error(fmt: pf.ChatFormat) -> Non
     entries: dict[str, Callable[[], Any]] = {
         "render": lambda: fmt.render(case, TOOLS, add_generation_prompt=True),
         "render_batch": lambda: fmt.render_batch([case], TOOLS),
+        "session": lambda: fmt.session(TOOLS).render(case, True),
+        "prepare_tools": lambda: pf.prepare_tools(TOOLS) is not None,
     }
     if fmt.parses:
         entries["parse"] = lambda: fmt.parse(REPLIES[2], TOOLS, id_factory=lambda: "call_0")
