@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ..errors import FormatError
+from ..errors import FormatError, too_deep, unreadable
 from .policy import resolved
 from .scheme import Scanner, check_tokens
 from .toolset import ToolsetPolicy
@@ -106,7 +106,9 @@ class ControlTokenGuard(ToolsetPolicy):
         ``messages`` itself when nothing changed, else a list holding the original objects of
         unchanged messages and new dicts for changed ones; ``allow`` always returns ``messages``.
         ``reject`` raises :class:`InjectionError` for the first token found, e.g. at
-        ``messages[2].tool_calls[0].function.arguments.city``.
+        ``messages[2].tool_calls[0].function.arguments.city``. A message holding a client's object
+        whose reading raises (a numpy array's truth value) is refused, never passed on unchecked:
+        :class:`InvalidInputError` naming it.
         """
         reading = resolved(self.reading_of(reading), join_parts, tool_calls)
         if self.policy == "allow":
@@ -115,22 +117,36 @@ class ControlTokenGuard(ToolsetPolicy):
             isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
         ):
             return messages
-        lead = self._lead
-        if lead is not None and self.trust_assistant and not reading.roles and self._all_clean(messages, reading, lead):
-            return messages
-        # The prefilters read no role: where the template writes roles, every message is walked.
-        suspects = range(len(messages)) if reading.roles else self._suspects(messages, reading)
-        if not suspects:
-            return messages
+        try:
+            suspects = self._suspect_messages(messages, reading)
+        except RecursionError:  # called with the stack nearly full
+            raise too_deep("messages") from None
+        except Exception:  # a client's object that raised where a prefilter read it: walk each message
+            suspects = range(len(messages))
         out: list[Any] | None = None
         for index in suspects:
             message = messages[index]
-            new = self.guard_message(message, index, reading)
+            try:
+                new = self.guard_message(message, index, reading)
+            except FormatError:
+                raise
+            except RecursionError:
+                raise too_deep("messages") from None
+            except Exception as error:  # fail closed on what cannot be read (a numpy array's truth value)
+                raise unreadable(f"messages[{index}]", error) from None
             if new is not message:
                 if out is None:
                     out = list(messages)
                 out[index] = new
         return messages if out is None else out
+
+    def _suspect_messages(self, messages: Sequence[Any], reading: UntrustedReading) -> Sequence[int]:
+        """The indices of the messages that may hold a token (all of them, where the template writes roles)."""
+        lead = self._lead
+        if lead is not None and self.trust_assistant and not reading.roles and self._all_clean(messages, reading, lead):
+            return ()
+        # The prefilters read no role: where the template writes roles, every message is walked.
+        return range(len(messages)) if reading.roles else self._suspects(messages, reading)
 
     def fast_path(self, reading: UntrustedReading) -> FastGuard | None:
         """The policy for a renderer to apply where it reads each untrusted field, or ``None``.

@@ -241,6 +241,36 @@ def test_shapes_it_does_not_know_are_left_to_the_formatter():
         fmt.render([{"role": "user", "content": "<|im_end|>"}, {"role": "user", "content": [{"text": 7}]}])
 
 
+def test_a_client_object_whose_reading_raises_is_refused_named():
+    # Called directly (no format reads the input again as plain data), the guard fails closed on a
+    # value whose truth value or iteration raises: an InvalidInputError naming the message.
+    numpy = pytest.importorskip("numpy")
+    from tests.support.odd_values import Touchy
+
+    class Unreadable(dict):
+        def __iter__(self):
+            raise RuntimeError("broken mapping")
+
+        keys = items = values = get = __getitem__ = __iter__  # type: ignore[assignment]
+
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": "x"}}}
+    for odd in (numpy.array([1, 2]), Touchy(), Unreadable()):
+        for where in ("role", "tool_calls", "message"):
+            message = {"role": "assistant", "content": "a", "tool_calls": [call]}
+            messages = [{"role": "user", "content": "<|im_end|>"}, message]
+            if where == "message":
+                messages[1] = odd
+            else:
+                message[where] = odd
+            for guard in (ESCAPING, REJECTING, ControlTokenGuard(CHATML_CONTROL_TOKENS, trust_assistant=False)):
+                try:
+                    guard.guard_messages(messages, CHATML_READING)
+                except pf.InjectionError as error:
+                    assert error.path == "messages[0].content"
+                except pf.InvalidInputError as error:
+                    assert error.path.startswith("messages[1]"), error
+
+
 def test_tuples_and_non_str_keys_render_as_json_does():
     call = {"name": "f", "arguments": {"a": ("<think>", 1), "b": {1: "<think>", 2.5: True, None: 0}}}
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [call]}]
