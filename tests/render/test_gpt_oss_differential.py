@@ -64,6 +64,12 @@ def test_render_batch_matches_jinja(messages, tool_list, gen, opts):
     [{"role": "system", "content": [{"type": "text", "text": ""}, {"type": "text", "text": ""}]} for _ in range(2)],
     None, False, {"current_date": "2000-01-01"},
 )
+# A call that holds nothing (an empty one, here a user's and an assistant's second) loses nothing.
+@example(
+    [{"role": "user", "content": "q", "tool_calls": [{}, {"function": {"name": "", "content_type": "json"}}]},
+     {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}, {}]}],
+    None, True, {"current_date": "2000-01-01"},
+)
 def test_dropped_is_exactly_what_the_prompt_lacks(messages, tool_list, gen, opts):
     # Where the template renders: the spans' text is the oracle's, `dropped` names exactly the inputs
     # whose text the oracle's prompt does not hold (told by perturbing each and rendering again),

@@ -110,6 +110,7 @@ def test_the_lossy_conversation_reports_what_the_oracle_shows_lost(oracle):
 @given(conversation(), tool_lists, options())
 @example([{"role": "user", "content": "Hi"}], None, DATE)
 @example(LOSSY, WEATHER, DATE)
+@example([{"role": "user", "content": "q", "tool_calls": [{}, {"function": {"arguments": {}}}]}], None, DATE)
 def test_dropped_is_what_the_go_template_leaves_out_and_strict_refuses_exactly_that(
     oracle, messages, tool_list, opts
 ):

@@ -38,7 +38,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Oracle", "assert_dropped_exactly", "parse_path"]
+__all__ = ["Oracle", "assert_dropped_exactly", "call_holds_units", "holds_units", "parse_path"]
 
 #: Renders ``(messages, tools)`` with the reference engine: the text, or ``None`` where it raises.
 Oracle = Callable[[list[Any], Any], "str | None"]
@@ -63,6 +63,29 @@ def parse_path(path: str) -> Leaf:
         out.append(match.group(1) if match.group(1) is not None else int(match.group(2)))
         at = match.end()
     return tuple(out)
+
+
+def holds_units(value: Any) -> bool:
+    """Whether ``value`` holds a unit: a string's character that is not whitespace (a mapping's keys
+    included), a number or a boolean, at any depth; any other object counts as one."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return not value.isspace() and value != ""
+    if isinstance(value, Mapping):
+        return any(holds_units(key) or holds_units(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(holds_units(item) for item in value)
+    return True
+
+
+def call_holds_units(call: Any, fields: Sequence[str] = ("name", "arguments")) -> bool:
+    """Whether a tool call holds a unit in the ``fields`` of its ``function`` (when that is set) or,
+    in the flat shape, of itself; a value that is no call, in itself."""
+    body = (call.get("function") or call) if isinstance(call, Mapping) else call
+    if not isinstance(body, Mapping):
+        return holds_units(body)
+    return any(holds_units(body.get(key)) for key in fields)
 
 
 def _escaped(char: str) -> bool:

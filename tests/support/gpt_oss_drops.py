@@ -69,6 +69,9 @@ def perturbed(case: Case, path: str) -> Case:
             options["builtin_tools"] = "probe"
         elif isinstance(value, tuple):
             options["builtin_tools"] = (*value[: int(builtin)], "probe", *value[int(builtin) + 1:])
+        elif isinstance(value, dict):
+            options["builtin_tools"] = {("probe" if i == int(builtin) else key): item
+                                        for i, (key, item) in enumerate(value.items())}
         else:
             value[int(builtin)] = "probe"
         return messages, tools, gen, options
@@ -87,22 +90,39 @@ def perturbed(case: Case, path: str) -> Case:
 
 def candidates(case: Case) -> Iterator[str]:
     """Every input of ``case`` that holds text: each message that holds any or has a role the
-    template writes a turn for, its non-empty content and reasoning fields, each of its tool calls;
+    template writes a turn for, its non-empty content and reasoning fields, each of its tool calls that holds text;
     each built-in tool name that occurs once."""
     messages, _, _, options = case
     for index, message in enumerate(messages):
-        holds = any(message.get(key) for key in ("content", "tool_calls", *REASONING))
-        if holds or message.get("role") in ("user", "assistant", "tool"):  # else nothing to lose
+        calls = message.get("tool_calls")
+        if message_holds_text(message) or message.get("role") in ("user", "assistant", "tool"):  # else nothing to lose
             yield f"messages[{index}]"
         for key in ("content", *REASONING):
             if message.get(key):
                 yield f"messages[{index}].{key}"
-        calls = message.get("tool_calls")
         if isinstance(calls, list):
-            yield from (f"messages[{index}].tool_calls[{k}]" for k in range(len(calls)))
+            yield from (f"messages[{index}].tool_calls[{k}]" for k, call in enumerate(calls) if _call_holds(call))
     names = options.get("builtin_tools")
-    if isinstance(names, (list, tuple)):
-        yield from (f"builtin_tools[{i}]" for i, name in enumerate(names) if list(names).count(name) == 1)
+    if isinstance(names, (list, tuple, dict)):  # (a dict's keys: what the template iterates)
+        listed = list(names)
+        yield from (f"builtin_tools[{i}]" for i, name in enumerate(listed) if listed.count(name) == 1)
+    elif names:
+        yield "builtin_tools"
+
+
+def _call_holds(call: Any) -> bool:
+    """Whether a tool call holds text (``None`` and ``""`` hold none, as in docs/gpt-oss.md) where the
+    template reads a call: the name, arguments or content type of its ``function``, else of itself."""
+    body = (call.get("function") or call) if isinstance(call, dict) else call
+    return any(body.get(key) for key in ("name", "arguments", "content_type")) if isinstance(body, dict) else bool(body)
+
+
+def message_holds_text(message: dict[str, Any]) -> bool:
+    """Whether a message holds text (``None`` and ``""`` hold none): its content, a reasoning
+    field, a tool call."""
+    calls = message.get("tool_calls")
+    return any(message.get(key) for key in ("content", *REASONING)) or (
+        any(map(_call_holds, calls)) if isinstance(calls, list) else bool(calls))
 
 
 def check_dropped(case: Case, dropped: tuple[str, ...], render: Callable[[Case], tuple[str, str]] = lambda c:
@@ -110,7 +130,10 @@ def check_dropped(case: Case, dropped: tuple[str, ...], render: Callable[[Case],
     """Assert that ``dropped`` names exactly the inputs of ``case`` the oracle's prompt does not hold."""
     expected = render(case)
     assert expected[0] == "ok", expected
+    inputs = set(candidates(case))
     for path in dropped:
+        # (a message's input: a built-in tool's name repeated is no candidate, yet it is lost)
+        assert path in inputs or path.startswith("builtin_tools"), f"{path} is reported dropped but holds no text"
         assert render(perturbed(case, path)) == expected, f"{path} is reported dropped but is in the prompt"
     whole = {path for path in dropped if "." not in path}
     for path in candidates(case):

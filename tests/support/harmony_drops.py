@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from prompt_formats.model.messages import Message, ToolCall
+from tests.support.drops import call_holds_units
 from tests.support.harmony_oracle import _text
 
 __all__ = ["candidates", "covered", "perturbed"]
@@ -52,7 +53,8 @@ def _message_fields(message: Any) -> list[str]:
     if _text(message.get("content")):
         fields.append("content")
     fields += [key for key in REASONING_KEYS if isinstance(message.get(key), str) and message[key]]
-    if message.get("tool_calls"):
+    calls = message.get("tool_calls")
+    if calls and (not isinstance(calls, list) or any(call_holds_units(call) for call in calls)):
         fields.append("tool_calls")
     return fields
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from ...._text.plain import JSON_TYPES
 from ....format.chat_format import Conversation, Tools
+from ....format.spans import calls_hold_text
 from ....model.messages import Message, named_function
 from ....model.reading import REASONING_FIELDS
 from ....model.tools import PreparedTools, rendered_tools
@@ -85,8 +86,9 @@ def _held(message: Any) -> tuple[Any, list[str], bool]:
 
 
 def _has_calls(value: Any) -> bool:
-    """Whether a message dict's ``tool_calls`` value is a non-empty list of calls."""
-    return bool(value) and (type(value) is list or not isinstance(value, (str, Mapping)))
+    """Whether a message dict's ``tool_calls`` value is a list of calls one of which holds text
+    (:func:`~prompt_formats.format.spans.calls_hold_text`: an empty call loses nothing)."""
+    return bool(value) and (type(value) is list or not isinstance(value, (str, Mapping))) and calls_hold_text(value)
 
 
 def _reasoning_and_calls_dropped(out: list[str], index: int, reasonings: list[str], calls: bool, shown: bool) -> None:

@@ -44,13 +44,14 @@ class PromptPieces:
     message's instructions, else 0); ``instructions``: those instructions ('' for none), which are
     ``pieces[3]`` when not empty; ``loop_at``: the index of the first loop message's first piece;
     ``lost``: what the template left out of the loop messages, ``(message index, field)`` in message
-    order (field ``""``: the whole message, which then has no pieces).
+    order (field ``""``: the whole message, which then has no pieces; ``None``: a whole message that
+    holds nothing, which has no pieces either and is no loss).
     """
 
     __slots__ = ("instructions", "loop_at", "lost", "pieces", "start")
 
     def __init__(
-        self, pieces: list[str], start: int, instructions: str, loop_at: int, lost: list[tuple[int, str]]
+        self, pieces: list[str], start: int, instructions: str, loop_at: int, lost: list[tuple[int, str | None]]
     ) -> None:
         self.pieces = pieces
         self.start = start

@@ -247,7 +247,28 @@ def _note_unwritten(message: Mapping[str, Any], index: int, state: LoopState) ->
     state.lost += [(index, key) for key in REASONING_READ if message.get(key)]
     calls = message.get("tool_calls")
     if type(calls) is list or type(calls) is tuple:  # (each call, as an assistant's after its first)
-        state.lost += [(index, f"tool_calls[{k}]") for k in range(len(calls))]
+        state.lost += [(index, f"tool_calls[{k}]") for k, call in enumerate(calls) if _call_holds_text(call)]
+
+
+def _call_holds_text(call: Any) -> bool:
+    """Whether a tool call holds text where the template reads one (``None`` and ``""`` hold none):
+    the name, arguments or content type of its ``function`` (when that is set) or of itself; a value
+    that is no call, in itself."""
+    body = (call.get("function") or call) if isinstance(call, Mapping) else call
+    if not isinstance(body, Mapping):
+        return bool(body)
+    return bool(body.get("name") or body.get("arguments") or body.get("content_type"))
+
+
+def _holds_text(message: Mapping[str, Any]) -> bool:
+    """Whether a message holds text (``None`` and ``""`` hold none): its content, a reasoning field,
+    a tool call."""
+    calls = message.get("tool_calls")
+    if message.get("content") or any(message.get(key) for key in REASONING_READ):
+        return True
+    if type(calls) is list or type(calls) is tuple:
+        return any(_call_holds_text(call) for call in calls)
+    return bool(calls)
 
 
 def _unread_aliases(message: Mapping[str, Any], index: int, key: str, read: Any, state: LoopState) -> None:
@@ -274,10 +295,10 @@ def _final_follows(messages: Sequence[Any], index: int) -> bool:
 class LoopState:
     """What one pass over the loop messages carries: the analyses written so far that a later final
     answer takes out again, and what the template left out (``lost``: ``(message index, field)``,
-    the field ``""`` for a whole message). ``noting``: whether ``lost`` is wanted (``render_spans``
-    and ``strict``); without it, ``render`` makes none of the losses of the usual agent request (a
-    dropped analysis, calls after the first, an unread alias), which cost it a tenth of its time on
-    agent requests."""
+    the field ``""`` for a whole message, ``None`` for a whole message that holds nothing: no loss).
+    ``noting``: whether ``lost`` is wanted (``render_spans`` and ``strict``); without it, ``render``
+    makes none of the losses of the usual agent request (a dropped analysis, calls after the first,
+    an unread alias), which cost it a tenth of its time on agent requests."""
 
     __slots__ = ("analyses", "lost", "messages", "noting")
 
@@ -285,7 +306,7 @@ class LoopState:
         self.messages = messages
         self.noting = noting
         self.analyses: list[tuple[int, int, str]] = []  # (place in out, message index, field)
-        self.lost: list[tuple[int, str]] = []
+        self.lost: list[tuple[int, str | None]] = []
 
 
 def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, state: LoopState) -> str:
@@ -331,8 +352,8 @@ def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, ind
         state.analyses.append((len(out), index, key))
         out += (ANALYSIS, analysis, END)
     out += (CALL_HEAD, name, CALL_CHANNEL, content_type, MESSAGE, arguments, CALL)
-    if len(calls) > 1 and state.noting:
-        state.lost += [(index, f"tool_calls[{k}]") for k in range(1, len(calls))]
+    if len(calls) > 1 and state.noting:  # (a call that holds nothing, an empty one, loses nothing)
+        state.lost += [(index, f"tool_calls[{k}]") for k in range(1, len(calls)) if _call_holds_text(calls[k])]
     return name
 
 
@@ -386,10 +407,11 @@ def _drop_analyses(out: list[str], state: LoopState) -> None:
 
 def render_messages(
     out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool, noting: bool = True
-) -> list[tuple[int, str]]:
+) -> list[tuple[int, str | None]]:
     """Append the template's text for ``messages[start:]`` (the loop messages) and the generation prompt;
     return what the template left out, as ``(message index, field)`` in message order (field ``""``:
-    the whole message), when ``noting`` (else the list is not to be read).
+    the whole message; ``None``: a whole message that holds nothing, unwritten but no loss), when
+    ``noting`` (else the list is not to be read).
 
     Raises :class:`TemplateError` with the template's message where it raises, in the same order, and
     :class:`InvalidInputError` naming the field for input outside the documented shape.
@@ -451,7 +473,7 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
             out += (USER, content, END)
             if state.noting:
                 _note_unwritten(message, index, state)
-        elif isinstance(role, str):
-            state.lost.append((index, ""))  # the template renders no other role after the first message
+        elif isinstance(role, str):  # the template renders no other role after the first message
+            state.lost.append((index, "" if _holds_text(message) else None))
         else:
             _role(message, index)

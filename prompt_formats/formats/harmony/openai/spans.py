@@ -90,7 +90,7 @@ def rendered_prompt(
                 ranges.append(((begin, split), (split + _ASSISTANT_AUTHOR, pos)))
     generated = _generated(ranges, _selected(assistants, last_user, policy))
     dropped = (*options_lost, *(f"messages[{index}].{field}" if field else f"messages[{index}]"
-                                for index, field in prompt.lost))
+                                for index, field in prompt.lost if field is not None))
     return RenderedPrompt.unchecked("".join(pieces), tuple(ranges), generated, dropped)
 
 
