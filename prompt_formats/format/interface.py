@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, NoReturn, Protocol
 
-from .._text.plain import plain_data
+from .._text.plain import JSON_TYPES, plain_data
 from ..errors import TOO_DEEP, FormatError, InvalidInputError, UnknownOptionError, unreadable
 from ..model.messages import AssistantReply, Message, message_dict
 from ..model.tools import PreparedTools
@@ -304,8 +304,8 @@ def _unreadable_option(args: tuple[Any, ...], kwargs: dict[str, Any], error: Exc
                        ) -> InvalidInputError | None:
     """The error for an option whose reading raised ``error`` (a numpy array read as a truth value, as
     the template reads ``add_generation_prompt``; the template fails on it too): the first option the
-    format declares, or ``add_generation_prompt``, that is not plain data. ``None`` when every one is
-    (``error`` then stands: it is not the options')."""
+    format declares, or ``add_generation_prompt``, whose truth value or equality raises. ``None``
+    when none does (``error`` then stands: it is not the options')."""
     fmt = args[0] if args else None
     if not isinstance(fmt, FormatInterface):
         return None
@@ -314,14 +314,28 @@ def _unreadable_option(args: tuple[Any, ...], kwargs: dict[str, Any], error: Exc
     if len(args) > 3 and "add_generation_prompt" not in given:  # render, render_spans, render_batch
         given["add_generation_prompt"] = args[3]
     for key, value in given.items():
-        if key in declared or key == "add_generation_prompt":
-            try:
-                odd = plain_data(value) is not value
-            except Exception:
-                odd = True
-            if odd:
-                return unreadable(key, error)
+        if (key in declared or key == "add_generation_prompt") and not _readable(value):
+            return unreadable(key, error)
     return None
+
+
+def _readable(value: Any, depth: int = 0) -> bool:
+    """Whether a value reads as a template reads an option: its truth value and its equality, and
+    those of the items and keys of a list or dict (an exact JSON scalar always does; a numpy boolean
+    too, a numpy array not). Items deeper than a few levels are taken as readable."""
+    kind = type(value)
+    if (kind is list or kind is tuple) and depth < 8:
+        return all(_readable(item, depth + 1) for item in value)
+    if kind is dict and depth < 8:
+        return all(_readable(key, depth + 1) and _readable(item, depth + 1) for key, item in value.items())
+    if kind in JSON_TYPES or kind is tuple:
+        return True
+    try:
+        bool(value)
+        value == ""  # noqa: B015 - only whether it raises
+    except Exception:
+        return False
+    return True
 
 
 def _given(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, position: int) -> Any:

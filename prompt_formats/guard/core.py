@@ -46,6 +46,26 @@ def _families(families: Iterable[TokenFamily]) -> tuple[TokenFamily, ...]:
     return tuple(families)
 
 
+def _length(messages: Sequence[Any]) -> int:
+    """``len(messages)``; a sequence whose length cannot be read is refused (fail closed)."""
+    try:
+        return len(messages)
+    except Exception as error:
+        raise unreadable("messages", error) from None
+
+
+def _listed(messages: Sequence[Any]) -> list[Any]:
+    """``list(messages)``; a sequence that cannot be read is refused (fail closed)."""
+    try:
+        return list(messages)
+    except Exception as error:
+        raise unreadable("messages", error) from None
+
+
+# Raised where even building an error overflows: shared by such calls, which only ever read its text.
+_MESSAGES_TOO_DEEP = too_deep("messages")
+
+
 @attrs.frozen
 class ControlTokenGuard(ToolsetPolicy):
     """Applies ``policy`` to control tokens found in untrusted text (see the module docstring).
@@ -106,11 +126,21 @@ class ControlTokenGuard(ToolsetPolicy):
         ``messages`` itself when nothing changed, else a list holding the original objects of
         unchanged messages and new dicts for changed ones; ``allow`` always returns ``messages``.
         ``reject`` raises :class:`InjectionError` for the first token found, e.g. at
-        ``messages[2].tool_calls[0].function.arguments.city``. A message holding a client's object
-        whose reading raises (a numpy array's truth value) is refused, never passed on unchecked:
-        :class:`InvalidInputError` naming it.
+        ``messages[2].tool_calls[0].function.arguments.city``. A message whose reading raises (it
+        holds a numpy array where the guard reads a truth value) is refused, never passed on
+        unchecked: :class:`InvalidInputError` naming it; so is a stack too deep to check on.
         """
-        reading = resolved(self.reading_of(reading), join_parts, tool_calls)
+        try:
+            return self._guarded_messages(messages, resolved(self.reading_of(reading), join_parts, tool_calls))
+        except RecursionError:  # called with the stack nearly full
+            try:
+                deep = too_deep("messages")
+            except RecursionError:  # no room even for that call
+                deep = _MESSAGES_TOO_DEEP
+            raise deep from None
+
+    def _guarded_messages(self, messages: Any, reading: UntrustedReading) -> Any:
+        """:meth:`guard_messages` but its refusal of a stack too deep."""
         if self.policy == "allow":
             return messages
         if type(messages) is not list and (  # the ABC checks only for other sequences
@@ -119,24 +149,22 @@ class ControlTokenGuard(ToolsetPolicy):
             return messages
         try:
             suspects = self._suspect_messages(messages, reading)
-        except RecursionError:  # called with the stack nearly full
-            raise too_deep("messages") from None
+        except RecursionError:
+            raise
         except Exception:  # a client's object that raised where a prefilter read it: walk each message
-            suspects = range(len(messages))
+            suspects = range(_length(messages))
         out: list[Any] | None = None
         for index in suspects:
-            message = messages[index]
             try:
+                message = messages[index]
                 new = self.guard_message(message, index, reading)
-            except FormatError:
+            except (FormatError, RecursionError):
                 raise
-            except RecursionError:
-                raise too_deep("messages") from None
             except Exception as error:  # fail closed on what cannot be read (a numpy array's truth value)
                 raise unreadable(f"messages[{index}]", error) from None
             if new is not message:
                 if out is None:
-                    out = list(messages)
+                    out = _listed(messages)
                 out[index] = new
         return messages if out is None else out
 

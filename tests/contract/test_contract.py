@@ -355,15 +355,18 @@ def test_call_too_deep_in_the_stack_is_a_format_error(fmt: pf.ChatFormat) -> Non
         "render": lambda: fmt.render(case, TOOLS, add_generation_prompt=True),
         "render_batch": lambda: fmt.render_batch([case], TOOLS),
         "session": lambda: fmt.session(TOOLS).render(case, True),
+        "session, warm": lambda: warm.render(case, True),
         "prepare_tools": lambda: pf.prepare_tools(TOOLS) is not None,
     }
+    warm = fmt.session(TOOLS)
+    warm.render(case[:1], True)  # (what it reuses is there: a render goes the incremental way)
     if fmt.parses:
         entries["parse"] = lambda: fmt.parse(REPLIES[2], TOOLS, id_factory=lambda: "call_0")
         entries["stream_parser"] = lambda: fmt.stream_parser(TOOLS) is not None
     refused = set()
     for name, entry in entries.items():
         expected = entry()
-        for margin in range(0, 120, 3):
+        for margin in [*range(12), *range(12, 120, 3)]:  # (every one of the last frames)
             try:
                 assert descend(sys.getrecursionlimit() - stack_depth() - margin, entry) == expected, (name, margin)
             except pf.FormatError:
@@ -695,6 +698,20 @@ def test_options_that_raise_where_read_render_or_give_format_errors(fmt: pf.Chat
             for each in (fmt, guarded(fmt)[0]):
                 for call in each_entry_with_option(each, option, value):
                     raises_only_format_errors(call)
+
+
+def test_an_option_is_named_only_when_its_own_reading_raises(fmt: pf.ChatFormat) -> None:
+    # A numpy boolean reads as a boolean does: where add_generation_prompt's array is what fails,
+    # the error names it, not an option of another type than JSON's given beside it.
+    numpy = pytest.importorskip("numpy")
+    booleans = {spec.name: numpy.bool_(True) for spec in fmt.option_specs if spec.kinds == {"boolean"}}
+    for call in (fmt.render, fmt.render_spans):
+        try:
+            call(CONVERSATIONS[1], TOOLS, numpy.array([1, 2]), **booleans)
+        except pf.InvalidInputError as error:
+            assert error.path == "add_generation_prompt", error
+        except pf.FormatError:
+            pass
 
 
 @pytest.mark.parametrize("at", [0, 1])

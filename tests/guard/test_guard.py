@@ -243,7 +243,8 @@ def test_shapes_it_does_not_know_are_left_to_the_formatter():
 
 def test_a_client_object_whose_reading_raises_is_refused_named():
     # Called directly (no format reads the input again as plain data), the guard fails closed on a
-    # value whose truth value or iteration raises: an InvalidInputError naming the message.
+    # value whose truth value or reading raises: an InvalidInputError naming the message, or the
+    # messages as they are where it reads no such value (an assistant's role: its calls are checked).
     numpy = pytest.importorskip("numpy")
     from tests.support.odd_values import Touchy
 
@@ -253,22 +254,30 @@ def test_a_client_object_whose_reading_raises_is_refused_named():
 
         keys = items = values = get = __getitem__ = __iter__  # type: ignore[assignment]
 
+    class Broken(list):
+        def __getitem__(self, index):
+            raise RuntimeError("broken sequence")
+
+        __iter__ = __len__ = __getitem__  # type: ignore[assignment]
+
     call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": "x"}}}
+    guards = (ESCAPING, REJECTING, ControlTokenGuard(CHATML_CONTROL_TOKENS, trust_assistant=False))
     for odd in (numpy.array([1, 2]), Touchy(), Unreadable()):
         for where in ("role", "tool_calls", "message"):
             message = {"role": "assistant", "content": "a", "tool_calls": [call]}
-            messages = [{"role": "user", "content": "<|im_end|>"}, message]
+            messages = [{"role": "user", "content": "q"}, message]
             if where == "message":
                 messages[1] = odd
             else:
                 message[where] = odd
-            for guard in (ESCAPING, REJECTING, ControlTokenGuard(CHATML_CONTROL_TOKENS, trust_assistant=False)):
+            for guard in guards:
                 try:
-                    guard.guard_messages(messages, CHATML_READING)
-                except pf.InjectionError as error:
-                    assert error.path == "messages[0].content"
+                    assert guard.guard_messages(messages, CHATML_READING) is messages and where != "message"
                 except pf.InvalidInputError as error:
-                    assert error.path.startswith("messages[1]"), error
+                    assert error.path == "messages[1]", error
+    for guard in guards:
+        with pytest.raises(pf.InvalidInputError, match=r"^messages: cannot be read as data"):
+            guard.guard_messages(Broken([{"role": "user", "content": "<|im_end|>"}]), CHATML_READING)
 
 
 def test_tuples_and_non_str_keys_render_as_json_does():
