@@ -70,6 +70,13 @@ def test_render_batch_matches_jinja(messages, tool_list, gen, opts):
      {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}, {}]}],
     None, True, {"current_date": "2000-01-01"},
 )
+# ...but 0 and false are text the template writes (a loss where it leaves them out).
+@example(
+    [{"role": "user", "content": "q"}, {"role": "system", "content": 0},
+     {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}},
+                                                         {"function": {"name": "", "arguments": False}}]}],
+    None, True, {"current_date": "2000-01-01"},
+)
 def test_dropped_is_exactly_what_the_prompt_lacks(messages, tool_list, gen, opts):
     # Where the template renders: the spans' text is the oracle's, `dropped` names exactly the inputs
     # whose text the oracle's prompt does not hold (told by perturbing each and rendering again),

@@ -80,9 +80,9 @@ def holds_units(value: Any) -> bool:
 
 
 def call_holds_units(call: Any, fields: Sequence[str] = ("name", "arguments")) -> bool:
-    """Whether a tool call holds a unit in the ``fields`` of its ``function`` (when that is set) or,
+    """Whether a tool call holds a unit in the ``fields`` of its ``function`` (when it has one) or,
     in the flat shape, of itself; a value that is no call, in itself."""
-    body = (call.get("function") or call) if isinstance(call, Mapping) else call
+    body = call.get("function", call) if isinstance(call, Mapping) else call
     if not isinstance(body, Mapping):
         return holds_units(body)
     return any(holds_units(body.get(key)) for key in fields)

@@ -110,19 +110,25 @@ def candidates(case: Case) -> Iterator[str]:
         yield "builtin_tools"
 
 
+def _holds(value: Any) -> bool:
+    """Whether a value holds text, as docs/gpt-oss.md counts losses: not ``None``, ``""`` or an
+    empty list or object."""
+    return value is not None and value != "" and not (isinstance(value, (dict, list, tuple)) and len(value) == 0)
+
+
 def _call_holds(call: Any) -> bool:
-    """Whether a tool call holds text (``None`` and ``""`` hold none, as in docs/gpt-oss.md) where the
-    template reads a call: the name, arguments or content type of its ``function``, else of itself."""
+    """Whether a tool call holds text where the template reads a call: the name, arguments or
+    content type of its ``function`` (when set), else of itself."""
     body = (call.get("function") or call) if isinstance(call, dict) else call
-    return any(body.get(key) for key in ("name", "arguments", "content_type")) if isinstance(body, dict) else bool(body)
+    return any(_holds(body.get(key)) for key in ("name", "arguments", "content_type")) if isinstance(body, dict) \
+        else _holds(body)
 
 
 def message_holds_text(message: dict[str, Any]) -> bool:
-    """Whether a message holds text (``None`` and ``""`` hold none): its content, a reasoning
-    field, a tool call."""
+    """Whether a message holds text: its content, a reasoning field, a tool call."""
     calls = message.get("tool_calls")
-    return any(message.get(key) for key in ("content", *REASONING)) or (
-        any(map(_call_holds, calls)) if isinstance(calls, list) else bool(calls))
+    return any(_holds(message.get(key)) for key in ("content", *REASONING)) or (
+        any(map(_call_holds, calls)) if isinstance(calls, list) else _holds(calls))
 
 
 def check_dropped(case: Case, dropped: tuple[str, ...], render: Callable[[Case], tuple[str, str]] = lambda c:

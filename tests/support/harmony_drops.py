@@ -47,7 +47,7 @@ def _message_fields(message: Any) -> list[str]:
             fields.append("content")
         if isinstance(message.reasoning, str) and message.reasoning:
             fields.append("reasoning")
-        if message.tool_calls:
+        if any(call_holds_units({"name": call.name, "arguments": call.arguments}) for call in message.tool_calls):
             fields.append("tool_calls")
         return fields
     if _text(message.get("content")):

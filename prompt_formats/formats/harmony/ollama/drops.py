@@ -79,8 +79,9 @@ def _held(message: Any) -> tuple[Any, list[str], bool]:
     walk accepted: a :class:`Message` or a mapping."""
     if type(message) is not dict and isinstance(message, Message):
         reasoning = message.reasoning
+        calls = [{"name": call.name, "arguments": call.arguments} for call in message.tool_calls]
         return message.content, ["reasoning"] if isinstance(reasoning, str) and reasoning else [], \
-            bool(message.tool_calls)
+            calls_hold_text(calls)
     reasonings = [key for key in REASONING_FIELDS if type(value := message.get(key)) is str and value]
     return message.get("content"), reasonings, _has_calls(message.get("tool_calls"))
 
@@ -88,6 +89,11 @@ def _held(message: Any) -> tuple[Any, list[str], bool]:
 def _has_calls(value: Any) -> bool:
     """Whether a message dict's ``tool_calls`` value is a list of calls one of which holds text
     (:func:`~prompt_formats.format.spans.calls_hold_text`: an empty call loses nothing)."""
+    if type(value) is list and value:  # the usual first call, named: it holds text (as calls_hold_text finds)
+        call = value[0]
+        body = call.get("function", call) if type(call) is dict else None
+        if type(body) is dict and type(name := body.get("name")) is str and name and not name.isspace():
+            return True
     return bool(value) and (type(value) is list or not isinstance(value, (str, Mapping))) and calls_hold_text(value)
 
 

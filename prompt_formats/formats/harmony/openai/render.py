@@ -250,25 +250,36 @@ def _note_unwritten(message: Mapping[str, Any], index: int, state: LoopState) ->
         state.lost += [(index, f"tool_calls[{k}]") for k, call in enumerate(calls) if _call_holds_text(call)]
 
 
+def _holds(value: Any) -> bool:
+    """Whether a value holds text, as this template's losses count it: anything but ``None``, ``""``
+    and an empty list or object (``0`` and ``False`` are written, as ``0`` and ``false``)."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return value != ""
+    if isinstance(value, (Mapping, list, tuple)):
+        return len(value) > 0
+    return True
+
+
 def _call_holds_text(call: Any) -> bool:
-    """Whether a tool call holds text where the template reads one (``None`` and ``""`` hold none):
-    the name, arguments or content type of its ``function`` (when that is set) or of itself; a value
-    that is no call, in itself."""
+    """Whether a tool call holds text (:func:`_holds`) where the template reads one: the name,
+    arguments or content type of its ``function`` (when that is set) or of itself; a value that is
+    no call, in itself."""
     body = (call.get("function") or call) if isinstance(call, Mapping) else call
     if not isinstance(body, Mapping):
-        return bool(body)
-    return bool(body.get("name") or body.get("arguments") or body.get("content_type"))
+        return _holds(body)
+    return _holds(body.get("name")) or _holds(body.get("arguments")) or _holds(body.get("content_type"))
 
 
 def _holds_text(message: Mapping[str, Any]) -> bool:
-    """Whether a message holds text (``None`` and ``""`` hold none): its content, a reasoning field,
-    a tool call."""
-    calls = message.get("tool_calls")
-    if message.get("content") or any(message.get(key) for key in REASONING_READ):
+    """Whether a message holds text (:func:`_holds`): its content, a reasoning field, a tool call."""
+    if _holds(message.get("content")) or any(_holds(message.get(key)) for key in REASONING_READ):
         return True
+    calls = message.get("tool_calls")
     if type(calls) is list or type(calls) is tuple:
         return any(_call_holds_text(call) for call in calls)
-    return bool(calls)
+    return _holds(calls)
 
 
 def _unread_aliases(message: Mapping[str, Any], index: int, key: str, read: Any, state: LoopState) -> None:
