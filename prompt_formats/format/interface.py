@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import abc
 import functools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, NoReturn, Protocol
 
 from .._text.plain import JSON_TYPES, plain_data
-from ..errors import TOO_DEEP, FormatError, InvalidInputError, UnknownOptionError, unreadable
+from ..errors import TOO_DEEP, FormatError, InvalidInputError, UnknownOptionError, type_name, unreadable
 from ..model.messages import AssistantReply, Message, message_dict
 from ..model.tools import PreparedTools
 from ..replies.streaming import StreamParser
@@ -240,7 +241,7 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
                     raise
                 if isinstance(error, FormatError):
                     first = error
-            return method(*plain[0], **plain[1])
+            return _read_again(method, plain, name, args, kwargs)
         except FormatError:
             raise
         except RecursionError:
@@ -336,6 +337,60 @@ def _readable(value: Any, depth: int = 0) -> bool:
     except Exception:
         return False
     return True
+
+
+def _read_again(method: Callable[..., Any], plain: tuple[tuple[Any, ...], dict[str, Any]], name: str,
+                args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Entry ``name``'s second try, on its input as plain data (``plain``); its refusal of a value
+    the client gave as another type names that type too (a numpy array, read as ``"<ndarray>"``,
+    is not "a string")."""
+    try:
+        return method(*plain[0], **plain[1])
+    except InvalidInputError as error:
+        where, given = _at_path(error.path, args, kwargs, _INPUTS[name])
+        # (the package's own objects, a Message, are read by their fields, not as "<Message>")
+        if where is None or type(given) in JSON_TYPES or type(given).__module__.startswith("prompt_formats."):
+            raise
+        try:
+            read = plain_data(given)
+        except Exception:
+            raise error from None
+        if read is given:
+            raise
+        named = "" if where == error.path else f" at {where}"
+        note = f"{error.problem} (given {type_name(given)}{named}, read as {_shown(read)})"
+        raise InvalidInputError(error.path, note) from None
+
+
+_STEP = re.compile(r"\.?([A-Za-z_]\w*)|\[(\d+)\]")
+
+
+def _at_path(path: str, args: tuple[Any, ...], kwargs: dict[str, Any], inputs: tuple[tuple[str, int], ...]
+             ) -> tuple[str | None, Any]:
+    """The value at an error's ``path`` (``messages[1].tool_calls``) in the entry's input as the client
+    gave it, read through lists and mappings only, or the value nearest it on the way there: ``(its
+    path, it)``; ``(None, None)`` where the path names no input."""
+    steps = _STEP.findall(path)
+    positions = dict(inputs)
+    if not steps or steps[0][0] not in positions:
+        return None, None
+    where, value = steps[0][0], _given(args, kwargs, steps[0][0], positions[steps[0][0]])
+    try:
+        for key, index in steps[1:]:
+            if index and isinstance(value, (list, tuple)) and int(index) < len(value):
+                where, value = f"{where}[{index}]", value[int(index)]
+            elif key and isinstance(value, Mapping) and key in value:
+                where, value = f"{where}.{key}", value[key]
+            else:
+                break
+    except Exception:
+        return None, None
+    return where, value
+
+
+def _shown(read: Any) -> str:
+    """A plain value as an error shows it: a short text as itself, anything else by its type."""
+    return repr(read) if type(read) is str and len(read) <= 40 else type_name(read)
 
 
 def _given(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, position: int) -> Any:

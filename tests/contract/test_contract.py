@@ -700,6 +700,21 @@ def test_options_that_raise_where_read_render_or_give_format_errors(fmt: pf.Chat
                     raises_only_format_errors(call)
 
 
+def test_a_refused_value_read_as_plain_data_is_named_by_the_type_given(fmt: pf.ChatFormat) -> None:
+    # Read again as transformers reads it, a numpy array is the text "<ndarray>": an error about
+    # it says what the client gave, not only "got str".
+    numpy = pytest.importorskip("numpy")
+    for where in ("tool_calls", "content", "role"):
+        messages, tools = _with_value(numpy.array([1, 2]), where)
+        try:
+            fmt.render(messages, tools, True)
+        except pf.InvalidInputError as error:
+            if error.path.startswith(f"messages[1].{where}"):
+                assert "given ndarray" in str(error), error
+        except pf.FormatError:
+            pass
+
+
 def test_an_option_is_named_only_when_its_own_reading_raises(fmt: pf.ChatFormat) -> None:
     # A numpy boolean reads as a boolean does: where add_generation_prompt's array is what fails,
     # the error names it, not an option of another type than JSON's given beside it.
