@@ -133,7 +133,7 @@ def reasoning_and_content(message: dict[str, Any], i: int) -> tuple[str, str, bo
     reasoning = reasoning_of(message)
     if type(reasoning) is str:
         return reasoning, content, False
-    if reasoning is not None and isinstance(reasoning, str):
+    if reasoning is not None and type(reasoning) not in JSON_TYPES:  # (an object's plain data may be a string)
         require_plain(reasoning, f"messages[{i}].reasoning_content")
     if THINK_CLOSE not in content:
         return "", content, False
