@@ -166,11 +166,9 @@ def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> Prepare
     Raises :class:`~prompt_formats.errors.InvalidInputError` naming the tool for a malformed one, or
     one holding more than :data:`~prompt_formats.guard.MAX_NESTING` nested dicts and lists.
     """
-    if isinstance(tools, PreparedTools):
-        return tools
     try:
-        return PreparedTools(tools)
-    except RecursionError:  # called with the stack nearly full (deep tools are refused by their nesting)
+        return tools if isinstance(tools, PreparedTools) else PreparedTools(tools)
+    except RecursionError:  # the stack nearly full (3.10 counts isinstance's call); deep tools are refused earlier
         try:
             deep = too_deep("tools")
         except RecursionError:  # no room even for that call
