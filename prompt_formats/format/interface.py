@@ -64,8 +64,8 @@ class FormatInterface(abc.ABC):
     prepared tools as they are; options are the format's and stay as given). The other entries read
     their input once, as it is (a batch's iterator, a parse's ``id_factory``). Input whose own
     reading raises is an ``InvalidInputError`` naming it; so is an option (or
-    ``add_generation_prompt``) of other types than JSON's whose reading raised (a numpy array read as
-    a truth value, where the template fails too).
+    ``add_generation_prompt``) whose truth value or equality raises (a numpy array, where the
+    template fails too).
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -348,8 +348,11 @@ def _read_again(method: Callable[..., Any], plain: tuple[tuple[Any, ...], dict[s
         return method(*plain[0], **plain[1])
     except InvalidInputError as error:
         where, given = _at_path(error.path, args, kwargs, _INPUTS[name])
-        # (the package's own objects, a Message, are read by their fields, not as "<Message>")
-        if where is None or type(given) in JSON_TYPES or type(given).__module__.startswith("prompt_formats."):
+        # Said of a value read as another (a numpy array as "<ndarray>") only: a mapping or a list is
+        # read as one, the package's own objects (a Message) by their fields; and said in a plain
+        # InvalidInputError only, whose subclasses (UnsupportedContentError) keep their class.
+        if (type(error) is not InvalidInputError or where is None or type(given) in JSON_TYPES
+                or isinstance(given, (Mapping, list, tuple)) or type(given).__module__.startswith("prompt_formats.")):
             raise
         try:
             read = plain_data(given)
