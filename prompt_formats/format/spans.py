@@ -307,7 +307,10 @@ def calls_hold_text(calls: Any) -> bool:
     if not isinstance(calls, (list, tuple)):
         return holds_text(calls)
     for call in calls:
-        body = call.get("function", call) if isinstance(call, Mapping) else None
+        body = call.get("function", call) if type(call) is dict or isinstance(call, Mapping) else None
+        name = body.get("name") if type(body) is dict else None
+        if type(name) is str and name and not name.isspace():  # the usual call, named (no ABC test, no walk)
+            return True
         if isinstance(body, Mapping) and (holds_text(body.get("name")) or holds_text(body.get("arguments"))):
             return True
     return False

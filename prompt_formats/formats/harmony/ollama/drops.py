@@ -89,11 +89,6 @@ def _held(message: Any) -> tuple[Any, list[str], bool]:
 def _has_calls(value: Any) -> bool:
     """Whether a message dict's ``tool_calls`` value is a list of calls one of which holds text
     (:func:`~prompt_formats.format.spans.calls_hold_text`: an empty call loses nothing)."""
-    if type(value) is list and value:  # the usual first call, named: it holds text (as calls_hold_text finds)
-        call = value[0]
-        body = call.get("function", call) if type(call) is dict else None
-        if type(body) is dict and type(name := body.get("name")) is str and name and not name.isspace():
-            return True
     return bool(value) and (type(value) is list or not isinstance(value, (str, Mapping))) and calls_hold_text(value)
 
 
