@@ -16,7 +16,9 @@ parsing refused:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, SupportsIndex, TypeVar
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -139,6 +141,36 @@ def too_deep(path: str) -> InvalidInputError:
     error = InvalidInputError.__new__(InvalidInputError, f"{path}: {TOO_DEEP}")
     error.path, error.problem = path, TOO_DEEP
     return error
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def refusing_deep_stacks(path: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """A decorator: the function, with a :class:`RecursionError` raised inside it turned into
+    :func:`too_deep`'s error at ``path`` (a caller already deep in its own stack gets a
+    :class:`FormatError`, never the standard library's exception).
+
+    The refusal is built in the wrapper's handler with no further call where it can be; where even
+    that call overflows, an error built once here is raised instead (it is only ever read)."""
+    spare = too_deep(path)
+
+    def decorate(function: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(function)
+        def refusing(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return function(*args, **kwargs)
+            except RecursionError:
+                try:
+                    deep = too_deep(path)
+                except RecursionError:  # no room even for that call
+                    deep = spare
+                raise deep from None
+
+        return refusing
+
+    return decorate
 
 
 def unreadable(path: str, error: BaseException) -> InvalidInputError:

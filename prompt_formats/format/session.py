@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import too_deep, unreadable
+from ..errors import refusing_deep_stacks, unreadable
 from ..model.tools import prepare_tools
 from .interface import IncrementalRenderer
 
@@ -69,10 +69,6 @@ def _incremental_renderer(fmt: FormatInterface, tools: Tools, options: dict[str,
         return None
 
 
-# Raised where even building an error overflows: shared by such calls, which only ever read its text.
-_MESSAGES_TOO_DEEP = too_deep("messages")
-
-
 class Session:
     """One conversation's renders with fixed tools and options; see :mod:`prompt_formats.format.session`.
 
@@ -92,22 +88,13 @@ class Session:
         self._lock = threading.Lock()
         self._incremental = _incremental_renderer(fmt, self.tools, options)
 
+    @refusing_deep_stacks("messages")  # (called with the stack nearly full)
     def render(self, messages: Conversation, add_generation_prompt: bool | None = None) -> str:
         """Exactly ``fmt.render(messages, tools, add_generation_prompt, **options)``: the prompt or its error.
 
         ``add_generation_prompt=None`` is the format's default, as for ``render``; a stack too deep to
         finish on is refused as ``render`` refuses it.
         """
-        try:
-            return self._render(messages, add_generation_prompt)
-        except RecursionError:  # called with the stack nearly full
-            try:
-                deep = too_deep("messages")
-            except RecursionError:  # no room even for that call
-                deep = _MESSAGES_TOO_DEEP
-            raise deep from None
-
-    def _render(self, messages: Conversation, add_generation_prompt: bool | None) -> str:
         incremental = self._incremental
         if incremental is not None:
             with self._lock:

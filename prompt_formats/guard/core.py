@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ..errors import FormatError, too_deep, unreadable
+from ..errors import FormatError, refusing_deep_stacks, unreadable
 from .policy import resolved
 from .scheme import Scanner, check_tokens
 from .toolset import ToolsetPolicy
@@ -60,10 +60,6 @@ def _listed(messages: Sequence[Any]) -> list[Any]:
         return list(messages)
     except Exception as error:
         raise unreadable("messages", error) from None
-
-
-# Raised where even building an error overflows: shared by such calls, which only ever read its text.
-_MESSAGES_TOO_DEEP = too_deep("messages")
 
 
 @attrs.frozen
@@ -111,6 +107,7 @@ class ControlTokenGuard(ToolsetPolicy):
         object.__setattr__(self, "_cache_key", f"guard.tools:{self.policy}:" + "\x1f".join(self.tokens) + families)
         object.__setattr__(self, "_fast_for", (None, None))
 
+    @refusing_deep_stacks("messages")  # (called with the stack nearly full)
     def guard_messages(
         self, messages: Any, reading: UntrustedReading | None = None, *,
         join_parts: bool | None = None, tool_calls: bool | None = None,
@@ -130,14 +127,7 @@ class ControlTokenGuard(ToolsetPolicy):
         holds a numpy array where the guard reads a truth value) is refused, never passed on
         unchecked: :class:`InvalidInputError` naming it; so is a stack too deep to check on.
         """
-        try:
-            return self._guarded_messages(messages, resolved(self.reading_of(reading), join_parts, tool_calls))
-        except RecursionError:  # called with the stack nearly full
-            try:
-                deep = too_deep("messages")
-            except RecursionError:  # no room even for that call
-                deep = _MESSAGES_TOO_DEEP
-            raise deep from None
+        return self._guarded_messages(messages, resolved(self.reading_of(reading), join_parts, tool_calls))
 
     def _guarded_messages(self, messages: Any, reading: UntrustedReading) -> Any:
         """:meth:`guard_messages` but its refusal of a stack too deep."""

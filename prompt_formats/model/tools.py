@@ -23,7 +23,7 @@ import orjson
 
 from .._text.plain import plain_data
 from .._text.walk import MAX_NESTING, nesting_exceeds
-from ..errors import FormatError, InvalidInputError, too_deep, type_name, unreadable
+from ..errors import FormatError, InvalidInputError, refusing_deep_stacks, type_name, unreadable
 from .messages import ToolDefinition, tool_fields
 
 __all__ = [
@@ -160,24 +160,14 @@ def _own_copy(tool: Any, index: int) -> Any:
         raise unreadable(f"tools[{index}]", error) from None
 
 
+@refusing_deep_stacks("tools")  # (the stack nearly full; deep tools are refused earlier, by their index)
 def prepare_tools(tools: Iterable[Mapping[str, Any]] | PreparedTools) -> PreparedTools:
     """Validate ``tools`` once and return a :class:`PreparedTools` (returned as is if it already is one).
 
     Raises :class:`~prompt_formats.errors.InvalidInputError` naming the tool for a malformed one, or
     one holding more than :data:`~prompt_formats.guard.MAX_NESTING` nested dicts and lists.
     """
-    try:
-        return tools if isinstance(tools, PreparedTools) else PreparedTools(tools)
-    except RecursionError:  # the stack nearly full (3.10 counts isinstance's call); deep tools are refused earlier
-        try:
-            deep = too_deep("tools")
-        except RecursionError:  # no room even for that call
-            deep = _TOOLS_TOO_DEEP
-        raise deep from None
-
-
-# Raised where even building an error overflows: shared by such calls, which only ever read its text.
-_TOOLS_TOO_DEEP = too_deep("tools")
+    return tools if isinstance(tools, PreparedTools) else PreparedTools(tools)
 
 
 # With these options orjson raises for every subclass of str, int, float, dict and list, for
