@@ -60,18 +60,28 @@ def _tools_dropped(tools: Any) -> tuple[str, ...]:
 
 
 def _dropped_tools(tools: Any) -> tuple[str, ...]:
-    """:func:`_tools_dropped` of ``tools``: read directly when they are of exact JSON types, where
-    that is cheaper than any cache's key; else from the toolset's cache, which reads them as plain data."""
-    if (type(tools) is list or type(tools) is tuple) and all(map(_exact_tool, tools)):
-        return _tools_dropped(tools)
+    """:func:`_tools_dropped` of ``tools``: read directly when what it reads of them is of exact JSON
+    types, where that is cheaper than any cache's key (a tool not named ``python`` is read for its name
+    only); else from the toolset's cache, which reads them as plain data."""
+    if type(tools) is list or type(tools) is tuple:
+        out: list[str] = []
+        found = False
+        for index, tool in enumerate(tools):
+            body: Any = tool.get("function", tool) if type(tool) is dict else None
+            name = body.get("name") if type(body) is dict else None
+            if type(name) is not str:
+                break
+            if name != "python" or found:
+                out.append(f"tools[{index}]")
+            elif type(body.get("description")) in JSON_TYPES and type(body.get("parameters")) in JSON_TYPES:
+                found = True
+                path = f"tools[{index}].function" if body is not tool else f"tools[{index}]"
+                out += [f"{path}.{key}" for key in ("description", "parameters") if body.get(key)]
+            else:
+                break
+        else:
+            return tuple(out)
     return rendered_tools(tools, "harmony.dropped", _tools_dropped)
-
-
-def _exact_tool(tool: Any) -> bool:
-    """Whether what :func:`_tools_dropped` reads of a tool is of exact JSON types (so read as its plain data is)."""
-    body = tool.get("function", tool) if type(tool) is dict else None
-    return (type(body) is dict and type(body.get("name")) is str
-            and type(body.get("description")) in JSON_TYPES and type(body.get("parameters")) in JSON_TYPES)
 
 
 def _held(message: Any) -> tuple[Any, list[str], bool]:
@@ -92,15 +102,6 @@ def _has_calls(value: Any) -> bool:
     return bool(value) and (type(value) is list or not isinstance(value, (str, Mapping))) and calls_hold_text(value)
 
 
-def _reasoning_and_calls_dropped(out: list[str], index: int, reasonings: list[str], calls: bool, shown: bool) -> None:
-    """Append the paths of what of a written message is left out: its reasoning fields but the one
-    written (``shown``: whether its first is), and its tool calls."""
-    path = f"messages[{index}]"
-    out += [f"{path}.{key}" for n, key in enumerate(reasonings) if n or not shown]
-    if calls:
-        out.append(f"{path}.tool_calls")
-
-
 def dropped(messages: Conversation, tools: Tools, out: list[str], notes: list[Note]) -> tuple[str, ...]:
     """The inputs holding text the template leaves out, as error paths: tools first, then by message.
 
@@ -108,25 +109,33 @@ def dropped(messages: Conversation, tools: Tools, out: list[str], notes: list[No
     (:func:`~.render.write_messages`): the rules are this module's docstring. Never raises on such input.
     """
     found = list(_dropped_tools(tools)) if tools else []
-    unwritten: set[int] = set()
-    shown: set[int] = set()  # the messages whose reasoning the prompt holds
-    for index, piece, _, _ in notes:
-        if piece == UNWRITTEN:
-            unwritten.add(index)
-        elif out[piece - 1] is ANALYSIS:
-            shown.add(index)
+    unwritten = {index for index, piece, _, _ in notes if piece == UNWRITTEN}
+    shown: set[int] | None = None  # made when a message's reasoning is first asked about
     for index, message in enumerate(messages):
-        # A dict of these keys holds nothing but its content: a written one loses nothing, so most
-        # messages cost a key test.
-        if type(message) is dict and message.keys() <= _PLAIN_KEYS:
-            if index not in unwritten:
-                continue
-            content, reasonings, calls = message.get("content"), _NONE, False
-        else:
-            content, reasonings, calls = _held(message)
-        if index in unwritten:
-            if reasonings or calls or (content if type(content) is str else _content_text(content, index)):
+        if type(message) is dict and message.keys() <= _PLAIN_KEYS:  # (its content is all it holds)
+            if index in unwritten and _content_holds(message.get("content"), index):
                 found.append(f"messages[{index}]")
-        elif reasonings or calls:
-            _reasoning_and_calls_dropped(found, index, reasonings, calls, index in shown)
+            continue
+        content, reasonings, calls = _held(message)
+        if index in unwritten:
+            if reasonings or calls or _content_holds(content, index):
+                found.append(f"messages[{index}]")
+            continue
+        if reasonings:
+            shown = _shown(out, notes) if shown is None else shown
+            # (the first reasoning field not None is the one written: shown, when the prompt holds it)
+            found += [f"messages[{index}].{key}" for key in (reasonings[1:] if index in shown else reasonings)]
+        if calls:
+            found.append(f"messages[{index}].tool_calls")
     return tuple(found)
+
+
+def _shown(out: list[str], notes: list[Note]) -> set[int]:
+    """The messages whose reasoning the prompt holds: a text in an analysis message the walk left in
+    (one a later user message took out holds ``""`` where its start marker was)."""
+    return {index for index, piece, _, _ in notes if piece != UNWRITTEN and out[piece - 1] is ANALYSIS}
+
+
+def _content_holds(content: Any, index: int) -> bool:
+    """Whether a content the walk read holds text, read as the template reads it (parts joined)."""
+    return bool(content if type(content) is str else _content_text(content, index))
