@@ -261,17 +261,17 @@ def holds_text(value: Any) -> bool:
                 return True
         elif item is None:
             continue
-        elif kind is dict:
-            stack.extend(item.keys())
+        elif kind is dict:  # (its keys taken first: one that is text answers without a walk of the values)
             stack.extend(item.values())
+            stack.extend(item.keys())
         elif kind is list or kind is tuple:
             stack.extend(item)
         elif isinstance(item, str):
             if item.strip():
                 return True
         elif isinstance(item, Mapping):
-            stack.extend(item.keys())
             stack.extend(item.values())
+            stack.extend(item.keys())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
         else:  # a number, a boolean, or anything else a client sent

@@ -16,7 +16,7 @@ from ....format.chat_format import Tools
 from ....format.spans import GeneratedPolicy, Range, RenderedPrompt, select_generated
 from ..tokens import MODEL_TURN
 from .drops import dropped
-from .render import Note, role_of, walk
+from .render import Note, walk
 
 __all__ = ["rendered_prompt"]
 
@@ -40,6 +40,6 @@ def rendered_prompt(msgs: list[dict[str, Any]], tools: Tools, bos: str, generati
     if generation:
         out.append(MODEL_TURN)
     ranges = _ranges(out, notes, len(msgs))
-    roles = [role if type(role := role_of(message, i)) is str else "" for i, message in enumerate(msgs)]
+    roles: list[str] = [message["role"] for message in msgs]  # (each a string: the walk wrote it, or raised)
     generated = select_generated(roles, ranges, policy)  # an assistant's range is what it generated
     return RenderedPrompt.unchecked("".join(out), tuple(ranges), generated, dropped(msgs, tools, system))
