@@ -21,6 +21,7 @@ from typing import Any, Literal
 import attrs
 
 from ..errors import InvalidInputError, type_name
+from ..model.reading import REASONING_FIELDS
 
 __all__ = [
     "GENERATED_POLICIES",
@@ -277,6 +278,12 @@ def holds_text(value: Any) -> bool:
         else:  # a number, a boolean, or anything else a client sent
             return True
     return False
+
+
+def reasoning_holding_text(message: Mapping[str, Any]) -> list[str]:
+    """The reasoning fields of a message dict holding text (:func:`holds_text`), in
+    ``REASONING_FIELDS``' order: those a template that writes none of them loses."""
+    return [key for key in REASONING_FIELDS if (value := message.get(key)) is not None and holds_text(value)]
 
 
 def content_holds_text(content: Any, markers: tuple[str, ...] = ()) -> bool:

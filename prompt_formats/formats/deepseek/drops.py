@@ -22,8 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...format.chat_format import Tools
-from ...format.spans import calls_hold_text, content_holds_text, holds_text
-from ...model.reading import REASONING_FIELDS
+from ...format.spans import calls_hold_text, content_holds_text, holds_text, reasoning_holding_text
 from ...model.tools import PreparedTools
 from .render import CONTENT_LEFT_OUT, SPLIT, UNWRITTEN, WHOLE
 from .tokens import THINK_CLOSE
@@ -36,7 +35,7 @@ _MARKUP = (THINK_CLOSE,)
 
 def _message_dropped(message: dict[str, Any], i: int, how: int) -> list[str]:
     content = message.get("content")
-    reasonings = [key for key in REASONING_FIELDS if holds_text(message.get(key))]
+    reasonings = reasoning_holding_text(message)
     calls = calls_hold_text(message.get("tool_calls"))
     if how == UNWRITTEN:
         return [f"messages[{i}]"] if reasonings or calls or content_holds_text(content, _MARKUP) else []

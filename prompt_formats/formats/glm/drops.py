@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...format.spans import calls_hold_text, holds_text, is_text_part
+from ...format.spans import calls_hold_text, holds_text, is_text_part, reasoning_holding_text
 from ...model.reading import REASONING_FIELDS, reasoning_of
 from .render import SHOWN, UNWRITTEN, WHOLE, reasoning_and_content, visible_text
 from .tokens import NOTHINK, THINK_CLOSE, THINK_OPEN
@@ -87,7 +87,7 @@ def dropped(msgs: list[dict[str, Any]], how: list[int]) -> tuple[str, ...]:
         if how[i] == UNWRITTEN:  # (by field: the message itself still tells a run of tool results apart)
             if _content_holds_text(message.get("content")):
                 found.append(f"messages[{i}].content")
-            found += [f"messages[{i}].{key}" for key in REASONING_FIELDS if holds_text(message.get(key))]
+            found += [f"messages[{i}].{key}" for key in reasoning_holding_text(message)]
             if calls:
                 found.append(f"messages[{i}].tool_calls")
             continue
@@ -95,7 +95,7 @@ def dropped(msgs: list[dict[str, Any]], how: list[int]) -> tuple[str, ...]:
             found += _assistant_dropped(message, i, how[i])
             continue
         found += _parts_dropped(message.get("content"), f"messages[{i}].content", role == "tool")
-        found += [f"messages[{i}].{key}" for key in REASONING_FIELDS if holds_text(message.get(key))]
+        found += [f"messages[{i}].{key}" for key in reasoning_holding_text(message)]
         if calls:
             found.append(f"messages[{i}].tool_calls")
     return tuple(found)

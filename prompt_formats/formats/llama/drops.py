@@ -18,8 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...format.chat_format import Tools
-from ...format.spans import calls_hold_text, content_holds_text, holds_text
-from ...model.reading import REASONING_FIELDS
+from ...format.spans import calls_hold_text, content_holds_text, holds_text, reasoning_holding_text
 from ...model.tools import PreparedTools
 from .render import CALL, Setup
 
@@ -40,7 +39,7 @@ def dropped(msgs: list[dict[str, Any]], tools: Tools, setup: Setup, how: list[in
     for i, message in enumerate(msgs):
         if message.keys() <= _PLAIN_KEYS:
             continue  # the usual message: nothing lost, at the cost of one test
-        found += [f"messages[{i}].{key}" for key in REASONING_FIELDS if holds_text(message.get(key))]
+        found += [f"messages[{i}].{key}" for key in reasoning_holding_text(message)]
         if how[i] == CALL:
             if content_holds_text(message.get("content")):
                 found.append(f"messages[{i}].content")

@@ -23,8 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....format.chat_format import Tools
-from ....format.spans import calls_hold_text, holds_text
-from ....model.reading import REASONING_FIELDS
+from ....format.spans import calls_hold_text, holds_text, reasoning_holding_text
 from ....model.tools import PreparedTools
 
 __all__ = ["dropped"]
@@ -80,8 +79,7 @@ def dropped(msgs: list[dict[str, Any]], tools: Tools, system: bool) -> tuple[str
             found += _content_dropped(content, f"messages[{i}].content", 0)
         if message.keys() <= _PLAIN_KEYS:
             continue  # the usual message: no reasoning, no calls, at the cost of one test
-        found += [f"messages[{i}].{key}" for key in REASONING_FIELDS
-                  if (value := message.get(key)) is not None and holds_text(value)]
+        found += [f"messages[{i}].{key}" for key in reasoning_holding_text(message)]
         calls = message.get("tool_calls")
         if calls is not None and calls_hold_text(calls):
             found.append(f"messages[{i}].tool_calls")
