@@ -10,6 +10,7 @@ strings), ours raises ``InvalidInputError`` naming a field. Expected values come
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -87,6 +88,22 @@ def test_an_option_the_template_cannot_use_is_refused_by_name(name: str, option:
     with pytest.raises(pf.InvalidInputError) as raised:
         pf.get_format(name).render([{"role": "user", "content": "Hi"}], **{option: value})
     assert raised.value.path == option
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_option_item_nested_too_deep_to_read_is_named(name: str) -> None:
+    # (found by a review) the option's item, not `messages`, is what the stack could not read
+    deep: dict[str, Any] = {}
+    for _ in range(5 * sys.getrecursionlimit()):
+        deep = {"a": deep}
+    tool = {"type": "function", "function": {"name": "f", "parameters": deep}}
+    options = [("custom_tools", [{"name": "g"}, tool])]
+    if name == "llama-3.1":
+        options.append(("builtin_tools", ["x", deep]))
+    for option, value in options:
+        with pytest.raises(pf.InvalidInputError) as raised:
+            pf.get_format(name).render([{"role": "user", "content": "Hi"}], **{option: value})
+        assert str(raised.value) == f"{option}[1]: the input or the call stack is too deep"
 
 
 def test_a_3_2_session_writes_the_new_day_when_the_day_changes() -> None:

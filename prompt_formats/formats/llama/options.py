@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from ..._text.plain import plain_data
-from ...errors import InvalidInputError, type_name
+from ...errors import InvalidInputError, too_deep, type_name
 from ...format.chat_format import Tools
 from ...format.options import STRICT, STRICT_PARSE, Option, bos_token, bos_token_specs
 from ...model.tools import require_tool_objects
@@ -78,7 +78,13 @@ def _array_or_null(options: dict[str, Any], name: str) -> tuple[Any, ...] | None
         return None
     if not isinstance(value, (list, tuple)):
         raise InvalidInputError(name, f"expected an array or null, got {type_name(value)}")
-    return tuple(plain_data(list(value)))
+    items = []
+    for k, item in enumerate(value):
+        try:
+            items.append(plain_data(item))
+        except RecursionError:  # (an item nested deeper than the stack reads: named, as the tools are)
+            raise too_deep(f"{name}[{k}]") from None
+    return tuple(items)
 
 
 def setup(options: dict[str, Any], tools: Tools, variant: Variant) -> Setup:
