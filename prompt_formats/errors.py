@@ -166,6 +166,7 @@ def refusing_deep_stacks(path: str) -> Callable[[Callable[_P, _R]], Callable[_P,
                     deep = too_deep(path)
                 except RecursionError:  # no room even for that call
                     deep = spare
+                    deep.__traceback__ = None  # (raised again and again: the traceback would grow each time)
                 raise deep from None
 
         return refusing

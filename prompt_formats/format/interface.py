@@ -254,6 +254,7 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
                 deep.path, deep.problem = field, TOO_DEEP
             except RecursionError:
                 deep = spare
+                deep.__traceback__ = None  # (raised again and again: the traceback would grow each time)
             raise deep from None
         except Exception as error:
             odd = _unreadable_option(args, kwargs, error)

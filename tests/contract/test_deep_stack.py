@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import prompt_formats as pf
+from prompt_formats import errors
 
 USER = {"role": "user", "content": "hi"}
 
@@ -131,3 +132,30 @@ def test_a_value_nested_within_the_limit_renders_from_a_deep_stack(name: str, he
     options = {"current_date": "2025-08-05"} if name in ("harmony", "gpt-oss") else {}
     fresh = fmt.render(messages, tools, True, **options)  # the expected text, on this test's own stack
     assert _at_depth(headroom, lambda: fmt.render(messages, tools, True, **options)) == fresh
+
+
+def _frames(error: BaseException) -> int:
+    count, trace = 0, error.__traceback__
+    while trace is not None:
+        count, trace = count + 1, trace.tb_next
+    return count
+
+
+def test_the_shared_refusal_does_not_grow_when_raised_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where even building the refusal overflows, one error made in advance is raised: raised again
+    # and again, it must not keep every earlier traceback (a leak at the stack limit).
+    @errors.refusing_deep_stacks("messages")
+    def overflowing() -> None:
+        raise RecursionError
+
+    def no_room(path: str) -> pf.InvalidInputError:
+        raise RecursionError
+
+    monkeypatch.setattr(errors, "too_deep", no_room)
+    sizes = []
+    for _ in range(3):
+        with pytest.raises(pf.InvalidInputError) as raised:
+            overflowing()
+        assert str(raised.value) == "messages: the input or the call stack is too deep"
+        sizes.append(_frames(raised.value))
+    assert sizes[0] == sizes[1] == sizes[2]
