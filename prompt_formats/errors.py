@@ -152,8 +152,9 @@ def refusing_deep_stacks(path: str) -> Callable[[Callable[_P, _R]], Callable[_P,
     :func:`too_deep`'s error at ``path`` (a caller already deep in its own stack gets a
     :class:`FormatError`, never the standard library's exception).
 
-    The refusal is built in the wrapper's handler with no further call where it can be; where even
-    that call overflows, an error built once here is raised instead (it is only ever read)."""
+    The refusal is built in the wrapper's handler; where even that call overflows, an error built
+    once here is raised instead, out of the handler and with the call's arguments let go (shared by
+    every such call, it holds neither the overflow, nor a frame of the call, nor its input)."""
     spare = too_deep(path)
 
     def decorate(function: Callable[_P, _R]) -> Callable[_P, _R]:
@@ -164,10 +165,13 @@ def refusing_deep_stacks(path: str) -> Callable[[Callable[_P, _R]], Callable[_P,
             except RecursionError:
                 try:
                     deep = too_deep(path)
-                except RecursionError:  # no room even for that call
-                    deep = spare
-                    deep.__traceback__ = None  # (raised again and again: the traceback would grow each time)
-                raise deep from None
+                except RecursionError:  # no room even for that call: the spare, below
+                    deep = None
+                if deep is not None:
+                    raise deep from None
+            del args, kwargs
+            spare.__traceback__ = None  # (raised again and again: the traceback would grow each time)
+            raise spare
 
         return refusing
 

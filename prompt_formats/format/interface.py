@@ -221,7 +221,7 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
     field = _ENTRY_FIELDS[name]
     message = f"{field}: {TOO_DEEP}"
     # Raised where even building an error overflows (a caller a few frames from the limit): shared by
-    # such calls, which only ever read its text.
+    # such calls.
     spare = InvalidInputError(field, TOO_DEEP)
 
     @functools.wraps(method)
@@ -252,15 +252,21 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
                 # Built without a Python-level call: the stack may have room for no further frame.
                 deep = InvalidInputError.__new__(InvalidInputError, message)
                 deep.path, deep.problem = field, TOO_DEEP
-            except RecursionError:
-                deep = spare
-                deep.__traceback__ = None  # (raised again and again: the traceback would grow each time)
-            raise deep from None
+            except RecursionError:  # no room even for that: the spare, below
+                deep = None
+            if deep is not None:
+                raise deep from None
         except Exception as error:
             odd = _unreadable_option(args, kwargs, error)
             if odd is None:
                 raise
             raise odd from None
+        # Shared by every call that gets here: raised out of the handler, with the call's input let
+        # go, it holds neither the overflow nor the input (and, cleared, no earlier traceback).
+        del args, kwargs
+        plain = None  # (the input read again, if it was)
+        spare.__traceback__ = None
+        raise spare
 
     entry._refuses_deep_stacks = True  # type: ignore[attr-defined]
     return entry

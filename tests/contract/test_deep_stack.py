@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -10,6 +12,7 @@ import pytest
 
 import prompt_formats as pf
 from prompt_formats import errors
+from prompt_formats.formats.harmony import ollama
 
 USER = {"role": "user", "content": "hi"}
 
@@ -141,11 +144,15 @@ def _frames(error: BaseException) -> int:
     return count
 
 
+class _Payload:
+    """A request's input, to see whether a refusal keeps it alive."""
+
+
 def test_the_shared_refusal_does_not_grow_when_raised_again(monkeypatch: pytest.MonkeyPatch) -> None:
     # Where even building the refusal overflows, one error made in advance is raised: raised again
-    # and again, it must not keep every earlier traceback (a leak at the stack limit).
+    # and again, it must not keep every earlier traceback, nor the overflow, nor the call's input.
     @errors.refusing_deep_stacks("messages")
-    def overflowing() -> None:
+    def overflowing(payload: _Payload) -> None:
         raise RecursionError
 
     def no_room(path: str) -> pf.InvalidInputError:
@@ -154,8 +161,45 @@ def test_the_shared_refusal_does_not_grow_when_raised_again(monkeypatch: pytest.
     monkeypatch.setattr(errors, "too_deep", no_room)
     sizes = []
     for _ in range(3):
+        payload = _Payload()
+        alive = weakref.ref(payload)
         with pytest.raises(pf.InvalidInputError) as raised:
-            overflowing()
+            overflowing(payload)
+        del payload
+        gc.collect()
+        assert alive() is None
+        assert raised.value.__context__ is None
+        assert str(raised.value) == "messages: the input or the call stack is too deep"
+        sizes.append(_frames(raised.value))
+    assert sizes[0] == sizes[1] == sizes[2]
+
+
+class _Messages(list):  # type: ignore[type-arg]
+    """A conversation a weak reference can watch."""
+
+
+def test_the_interfaces_shared_refusal_keeps_neither_overflow_nor_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The entries' own refusal made in advance (raised where not even an error can be built).
+    def overflowing(*args: Any) -> str:
+        raise RecursionError
+
+    def no_room(cls: type, *args: Any) -> Any:
+        raise RecursionError
+
+    fmt = pf.get_format("harmony")
+    monkeypatch.setattr(ollama, "render_harmony", overflowing)
+    sizes = []
+    for _ in range(3):
+        messages = _Messages([USER])
+        alive = weakref.ref(messages)
+        with monkeypatch.context() as patch:
+            patch.setattr(pf.InvalidInputError, "__new__", no_room)
+            with pytest.raises(pf.InvalidInputError) as raised:
+                fmt.render(messages, current_date="2025-08-05")
+        del messages
+        gc.collect()
+        assert alive() is None
+        assert raised.value.__context__ is None
         assert str(raised.value) == "messages: the input or the call stack is too deep"
         sizes.append(_frames(raised.value))
     assert sizes[0] == sizes[1] == sizes[2]
