@@ -251,8 +251,10 @@ def holds_text(value: Any) -> bool:
     """Whether ``value`` holds text, what a loss in ``dropped`` is made of: a string with a character
     that is not whitespace (``str.isspace``, what a template's ``|trim`` takes away), a number, a
     boolean or any other object, at any depth of a mapping (keys included) or a list. ``None``,
-    ``""``, ``"  "`` and empty containers hold none. Walked without recursion."""
+    ``""``, ``"  "`` and empty containers hold none. Walked without recursion; a container met again
+    (one that holds itself) is not walked again, so it ends on any value."""
     stack = [value]
+    seen: set[int] = set()  # the containers walked (alive while the value is: their ids are unique)
     while stack:
         item = stack.pop()
         kind = type(item)
@@ -262,19 +264,20 @@ def holds_text(value: Any) -> bool:
                 return True
         elif item is None:
             continue
-        elif kind is dict:  # (its keys taken first: one that is text answers without a walk of the values)
-            stack.extend(item.values())
-            stack.extend(item.keys())
-        elif kind is list or kind is tuple:
-            stack.extend(item)
+        elif kind is dict or kind is list or kind is tuple or (
+            not isinstance(item, str) and isinstance(item, (Mapping, list, tuple))
+        ):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if kind is list or kind is tuple or (kind is not dict and not isinstance(item, Mapping)):
+                stack.extend(item)
+            else:  # (its keys taken first: one that is text answers without a walk of the values)
+                stack.extend(item.values())
+                stack.extend(item.keys())
         elif isinstance(item, str):
             if item.strip():
                 return True
-        elif isinstance(item, Mapping):
-            stack.extend(item.values())
-            stack.extend(item.keys())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
         else:  # a number, a boolean, or anything else a client sent
             return True
     return False

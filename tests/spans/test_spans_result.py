@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import itertools
 import pickle
+from collections.abc import Iterator, Mapping
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from prompt_formats import FormatError, InvalidInputError, RenderedPrompt
-from prompt_formats.format.spans import check_generated_policy, normalize_ranges, select_generated
+from prompt_formats.format.spans import check_generated_policy, holds_text, normalize_ranges, select_generated
 from tests.support.strategies import differential_settings
 
 ranges = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8)
@@ -147,3 +148,49 @@ def test_the_renderers_unchecked_constructor_makes_the_same_object() -> None:
     assert pickle.loads(pickle.dumps(unchecked)) == checked
     with pytest.raises(AttributeError):
         unchecked.text = "x"  # type: ignore[misc]
+
+
+def _holding_itself(key: str) -> tuple[dict[str, object], list[object]]:
+    mapping: dict[str, object] = {}
+    mapping[key] = mapping
+    listed: list[object] = [key]
+    listed.append(listed)
+    return mapping, listed
+
+
+@pytest.mark.parametrize(("key", "held"), [("", False), ("  ", False), ("a", True)])
+def test_holds_text_ends_on_a_value_that_holds_itself(key: str, held: bool) -> None:
+    # (found by a review: the walk went round a mapping holding itself under a blank key for ever)
+    mapping, listed = _holding_itself(key)
+    assert holds_text(mapping) is held
+    assert holds_text(listed) is held
+    assert holds_text([mapping, listed, {"x": None}]) is True  # (a key that is text)
+    assert holds_text([mapping, mapping, (listed,)]) is held
+
+
+class _HoldingItself(Mapping[str, object]):
+    """A mapping holding itself under a blank key, which counts the walks of it (and stops a walk
+    that would go round for ever, so the test fails rather than hangs)."""
+
+    def __init__(self) -> None:
+        self.walks = 0
+
+    def __getitem__(self, key: str) -> object:
+        if key != "":
+            raise KeyError(key)
+        return self
+
+    def __len__(self) -> int:
+        return 1
+
+    def __iter__(self) -> Iterator[str]:
+        self.walks += 1
+        if self.walks > 4:  # (its keys and its values: two walks a visit)
+            raise AssertionError("walked round a value that holds itself")
+        return iter([""])
+
+
+def test_holds_text_walks_a_value_that_holds_itself_once() -> None:
+    mapping = _HoldingItself()
+    assert holds_text(mapping) is False
+    assert holds_text([mapping, [mapping]]) is False
