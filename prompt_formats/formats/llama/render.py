@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from ..._text.plain import plain_data, printed_value
 from ..._text.tojson import indented_json, indented_plain_json, json_refused, tojson, tojson_at
-from ...errors import InvalidInputError, TemplateError, type_name
+from ...errors import InvalidInputError, TemplateError, too_deep, type_name
 from ...model.messages import message_dicts, role_of
 from ...model.tools import PreparedTools, rendered_tools
 from .tokens import (
@@ -116,12 +116,23 @@ def system_head(setup: Setup) -> str:
     if setup.builtin_given or setup.tools is not None:
         pieces.append(ENVIRONMENT)
     if setup.builtin_given:
-        named = [printed_value(tool, "builtin_tools") for tool in setup.builtin or () if tool != CODE_INTERPRETER]
-        pieces.append("Tools: " + ", ".join(named) + "\n\n")
+        pieces.append("Tools: " + ", ".join(_builtin_names(setup.builtin or ())) + "\n\n")
     pieces += [KNOWLEDGE_DATE, TODAY, setup.date, "\n\n"]
     if setup.tools is not None and not setup.in_user:
         pieces += [SYSTEM_TOOLS_INTRO, tools_json(setup)]
     return "".join(pieces)
+
+
+def _builtin_names(builtin: tuple[Any, ...]) -> list[str]:
+    """The built-in tools the system turn names (all but the code interpreter), as printed."""
+    named = []
+    for k, tool in enumerate(builtin):
+        if tool != CODE_INTERPRETER:
+            try:
+                named.append(printed_value(tool, "builtin_tools"))
+            except RecursionError:  # (an item the option's reading took, too deep to print: named)
+                raise too_deep(f"builtin_tools[{k}]") from None
+    return named
 
 
 class Walk:
