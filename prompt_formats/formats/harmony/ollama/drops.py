@@ -42,7 +42,6 @@ __all__ = ["dropped"]
 
 #: The keys of a message dict that hold no loss but its content (identifiers and names).
 _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id", "tool_name"})
-_NONE: list[str] = []  # no reasoning field (read only)
 
 
 def _tools_dropped(tools: Any) -> tuple[str, ...]:
