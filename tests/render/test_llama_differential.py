@@ -106,6 +106,19 @@ def test_an_option_item_nested_too_deep_to_read_is_named(name: str) -> None:
         assert str(raised.value) == f"{option}[1]: the input or the call stack is too deep"
 
 
+def test_a_builtin_tool_too_deep_to_print_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An item the option's reading took may still be one level too deep to print on this stack.
+    from prompt_formats.formats.llama import render as llama_render
+
+    def too_deep_to_print(value: Any, path: str = "messages") -> str:
+        raise RecursionError
+
+    monkeypatch.setattr(llama_render, "printed_value", too_deep_to_print)
+    with pytest.raises(pf.InvalidInputError) as raised:
+        pf.get_format("llama-3.1").render([{"role": "user", "content": "Hi"}], builtin_tools=["code_interpreter", "x"])
+    assert str(raised.value) == "builtin_tools[1]: the input or the call stack is too deep"
+
+
 def test_a_3_2_session_writes_the_new_day_when_the_day_changes() -> None:
     from unittest import mock
 
