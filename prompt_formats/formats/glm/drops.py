@@ -3,7 +3,8 @@
 A loss is input that holds text (:func:`~prompt_formats.format.spans.holds_text`; a tool call's
 name or arguments, its other fields being identifiers; in a content, ``<think>`` and ``</think>`` are
 the template's markup, not text, and so is ``/nothink``; in a list of parts, a text part's ``text``
-and a string). The template leaves out:
+and a string, but not a ``text`` that holds none, which the template prints: ``None``). The
+template leaves out:
 
 - an assistant's reasoning at or before the last user message, or empty once stripped: its reasoning
   field (``messages[i].reasoning_content`` …), or, where its content's ``</think>`` gave it, that
@@ -58,13 +59,27 @@ def _parts_dropped(content: Any, path: str, tool: bool) -> list[str]:
             and (part.get("type") != "text" if not tool else "output" in part)]
 
 
+def _text_held(content: Any, path: str) -> str:
+    """``visible_text(content)`` with each part's text that holds none (``None``, ``[]``: printed by
+    the template, as ``None``, ``[]``) written as a space: what of the text the input holds. (No
+    marker holds such a print, nor can a space join two pieces into one.)"""
+    if type(content) is list or type(content) is tuple:
+        content = [_SPACE if type(item) is dict and item.get("type") == "text"
+                   and type(text := item.get("text", "")) is not str and not holds_text(text) else item
+                   for item in content]
+    return visible_text(content, path)
+
+
+_SPACE = {"type": "text", "text": " "}
+
+
 def _assistant_dropped(message: dict[str, Any], i: int, how: int) -> list[str]:
     found = _parts_dropped(message.get("content"), f"messages[{i}].content", False)
-    reasoning, _, from_content = reasoning_and_content(message, i)
-    text = visible_text(message.get("content"), f"messages[{i}].content")
+    _, _, from_content = reasoning_and_content(message, i)
     if from_content:
-        parts = text.split(THINK_CLOSE)
+        parts = _text_held(message.get("content"), f"messages[{i}].content").split(THINK_CLOSE)
         lost = "".join(parts[1:-1]) + (parts[0].rsplit(THINK_OPEN, 1)[0] if THINK_OPEN in parts[0] else "")
+        reasoning = parts[0].rsplit(THINK_OPEN, 1)[-1]  # (reasoning_and_content's, "\n"s aside)
         if _holds(lost) or (how != SHOWN and _holds(reasoning)):
             found.append(f"messages[{i}].content")
     read = reasoning_of(message)
