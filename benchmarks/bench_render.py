@@ -222,6 +222,9 @@ def spans_mode(args: argparse.Namespace) -> None:
         for label in ("everyday", "agent"):
             pairs = [(r.messages, pf.prepare_tools(r.tools) if r.tools else None) for r in fixed_requests(name, label)]
             pairs = [pair for pair in pairs if renders(fmt, pair)]
+            if not pairs:  # (a corpus not made for this template's shapes: nothing to measure)
+                print(f"{name}: no request of the {label} corpus renders; not measured", file=sys.stderr)
+                continue
             for messages, tools in pairs:
                 text = fmt.render_spans(messages, tools, True, **options).text
                 if text != fmt.render(messages, tools, True, **options):
