@@ -220,9 +220,7 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
 
     field = _ENTRY_FIELDS[name]
     message = f"{field}: {TOO_DEEP}"
-    # Raised where even building an error overflows (a caller a few frames from the limit): shared by
-    # such calls.
-    spare = InvalidInputError(field, TOO_DEEP)
+    spare = InvalidInputError(field, TOO_DEEP)  # where even building one overflows (a caller near the limit)
 
     @functools.wraps(method)
     def entry(*args: Any, **kwargs: Any) -> Any:
