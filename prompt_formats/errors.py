@@ -153,8 +153,9 @@ def refusing_deep_stacks(path: str) -> Callable[[Callable[_P, _R]], Callable[_P,
     :class:`FormatError`, never the standard library's exception).
 
     The refusal is built in the wrapper's handler; where even that call overflows, an error built
-    once here is raised instead, out of the handler and with the call's arguments let go (shared by
-    every such call, it holds neither the overflow, nor a frame of the call, nor its input)."""
+    once here is raised instead, out of the handler and with the call's arguments let go: shared by
+    every such call, it holds neither the overflow nor the call's input (only the frames of the
+    callers it passes through, until it is raised again)."""
     spare = too_deep(path)
 
     def decorate(function: Callable[_P, _R]) -> Callable[_P, _R]:

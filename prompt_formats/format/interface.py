@@ -260,7 +260,7 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
                 raise
             raise odd from None
         # Shared by every call that gets here: raised out of the handler, with the call's input let
-        # go, it holds neither the overflow nor the input (and, cleared, no earlier traceback).
+        # go, it holds neither the overflow nor the input (nor, cleared, an earlier call's frames).
         del args, kwargs
         plain = None  # (the input read again, if it was)
         spare.__traceback__ = None

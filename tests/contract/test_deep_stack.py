@@ -144,62 +144,55 @@ def _frames(error: BaseException) -> int:
     return count
 
 
-class _Payload:
-    """A request's input, to see whether a refusal keeps it alive."""
-
-
-def test_the_shared_refusal_does_not_grow_when_raised_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Where even building the refusal overflows, one error made in advance is raised: raised again
-    # and again, it must not keep every earlier traceback, nor the overflow, nor the call's input.
-    @errors.refusing_deep_stacks("messages")
-    def overflowing(payload: _Payload) -> None:
-        raise RecursionError
-
-    def no_room(path: str) -> pf.InvalidInputError:
-        raise RecursionError
-
-    monkeypatch.setattr(errors, "too_deep", no_room)
-    sizes = []
-    for _ in range(3):
-        payload = _Payload()
-        alive = weakref.ref(payload)
-        with pytest.raises(pf.InvalidInputError) as raised:
-            overflowing(payload)
-        del payload
-        gc.collect()
-        assert alive() is None
-        assert raised.value.__context__ is None
-        assert str(raised.value) == "messages: the input or the call stack is too deep"
-        sizes.append(_frames(raised.value))
-    assert sizes[0] == sizes[1] == sizes[2]
-
-
 class _Messages(list):  # type: ignore[type-arg]
     """A conversation a weak reference can watch."""
 
 
-def test_the_interfaces_shared_refusal_keeps_neither_overflow_nor_input(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The entries' own refusal made in advance (raised where not even an error can be built).
-    def overflowing(*args: Any) -> str:
-        raise RecursionError
-
-    def no_room(cls: type, *args: Any) -> Any:
-        raise RecursionError
-
-    fmt = pf.get_format("harmony")
-    monkeypatch.setattr(ollama, "render_harmony", overflowing)
+def _assert_refused_alike_holding_nothing(refuse: Callable[[Callable[[], _Messages]], Any]) -> None:
+    """``refuse(make)``, which passes ``make()`` to the call refused, raises the shared refusal three
+    times: each time it holds neither the overflow nor the call's input, nor a traceback grown from the
+    raises before. (Made in the call, the input is no local of a caller's frame the traceback keeps.)"""
     sizes = []
-    for _ in range(3):
+    watched: list[weakref.ref[_Messages]] = []
+
+    def make() -> _Messages:
         messages = _Messages([USER])
-        alive = weakref.ref(messages)
-        with monkeypatch.context() as patch:
-            patch.setattr(pf.InvalidInputError, "__new__", no_room)
-            with pytest.raises(pf.InvalidInputError) as raised:
-                fmt.render(messages, current_date="2025-08-05")
-        del messages
+        watched.append(weakref.ref(messages))
+        return messages
+
+    for _ in range(3):
+        with pytest.raises(pf.InvalidInputError) as raised:
+            refuse(make)
         gc.collect()
-        assert alive() is None
+        assert watched[-1]() is None
         assert raised.value.__context__ is None
         assert str(raised.value) == "messages: the input or the call stack is too deep"
         sizes.append(_frames(raised.value))
     assert sizes[0] == sizes[1] == sizes[2]
+
+
+def _no_room(*args: Any) -> Any:
+    raise RecursionError
+
+
+def test_the_shared_refusal_does_not_grow_when_raised_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where even building the refusal overflows, one error made in advance is raised again and again.
+    @errors.refusing_deep_stacks("messages")
+    def overflowing(messages: _Messages) -> None:
+        raise RecursionError
+
+    monkeypatch.setattr(errors, "too_deep", _no_room)
+    _assert_refused_alike_holding_nothing(lambda make: overflowing(make()))
+
+
+def test_the_interfaces_shared_refusal_keeps_neither_overflow_nor_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The entries' own refusal made in advance (raised where not even an error can be built).
+    fmt = pf.get_format("harmony")
+    monkeypatch.setattr(ollama, "render_harmony", _no_room)
+
+    def refuse(make: Callable[[], _Messages]) -> None:
+        with monkeypatch.context() as patch:
+            patch.setattr(pf.InvalidInputError, "__new__", _no_room)
+            fmt.render(make(), current_date="2025-08-05")
+
+    _assert_refused_alike_holding_nothing(refuse)
