@@ -130,7 +130,8 @@ class ControlTokenGuard(ToolsetPolicy):
         return self._guarded_messages(messages, resolved(self.reading_of(reading), join_parts, tool_calls))
 
     def _guarded_messages(self, messages: Any, reading: UntrustedReading) -> Any:
-        """:meth:`guard_messages` but its refusal of a stack too deep."""
+        """:meth:`guard_messages`, its reading resolved (the method is this call, refused as too deep
+        by its decorator when the stack runs out)."""
         if self.policy == "allow":
             return messages
         if type(messages) is not list and (  # the ABC checks only for other sequences
