@@ -127,11 +127,7 @@ class ControlTokenGuard(ToolsetPolicy):
         holds a numpy array where the guard reads a truth value) is refused, never passed on
         unchecked: :class:`InvalidInputError` naming it; so is a stack too deep to check on.
         """
-        return self._guarded_messages(messages, resolved(self.reading_of(reading), join_parts, tool_calls))
-
-    def _guarded_messages(self, messages: Any, reading: UntrustedReading) -> Any:
-        """:meth:`guard_messages`, its reading resolved (the method is this call, refused as too deep
-        by its decorator when the stack runs out)."""
+        reading = resolved(self.reading_of(reading), join_parts, tool_calls)
         if self.policy == "allow":
             return messages
         if type(messages) is not list and (  # the ABC checks only for other sequences
