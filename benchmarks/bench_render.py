@@ -75,10 +75,8 @@ def fixed_requests(name: str, which: str) -> list[Request]:
     if which == "agent":
         if name == "gpt-oss":
             return corpus.gpt_oss_agent_requests(3)
-        reminders = "inline" if flavour in ("chatml-strict", "chatml-objects") else "system"
-        requests = [corpus.agent_request(257, 40, seed, reminders=reminders) for seed in range(3)]
-    else:
-        requests = corpus.realistic_requests(300, 0, single_system=flavour in ("chatml-strict", "gpt-oss"))
+        return [corpus.agent_request_for(name, seed) for seed in range(3)]
+    requests = corpus.realistic_requests(300, 0, single_system=flavour in ("chatml-strict", "gpt-oss"))
     if name == "gpt-oss":
         requests = [Request(corpus.without_call_preambles(r.messages), r.tools) for r in requests]
     if flavour in ("chatml-objects", "nemotron"):  # (their templates take object arguments only)
@@ -302,11 +300,8 @@ def session_mode(args: argparse.Namespace) -> None:
         fmt = pf.get_format(name)
         if name == "gpt-oss":
             requests = corpus.gpt_oss_agent_requests(args.seeds)
-        else:  # (the templates that refuse a later system message get the reminders inline)
-            reminders = "inline" if FLAVOURS.get(name) in ("chatml-strict", "chatml-objects") else "system"
-            requests = [corpus.agent_request(257, 40, seed, reminders=reminders) for seed in range(args.seeds)]
-            if FLAVOURS.get(name) in ("chatml-objects", "nemotron"):  # (their templates take object arguments only)
-                requests = [Request(corpus.objects_only(r.messages), r.tools) for r in requests]
+        else:  # (in the shape each template takes: reminders inline where a later system message is refused…)
+            requests = [corpus.agent_request_for(name, seed) for seed in range(args.seeds)]
         sessions = [(r.tools, corpus.follow_ups(r, args.follow_ups)) for r in requests]
         _check_sessions(fmt, sessions)
         items = sum(len(prefixes) - 1 for _, prefixes in sessions)

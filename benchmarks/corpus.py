@@ -26,6 +26,8 @@ Stable API (other benchmarks import it; keep these signatures):
     tool result or a user message (a prompt awaiting the next assistant turn). ``reminders="system"``
     sends reminders as extra system messages (as agent clients do); ``"inline"`` puts them inside
     the next user message as ``<system-reminder>`` text, so only the first message is a system one.
+``agent_request_for(name, seed, n_messages=257) -> Request``, ``agent_options(name) -> dict``
+    That request in the shape format ``name``'s template takes (``FLAVOURS``), and its options.
 
 ``everyday_jobs``, ``agent_jobs``, ``agent_257`` (the held-out corpora of the headline rows, below)
     Lists of :class:`Job` (messages, tools, options) as a server receives them; ``to_wire`` and
@@ -48,7 +50,8 @@ from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "FLAVOURS", "LLAMA_OPTIONS", "OPTIONS", "Flavour", "Job", "Request", "Wire", "agent_257", "agent_jobs",
-    "agent_request", "agent_tools", "as_received", "everyday_jobs", "follow_ups", "gpt_oss_agent_requests",
+    "agent_options", "agent_request", "agent_request_for", "agent_tools", "as_received", "everyday_jobs",
+    "follow_ups", "gpt_oss_agent_requests",
     "realistic_conversations", "realistic_requests", "rendered_as_received", "to_wire", "without_call_preambles",
 ]
 
@@ -822,6 +825,33 @@ OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
+def agent_options(name: str) -> dict[str, Any]:
+    """The options of every agent request of format ``name`` (a tokenizer's ``bos_token``, a date)."""
+    flavour = FLAVOURS[name]
+    if flavour == "harmony":
+        return {"current_date": "2025-08-05", "reasoning_effort": "medium"}
+    if flavour in ("gemma", "gemma4"):
+        return {"bos_token": "<bos>"}
+    if flavour == "deepseek":
+        return {"bos_token": "<｜begin▁of▁sentence｜>"}
+    return dict(LLAMA_OPTIONS) if flavour == "llama" else {}
+
+
+def agent_request_for(name: str, seed: int, n_messages: int = 257) -> Request:
+    """``agent_request(n_messages, 40, seed)`` as format ``name``'s template takes it: reminders inline
+    where the template refuses a later system message, the messages in the shape its flavour needs
+    (object or JSON-text arguments, one call a turn, alternating roles, no call preambles)."""
+    flavour = FLAVOURS[name]
+    reminders: Literal["system", "inline"] = "inline" if flavour in ("chatml-strict", "chatml-objects") else "system"
+    request = agent_request(n_messages, 40, seed, reminders=reminders)
+    messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
+    messages = objects_only(messages) if flavour in _OBJECT_ARGUMENTS else messages
+    messages = one_call_a_turn(messages) if flavour == "llama" else messages
+    messages = alternating(messages) if flavour == "gemma" else messages
+    messages = strings_only(messages) if flavour == "deepseek" else messages
+    return Request(messages, request.tools)
+
+
 def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
     """The agent-257 rows: three 257-message, 40-tool requests per round (seeds ``3r .. 3r+2``).
 
@@ -831,30 +861,17 @@ def agent_257(name: str, prepared: bool) -> Callable[[int], list[Job]]:
     so its reminders are inline; the others get them as agents send them, as system messages."""
     import prompt_formats as pf  # the package the caller imported (the tree or an installed build)
 
-    flavour = FLAVOURS[name]
-    reminders: Literal["system", "inline"] = "inline" if flavour in ("chatml-strict", "chatml-objects") else "system"
+    options = agent_options(name)
 
     def make(r: int) -> list[Job]:
-        options = {"current_date": "2025-08-05", "reasoning_effort": "medium"} if flavour == "harmony" else {}
-        if flavour in ("gemma", "gemma4"):
-            options = {"bos_token": "<bos>"}
-        if flavour == "deepseek":
-            options = {"bos_token": "<｜begin▁of▁sentence｜>"}
-        if flavour == "llama":
-            options = dict(LLAMA_OPTIONS)
         jobs = []
         for seed in range(3 * r, 3 * r + 3):
-            request = agent_request(257, 40, seed, reminders=reminders)
+            request = agent_request_for(name, seed)
             tools: Any = request.tools
             if prepared:
                 tools = pf.prepare_tools(request.tools)
                 pf.get_format(name).render([{"role": "user", "content": "hello"}], tools, True, **options)
-            messages = without_call_preambles(request.messages) if flavour == "gpt-oss" else request.messages
-            messages = objects_only(messages) if flavour in _OBJECT_ARGUMENTS else messages
-            messages = one_call_a_turn(messages) if flavour == "llama" else messages
-            messages = alternating(messages) if flavour == "gemma" else messages
-            messages = strings_only(messages) if flavour == "deepseek" else messages
-            jobs.append(Job(messages, tools, options))
+            jobs.append(Job(request.messages, tools, dict(options)))
         return as_received(jobs)
 
     return make
