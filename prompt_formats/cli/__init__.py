@@ -86,6 +86,8 @@ class BlockReader:
         self.bytes_read = 0
         self.total: int | None = None
         if path == "-":
+            if sys.stdin is None:  # closed when the command started (``<&-``)
+                raise UsageError("cannot read standard input: it is closed")
             self._stream: IO[bytes] = sys.stdin.buffer
         else:
             try:
@@ -162,7 +164,7 @@ class BlockReader:
                 del buffer[self.block_size:]
 
     def close(self) -> None:
-        if self._stream is not sys.stdin.buffer:
+        if self.path != "-":  # (standard input stays open: it is this process's)
             self._stream.close()
 
 
@@ -238,7 +240,8 @@ def _run(args: argparse.Namespace, stop: StopSignals) -> int:
     progress = Progress(
         "rendered" if args.command == "render" else "parsed",
         reader,
-        enabled=not args.quiet and (args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())),
+        enabled=not args.quiet and sys.stderr is not None
+        and (args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())),
         write=write_stderr,
         width=lambda: terminal_width(sys.stderr.fileno()),
     )
@@ -277,7 +280,7 @@ def _run(args: argparse.Namespace, stop: StopSignals) -> int:
                 progress.clear()
                 for out in outputs:
                     out.discard()
-    if not args.quiet:
+    if not args.quiet and sys.stderr is not None:  # (closed: the summary, which reports no failure, is not missed)
         write_stderr(_summary(args, done, failed, time.monotonic() - progress.start, workers, output.direct))
     return EXIT_RECORDS_FAILED if failed else EXIT_OK
 
@@ -379,6 +382,8 @@ def _report_error(data: bytes) -> None:
 
 
 def _formats(args: argparse.Namespace) -> int:
+    if sys.stdout is None:  # closed when the command started (``>&-``)
+        raise UsageError("cannot write standard output: it is closed")
     listing: list[dict[str, Any]] = []
     for name in available_formats():
         try:
@@ -419,11 +424,13 @@ def _formats(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
+    _fill_closed_standard_descriptors()
     with stop_on_signals() as stop:
         try:
             status = _formats(args) if args.command == "formats" else _run(args, stop)
             # Here rather than at exit, where Python would report a closed pipe as an ignored exception.
-            sys.stdout.flush()
+            if sys.stdout is not None:
+                sys.stdout.flush()
             return status
         except Stopped as exc:
             return _stopped(exc.signum)
@@ -435,6 +442,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             _last_words("prompt-formats: interrupted")
             return EXIT_INTERRUPTED
+
+
+def _fill_closed_standard_descriptors() -> None:
+    """Open the null device on each standard file descriptor (0, 1, 2) that is closed, so that no file the
+    run opens takes its number and gets what is meant for that stream. The stream itself stays ``None``
+    (as Python found it when it started): reading or writing it is refused as closed."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one (the ones before are open)
 
 
 def _stopped(signum: int) -> int:
@@ -453,8 +472,9 @@ def _failure(exc: Exception) -> int:
         # SIGPIPE stops would. What is still buffered for either goes to /dev/null at exit, without an error.
         with contextlib.suppress(OSError):
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.dup2(devnull, sys.stderr.fileno())
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:
+                    os.dup2(devnull, stream.fileno())
         return EXIT_BROKEN_PIPE
     if isinstance(exc, OSError):
         _last_words(f"prompt-formats: {exc}")
@@ -468,13 +488,16 @@ def _failure(exc: Exception) -> int:
     # A bug of this program (a record's own failure never gets here: it is reported and the run goes
     # on). The traceback is for the report; the status says the run is incomplete, not that records
     # failed, which is what Python's default 1 would say.
-    with contextlib.suppress(OSError):
-        traceback.print_exception(exc)
+    if sys.stderr is not None:  # (else print_exception would write it to standard output)
+        with contextlib.suppress(OSError):
+            traceback.print_exception(exc)
     _last_words("prompt-formats: internal error (the traceback above is a bug to report); the run is incomplete")
     return EXIT_USAGE
 
 
 def _last_words(message: str) -> None:
     """The run's one-line reason for its exit status, on standard error if it can still be written."""
+    if sys.stderr is None:  # closed when the command started: the status alone says it
+        return
     with contextlib.suppress(OSError):
         print(message, file=sys.stderr, flush=True)

@@ -68,6 +68,8 @@ class OutputFile:
         self._target = path
         self._mode: int | None = None
         if path == "-":
+            if sys.stdout is None:  # closed when the command started (``>&-``)
+                raise UsageError("cannot write standard output: it is closed")
             self.stream: IO[bytes] = sys.stdout.buffer
             self.direct = True
             return
@@ -130,7 +132,7 @@ class OutputFile:
         try:
             self.stream.flush()
             if self._temp is None:
-                if self.stream is not sys.stdout.buffer:
+                if self.path != "-":  # (standard output stays open: it is this process's)
                     self.stream.close()
                 return
             os.fsync(self.stream.fileno())
@@ -163,7 +165,7 @@ class OutputFile:
     def discard(self) -> None:
         """Remove the temporary file, if any; the final name is left untouched (a direct output is closed)."""
         if self._temp is None:
-            if self.stream is not sys.stdout.buffer:
+            if self.path != "-":
                 with contextlib.suppress(OSError):
                     self.stream.close()
             return
@@ -204,6 +206,8 @@ def write_stderr(text: str) -> None:
 
     A failure report that is lost must not end in status 1, which says that every failure was reported.
     """
+    if sys.stderr is None:  # closed when the command started (``2>&-``)
+        raise UsageError("cannot write standard error: it is closed")
     try:
         sys.stderr.write(text)
         sys.stderr.flush()
