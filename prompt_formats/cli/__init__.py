@@ -109,9 +109,11 @@ class BlockReader:
         read = self._stream.read
         readline = self._stream.readline
         first = True
+        # read(n) allocates n bytes first: no more than the file holds (a huge --block-size, a small file).
+        size = min(self.block_size, self.total) if self.total else self.block_size
         while True:
             # read1 would return short reads from a pipe; read(n) waits for n bytes or the end.
-            block = read(self.block_size)
+            block = read(size)
             if not block:
                 return
             if not block.endswith(b"\n"):

@@ -14,21 +14,31 @@ __all__ = ["BLOCK_SIZE", "build_parser"]
 BLOCK_SIZE = 1 << 20
 
 
-def _positive_or_zero(text: str) -> int:
+#: The largest ``--block-size`` (1 GiB): a block is held in memory whole, and read as one buffer.
+MAX_BLOCK_SIZE = 1 << 30
+#: The most processes ``-j`` starts: far beyond any machine's cores, within what the process pool takes.
+MAX_WORKERS = 4096
+
+
+def _count(text: str, least: int, most: int) -> int:
+    """``text`` as an integer from ``least`` to ``most``, or the usage error saying which bound it crosses."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected {least} or more, got {value}")
+    if value > most:
+        raise argparse.ArgumentTypeError(f"expected at most {most:,}, got {value:,}")
     return value
 
 
-def _positive(text: str) -> int:
-    value = _positive_or_zero(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("expected 1 or more")
-    return value
+def _workers(text: str) -> int:
+    return _count(text, 0, MAX_WORKERS)
+
+
+def _block_size(text: str) -> int:
+    return _count(text, 1, MAX_BLOCK_SIZE)
 
 
 def _add_render_arguments(render: argparse.ArgumentParser) -> None:
@@ -71,10 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="write an error record per failed record to FILE (JSONL) instead of standard error")
         sub.add_argument("--fail-fast", action="store_true",
                          help="stop at the first failed record; no output file is written")
-        sub.add_argument("--workers", "-j", type=_positive_or_zero, default=1, metavar="N",
+        sub.add_argument("--workers", "-j", type=_workers, default=1, metavar="N",
                          help="processes that render: this one and N - 1 workers (default 1: this one; 0: one per CPU)")
-        sub.add_argument("--block-size", type=_positive, default=BLOCK_SIZE, metavar="BYTES",
-                         help=f"input sent to a worker at a time, in whole lines (default {BLOCK_SIZE})")
+        sub.add_argument("--block-size", type=_block_size, default=BLOCK_SIZE, metavar="BYTES",
+                         help=f"input sent to a worker at a time, in whole lines (default {BLOCK_SIZE}, "
+                         f"at most {MAX_BLOCK_SIZE})")
         sub.add_argument("--option", action="append", type=key_text, metavar="KEY=VALUE",
                          help="a format option for every record (records may override it); repeatable")
         sub.add_argument("--config", action="append", type=key_text, metavar="KEY=VALUE",

@@ -310,6 +310,38 @@ def test_exit_status_and_usage_errors(tmp_path: Path) -> None:
     assert unwritable.returncode == 2
 
 
+@pytest.mark.parametrize(("args", "problem"), [
+    (("--block-size", "68719476736"), "argument --block-size: expected at most 1,073,741,824, got 68,719,476,736"),
+    (("--block-size", "9" * 20), "argument --block-size: expected at most 1,073,741,824, got 99,999,999,999,999,"
+                                 "999,999"),
+    (("--block-size", "-1"), "argument --block-size: expected 1 or more, got -1"),
+    (("--block-size", "0"), "argument --block-size: expected 1 or more, got 0"),
+    (("-j", "99999999999"), "argument --workers/-j: expected at most 4,096, got 99,999,999,999"),
+    (("-j", "-1"), "argument --workers/-j: expected 0 or more, got -1"),
+])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_count_out_of_range_is_a_usage_error_whatever_the_workers(args: tuple[str, ...], problem: str,
+                                                                   workers: str) -> None:
+    # (A 64 GiB block was a MemoryError traceback with -j 1, a render with -j 2; a huge -j an OverflowError.)
+    good = json.dumps({"messages": [USER]}).encode() + b"\n"
+    done = run("render", "-f", "chatml-multi-system", "-j", workers, *args, "-", stdin=good)
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert done.stderr.decode().splitlines()[-1] == f"prompt-formats render: error: {problem}"
+
+
+def test_the_largest_block_size_reads_a_small_file_without_holding_a_block_of_that_size(tmp_path: Path) -> None:
+    # read(n) allocates n bytes first: a gigabyte a block, for a file of a few bytes, under a 512 MiB cap.
+    (tmp_path / "in.jsonl").write_bytes(json.dumps({"messages": [USER]}).encode() + b"\n")
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20)); "
+            "from prompt_formats.cli import main; sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", code, "render", "-f", "chatml-multi-system", "-q",
+                           "--block-size", str(1 << 30), "in.jsonl"], capture_output=True, cwd=tmp_path,
+                          timeout=SAFETY_NET, check=False)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout.startswith(b'{"id":1,"prompt":')
+
+
 @pytest.mark.jinja
 def test_stdin_to_stdout_with_options_from_the_command_line() -> None:
     lines = [json.dumps({"id": "a", "messages": [USER]}),
