@@ -33,7 +33,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar
 
-from ..errors import FormatError, in_batch
+from ..errors import FormatError, InvalidInputError, in_batch, type_name
 from .session import shared_tools
 
 if TYPE_CHECKING:
@@ -107,6 +107,20 @@ def _check_workers(workers: int | None) -> int:
     return cpu_count() if workers == 0 else workers
 
 
+def _check_count(name: str, value: int | None) -> None:
+    """``value``, a keyword of the batch functions, is ``None`` or an integer of at least 1."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise FormatError(f"{name} must be a positive integer or None, got {value!r}")
+
+
+def _check_iterable(items: Any, name: str) -> None:
+    """``items`` (the batch's ``name``) can be iterated: the error that it cannot names it, before any work."""
+    try:
+        iter(items)
+    except TypeError:
+        raise InvalidInputError(name, f"expected an iterable, got {type_name(items)}") from None
+
+
 def _check_errors(errors: str) -> None:
     if errors not in ("raise", "collect"):
         raise FormatError(f"errors must be 'raise' or 'collect', got {errors!r}")
@@ -175,13 +189,11 @@ def ordered_map(
     passed, and workers start only for the chunks left then (none: none start).
     """
     n_workers = _check_workers(workers)
+    _check_count("chunk_size", chunk_size)
+    _check_count("max_in_flight", max_in_flight)
     if chunk_size is None:
         chunk_size = _auto_chunk_size(items, n_workers)
-    elif chunk_size < 1:
-        raise FormatError(f"chunk_size must be at least 1, got {chunk_size!r}")
     limit = max_in_flight if max_in_flight is not None else IN_FLIGHT_PER_WORKER * n_workers
-    if limit < 1 and n_workers > 1:
-        raise FormatError(f"max_in_flight must be at least 1, got {limit!r}")
     left: Iterator[list[T]] | None = _chunks(items, chunk_size)
     if n_workers == 1 or serial_first > 0:
         deadline = time.perf_counter() + serial_first if n_workers > 1 else math.inf
@@ -538,6 +550,8 @@ def iter_render(
     """
     _check_errors(errors)
     _check_workers(workers)
+    _check_count("chunk_size", chunk_size)
+    _check_iterable(conversations, "conversations")
     fmt.check_options(options)
     job = RenderJob(fmt, shared_tools(tools), add_generation_prompt, options)
     results = ordered_map(job, conversations, workers=workers, chunk_size=chunk_size,
@@ -567,6 +581,8 @@ def iter_parse(
     """
     _check_errors(errors)
     _check_workers(workers)
+    _check_count("chunk_size", chunk_size)
+    _check_iterable(completions, "completions")
     fmt.check_options(context, fmt.parse_options)
     shared = shared_tools(tools)
     # Fail here, not inside a worker, when the format cannot parse at all.

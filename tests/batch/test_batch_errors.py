@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import pickle
 from typing import Any
 
@@ -85,3 +86,26 @@ def test_an_indexed_error_pickles_with_its_index() -> None:
     error = raised(MULTI.render_batch, [NO_QUERY])
     copy = pickle.loads(pickle.dumps(error))
     assert (type(copy), str(copy), copy.index) == (type(error), str(error), 0)
+
+
+@pytest.mark.parametrize("call", ["render_batch", "iter_render", "parse_batch", "iter_parse"])
+@pytest.mark.parametrize(("items", "kind"), [(None, "null"), (5, "int"), (object(), "object")],
+                         ids=["None", "int", "object"])
+def test_a_batch_that_cannot_be_iterated_is_refused_naming_it(call: str, items: Any, kind: str) -> None:
+    # (It was the TypeError of iter(), raised at the first result.)
+    error = raised(getattr(MULTI, call) if call.endswith("batch") else getattr(batch, call), *(
+        (items,) if call.endswith("batch") else (MULTI, items)))
+    name = "conversations" if "render" in call else "completions"
+    assert isinstance(error, pf.InvalidInputError)
+    assert str(error) == f"{name}: expected an iterable, got {kind}"
+
+
+@pytest.mark.parametrize("call", ["render_batch", "iter_render", "parse_batch", "iter_parse"])
+@pytest.mark.parametrize("chunk_size", [0, 1.5, "a", True])
+def test_a_chunk_size_that_is_no_positive_integer_is_refused_before_any_work(call: str, chunk_size: Any) -> None:
+    # (1.5 was islice's ValueError, "a" a TypeError of <, both from inside the iteration.)
+    items = [GOOD] if "render" in call else ["Hi"]
+    target = getattr(MULTI, call) if call.endswith("batch") else functools.partial(getattr(batch, call), MULTI)
+    error = raised(target, items, chunk_size=chunk_size)
+    assert type(error) is pf.FormatError
+    assert str(error) == f"chunk_size must be a positive integer or None, got {chunk_size!r}"
