@@ -10,15 +10,15 @@
 Record shapes are described in :mod:`prompt_formats.records`. ``-`` is standard input or output.
 
 Exit status: 0 when every record was rendered (parsed); 1 when at least one record failed (each is
-reported on standard error or in ``--errors FILE``; the others are in the output, unless
-``--fail-fast`` stopped the run, which then writes no output file); 2 for a usage error or when the
-run could not be carried out (unknown format, unreadable input, unwritable output, a worker process
-that died, an internal error); 130 when interrupted; 143 or 129 when stopped by SIGTERM or SIGHUP
-(128 + the signal's number: :mod:`prompt_formats.cli.signals`); 141, without a message, when the reader of
-standard output (or error) went away (``| head``), the status a shell shows for a command stopped
-by SIGPIPE. A regular output file (``-o FILE``, ``--errors FILE``) is written under a temporary name
-in the same directory and renamed into place only when the run ends normally, so a crash never leaves
-a half-written file under the final name; a device or FIFO is written directly (see
+reported on standard error or in ``--errors FILE``; the others are in the output, unless ``--fail-fast``
+stopped the run, which then writes no output file); 2 for a usage error or when the run could not be
+carried out (unknown format, unreadable input, unwritable output, a worker process that died, an
+internal error); 130 when interrupted; 128 + the signal's number when stopped by SIGTERM (143), SIGHUP
+(129) or another signal that would end it (:mod:`prompt_formats.cli.signals`); 141, without a message,
+when the reader of standard output (or error) went away (``| head``), the status a shell shows for a
+command stopped by SIGPIPE. A regular output file (``-o FILE``, ``--errors FILE``) is written under a
+temporary name in the same directory and renamed into place only when the run ends normally, so a crash
+never leaves a half-written file under the final name; a device or FIFO is written directly (see
 :mod:`prompt_formats.cli.files`).
 """
 

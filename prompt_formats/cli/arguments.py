@@ -66,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Render chat requests to prompts and parse completions, byte-identical to the models' "
         "chat templates. Input and output are JSON Lines; '-' is standard input or output.",
         epilog="Exit status: 0 every record succeeded; 1 some records failed (reported, the rest written); "
-        "2 usage error or the run could not be carried out; 130 interrupted; 143 or 129 stopped by SIGTERM or SIGHUP; "
-        "141 the reader of the output went away (| head).",
+        "2 usage error or the run could not be carried out; 130 interrupted; 128 + N stopped by signal N "
+        "(143 SIGTERM, 129 SIGHUP); 141 the reader of the output went away (| head).",
     )
     parser.add_argument("--version", action="version", version=f"prompt-formats {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -1,15 +1,17 @@
-"""SIGTERM and SIGHUP stop a run as Ctrl-C (SIGINT) does: cleanly, with the conventional status.
+"""SIGTERM, SIGHUP and the other signals that would end the process (:data:`SIGNALS`) stop a run as
+Ctrl-C (SIGINT) does: cleanly, with the conventional status.
 
-Without a handler either signal killed the command at once: the temporary output files stayed beside
+Without a handler such a signal killed the command at once: the temporary output files stayed beside
 the output, and the ``-j`` workers, which wait for work from a parent that no longer exists, stayed
 idle forever, holding the command's standard output and error open, so a pipeline or a job runner
-never saw the command end. :func:`stop_on_signals` turns either signal into :class:`Stopped`,
+never saw the command end. :func:`stop_on_signals` turns each of them into :class:`Stopped`,
 raised in the main thread wherever it waits (reading the input, waiting for a worker, writing). The
 run unwinds as it does for KeyboardInterrupt: :meth:`StopSignals.end_workers` ends the workers, the temporary
 files are removed, and the command exits with status 128 + the signal's number (143 for SIGTERM,
-129 for SIGHUP): the status a shell shows for a command the signal killed, as the command's 130 for
-SIGINT and 141 for SIGPIPE are (an exit status, rather than killing itself again with the signal,
-so that :func:`prompt_formats.cli.main` stays a function that returns its status).
+129 for SIGHUP, 131 for SIGQUIT, 138 for SIGUSR1...): the status a shell shows for a command the
+signal killed, as the command's 130 for SIGINT and 141 for SIGPIPE are (an exit status, rather than
+killing itself again with the signal, so that :func:`prompt_formats.cli.main` stays a function that
+returns its status).
 
 A signal that is ignored when the command starts (``nohup``) stays ignored. The steps that must not
 be cut in half (creating an output file and noting it, the cleanup, putting the finished files in
@@ -29,8 +31,17 @@ from typing import Any
 
 __all__ = ["StopSignals", "Stopped", "shield_resource_tracker", "stop_on_signals"]
 
-#: The signals that stop a run (SIGINT is KeyboardInterrupt's).
-SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+#: The signals that stop a run: every one that would end the process and that a program can catch,
+#: but for those the interpreter keeps (SIGINT is KeyboardInterrupt's; SIGPIPE and SIGXFSZ it ignores,
+#: so a write fails instead) and the faults of the process itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+#: SIGABRT, SIGSYS, SIGTRAP), after which nothing can be trusted to run. SIGXCPU is what a CPU-time
+#: limit (``ulimit -t``) sends; SIGQUIT is a terminal's Ctrl-backslash.
+SIGNALS = tuple(
+    getattr(signal, name)
+    for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU", "SIGVTALRM",
+                 "SIGPROF", "SIGIO", "SIGPWR")
+    if hasattr(signal, name)
+)
 
 
 class Stopped(BaseException):
@@ -96,7 +107,7 @@ class StopSignals:
 
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[StopSignals]:
-    """Handle SIGTERM and SIGHUP with a new :class:`StopSignals` during the block, then restore the
+    """Handle the :data:`SIGNALS` with a new :class:`StopSignals` during the block, then restore the
     previous handlers. Only in the main thread (the only one that may set handlers); a signal that is
     ignored, or already has a handler of the caller's, is left as it is."""
     stop = StopSignals()
@@ -113,15 +124,16 @@ def stop_on_signals() -> Iterator[StopSignals]:
 
 
 def shield_resource_tracker() -> None:
-    """Start multiprocessing's resource tracker (if it is not running) with SIGHUP blocked, which it
-    inherits and keeps: it ignores SIGINT and SIGTERM itself, but a hangup of the process group would
-    kill it, and the pool's shutdown would then relaunch it with a warning and a traceback on
-    standard error. This process's mask is restored, and a SIGHUP meanwhile is delivered then."""
+    """Start multiprocessing's resource tracker (if it is not running) with the :data:`SIGNALS` blocked,
+    which it inherits and keeps: it ignores SIGINT and SIGTERM itself, but a hangup (or another of
+    them) sent to the process group would kill it, and the pool's shutdown would then relaunch it with
+    a warning and a traceback on standard error. This process's mask is restored, and such a signal
+    meanwhile is delivered then."""
     if not hasattr(signal, "pthread_sigmask"):  # not POSIX: no SIGHUP either
         return
     from multiprocessing import resource_tracker
 
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, set(SIGNALS))
     try:
         resource_tracker.ensure_running()
     finally:

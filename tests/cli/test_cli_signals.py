@@ -1,5 +1,6 @@
-"""SIGTERM and SIGHUP end a ``-j 2`` run of the command as SIGINT does: no temporary file left beside
-the output or in the workers' spool, no worker process left running, exit status 128 + the signal's number.
+"""SIGTERM, SIGHUP and the other signals that would end the process end a ``-j 2`` run of the command
+as SIGINT does: no temporary file left beside the output or in the workers' spool, no worker process
+left running, exit status 128 + the signal's number.
 
 Each run reads standard input that the test keeps open, so the run is certainly in progress when the
 signal comes: the test waits for the temporary output and the ready workers (events, never a time).
@@ -77,8 +78,13 @@ def started(out: Path, spool: Path) -> Iterator[subprocess.Popen[bytes]]:
         proc.wait()
 
 
+#: SIGTERM, SIGHUP, and others a program can catch that would end it: SIGQUIT (Ctrl-backslash), SIGUSR1,
+#: SIGALRM, SIGXCPU (a CPU-time limit's). (Those left a temporary file and, with -j 2, workers for ever.)
+STOPPING = [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGALRM, signal.SIGXCPU]
+
+
 @pytest.mark.parametrize("to_group", [False, True], ids=["the-command", "its-process-group"])
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("signum", STOPPING, ids=lambda s: signal.Signals(s).name)
 def test_a_terminating_signal_removes_the_temporary_files_and_ends_the_workers(
     tmp_path: Path, signum: int, to_group: bool
 ) -> None:
@@ -106,3 +112,4 @@ def test_a_terminating_signal_removes_the_temporary_files_and_ends_the_workers(
     assert not errors.exists()
     assert stdout == b""
     assert stderr.decode() == f"prompt-formats: stopped by {signal.Signals(signum).name}\n"
+
