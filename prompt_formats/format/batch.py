@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
@@ -83,6 +84,10 @@ PIECE_SECONDS = 0.01
 #: Seconds a batch is shared with the workers before what sending costs, and its pace against this
 #: process's alone, are judged.
 SHARED_SECONDS = 0.5
+#: How often a worker process looks whether the process that started it still lives: one killed
+#: outright (SIGKILL, the out-of-memory killer) cannot stop its workers, which would wait for work
+#: for ever, holding its standard output and error open (a pipeline would never end).
+PARENT_CHECK_SECONDS = 1.0
 
 
 def cpu_count() -> int:
@@ -136,12 +141,40 @@ def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
 _WORKER_JOB: Callable[[list[Any]], list[Any]] | None = None
 
 
+def _exit_when_orphaned(parent: int) -> None:
+    """A worker process's watch: its end (``os._exit``) once its parent is gone (it is then another's child)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(1)
+
+
 def _install_job(pickled_job: bytes) -> None:
     global _WORKER_JOB
     _WORKER_JOB = pickle.loads(pickled_job)
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), name="parent-watch", daemon=True).start()
     # Ctrl-C reaches the whole process group: the parent handles it (and stops the pool); a worker
-    # that also raised KeyboardInterrupt would only print a traceback per worker.
+    # that also raised KeyboardInterrupt would only print a traceback per worker. The worker started
+    # with SIGINT blocked (:func:`_submitted`), so one that came while it started is dropped here.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _submitted(pool: ProcessPoolExecutor, function: Callable[..., Any], *args: Any) -> Future[Any]:
+    """``pool.submit(function, *args)``, with SIGINT blocked meanwhile where the platform can block it.
+
+    A submit may start a worker process, which inherits the mask: a Ctrl-C while it imports the
+    package, before :func:`_install_job` ignores SIGINT, would otherwise print its traceback. Here
+    the signal waits the few microseconds until the mask is restored. (As the standard library
+    starts its resource tracker.)
+    """
+    if not hasattr(signal, "pthread_sigmask"):
+        return pool.submit(function, *args)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return pool.submit(function, *args)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _run_installed_job(pickled_chunk: bytes) -> list[Any]:
@@ -295,7 +328,7 @@ class _Sharing(Generic[T, R]):
         self.in_hand = 0  # items taken and not yet yielded, the piece being cut included
         self.limit = limit
         self.pool_limit = pool_limit
-        self.started = pool.submit(_started)
+        self.started = _submitted(pool, _started)
         # Each piece's future, with the piece itself while a worker process has it (to take it back).
         self.pending: deque[tuple[Future[list[R]], list[T] | None]] = deque()
         self.costs = _Costs()
@@ -341,7 +374,7 @@ class _Sharing(Generic[T, R]):
             if pickled is None:  # (cannot travel: run here, with the same results)
                 self.pending.append((self._here(piece), None))
                 continue
-            self.pending.append((self.pool.submit(_run_installed_job, pickled), piece))
+            self.pending.append((_submitted(self.pool, _run_installed_job, pickled), piece))
             in_pool += 1
             self.costs.sent_items += len(piece)
 

@@ -5,13 +5,19 @@ up, never measured: what is tested is the rule, not this machine's clock."""
 from __future__ import annotations
 
 import math
+import os
+import signal
+import subprocess
+import sys
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from prompt_formats.format import batch
 from prompt_formats.format.batch import _Costs, _Sharing
+from tests.support.processes import SAFETY_NET
 
 
 def costs(here: float, here_items: int, own: float, sent_items: int, taking: float = 0.0) -> _Costs:
@@ -118,3 +124,37 @@ def test_no_piece_is_sent_once_sending_does_not_pay(monkeypatch: pytest.MonkeyPa
     sharing: _Sharing[int, int] = _Sharing(pool, doubled, chunks, 4, 1000, pool_limit=10)  # type: ignore[arg-type]
     assert list(sharing.results()) == [2 * item for item in range(400)]
     assert pool.sent == 1  # the one that told what sending costs
+
+
+WORKER_MASK_SCRIPT = '''
+import os
+import signal
+import sys
+
+if __name__ == "__mp_main__":  # a spawned worker imports the main script so, before its initializer runs
+    with open(os.environ["PF_MASK_FILE"], "a") as record:
+        record.write(f"{signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])}\\n")
+
+if __name__ == "__main__":
+    import math
+
+    import prompt_formats as pf
+    from prompt_formats.format import batch
+
+    batch.SERIAL_FIRST_SECONDS, batch.SEND_SHARE = 0.0, math.inf  # workers at once, every piece sent
+    fmt = pf.get_format("chatml-multi-system")
+    conversations = [[{"role": "user", "content": f"hi {k}"}] for k in range(3000)]
+    sys.exit(fmt.render_batch(conversations, workers=3, chunk_size=10) != [fmt.render(c) for c in conversations])
+'''
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks on this platform")
+def test_a_worker_process_starts_with_ctrl_c_held_until_it_ignores_it(tmp_path: Path) -> None:
+    # Ctrl-C reaches the process group: a worker still importing when it came printed a traceback.
+    (tmp_path / "main.py").write_text(WORKER_MASK_SCRIPT)
+    record = tmp_path / "mask.txt"
+    done = subprocess.run([sys.executable, str(tmp_path / "main.py")], env={**os.environ, "PF_MASK_FILE": str(record)},
+                          capture_output=True, timeout=SAFETY_NET, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = record.read_text().split()
+    assert seen and set(seen) == {"True"}  # every worker started, and each with SIGINT blocked

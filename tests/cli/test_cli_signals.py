@@ -113,3 +113,24 @@ def test_a_terminating_signal_removes_the_temporary_files_and_ends_the_workers(
     assert stdout == b""
     assert stderr.decode() == f"prompt-formats: stopped by {signal.Signals(signum).name}\n"
 
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie, ended and not yet reaped, has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_the_workers_of_a_command_killed_outright_end_by_themselves(tmp_path: Path) -> None:
+    # SIGKILL (the out-of-memory killer, a job runner's last resort) cannot be handled: the workers,
+    # waiting for work, would stay for ever, holding the command's standard output and error open.
+    with started(tmp_path / "out.jsonl", tmp_path / "spool") as proc:
+        assert proc.stdin is not None
+        proc.stdin.write(LINE * 2000)
+        proc.stdin.flush()
+        workers = wait_for(lambda: ready_workers(proc.pid, 1), "the worker process ready")
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=SAFETY_NET) == -signal.SIGKILL
+        wait_for(lambda: not any(running(pid) for pid in workers), "the orphaned workers' end")
