@@ -263,6 +263,8 @@ def _run(args: argparse.Namespace, stop: StopSignals) -> int:
             error_file = OutputFile(args.errors) if args.errors else None
             if error_file is not None:
                 outputs.append(error_file)
+        for out in outputs:
+            out.open()  # (a FIFO's open waits for its reader: not held, so that a signal stops the run)
         done, failed = _write_results(args, results, spool, output, error_file, progress)
         with stop.held():  # every file is put in place, or none
             _finish(output, error_file, stopped=bool(args.fail_fast and failed))

@@ -67,10 +67,11 @@ class OutputFile:
         self._temp: str | None = None
         self._target = path
         self._mode: int | None = None
+        self._stream: IO[bytes] | None = None
         if path == "-":
             if sys.stdout is None:  # closed when the command started (``>&-``)
                 raise UsageError("cannot write standard output: it is closed")
-            self.stream: IO[bytes] = sys.stdout.buffer
+            self._stream = sys.stdout.buffer
             self.direct = True
             return
         # The link's target is what the user means: replacing the link with a file would cut it.
@@ -85,11 +86,13 @@ class OutputFile:
             # Found now rather than at the final rename, after all the work.
             raise UsageError(f"cannot write {path}: Is a directory")
         self.direct = existing is not None and not stat.S_ISREG(existing.st_mode)
+        if self.direct:
+            # A device, a FIFO, a socket: written in place, streaming, and opened at the first write (a
+            # FIFO's open waits for a reader: a run stops meanwhile, as the making of the file is held).
+            if not os.access(self._target, os.W_OK):
+                raise UsageError(f"cannot write {path}: {os.strerror(errno.EACCES)}")
+            return
         try:
-            if self.direct:
-                # A device, a FIFO, a socket: written in place, streaming (a FIFO's open waits for a reader).
-                self.stream = open(self._target, "wb", buffering=1 << 16)  # noqa: SIM115 (closed by finish())
-                return
             if existing is not None:
                 self._mode = stat.S_IMODE(existing.st_mode)
             fd, self._temp = tempfile.mkstemp(
@@ -97,7 +100,22 @@ class OutputFile:
             )
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {_strerror(exc)}") from None
-        self.stream = os.fdopen(fd, "wb", buffering=1 << 20)
+        self._stream = os.fdopen(fd, "wb", buffering=1 << 20)
+
+    def open(self) -> None:
+        """Open a direct output (a device, a FIFO, whose open waits for a reader): outside the held
+        steps, so that a stopping signal meanwhile stops the run. (Else the first write opens it.)"""
+        self.stream  # noqa: B018 (the property opens it)
+
+    @property
+    def stream(self) -> IO[bytes]:
+        """The output open for writing (a direct one is opened here, the first time)."""
+        if self._stream is None:
+            try:
+                self._stream = open(self._target, "wb", buffering=1 << 16)  # noqa: SIM115 (closed by finish())
+            except OSError as exc:
+                raise UsageError(f"cannot write {self.path}: {_strerror(exc)}") from None
+        return self._stream
 
     def write(self, data: bytes) -> None:
         try:
@@ -165,9 +183,9 @@ class OutputFile:
     def discard(self) -> None:
         """Remove the temporary file, if any; the final name is left untouched (a direct output is closed)."""
         if self._temp is None:
-            if self.path != "-":
+            if self.path != "-" and self._stream is not None:  # (one never opened is left so)
                 with contextlib.suppress(OSError):
-                    self.stream.close()
+                    self._stream.close()
             return
         with contextlib.suppress(OSError):
             self.stream.close()

@@ -134,3 +134,34 @@ def test_the_workers_of_a_command_killed_outright_end_by_themselves(tmp_path: Pa
         os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait(timeout=SAFETY_NET) == -signal.SIGKILL
         wait_for(lambda: not any(running(pid) for pid in workers), "the orphaned workers' end")
+
+
+def waits_for_a_fifo_reader(pid: int) -> bool:
+    """Whether ``pid`` is blocked opening a FIFO that has no reader (Linux's wait channel says so)."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text() == "wait_for_partner"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="reads the wait channel from /proc")
+@pytest.mark.parametrize("which", ["-o", "--errors"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: signal.Signals(s).name)
+def test_a_signal_stops_a_run_waiting_for_the_reader_of_a_fifo(tmp_path: Path, which: str, signum: int) -> None:
+    # (The FIFO's open ran with the signals held: the run went on waiting until a reader came.)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "in.jsonl").write_bytes(LINE)
+    outputs = ["-o", str(fifo)] if which == "-o" else ["-o", str(tmp_path / "out.jsonl"), "--errors", str(fifo)]
+    proc = subprocess.Popen([sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system",
+                             str(tmp_path / "in.jsonl"), *outputs], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: waits_for_a_fifo_reader(proc.pid), "the command waiting for the FIFO's reader")
+        os.kill(proc.pid, signum)
+        _, stderr = proc.communicate(timeout=SAFETY_NET)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 128 + signum
+    assert stderr.decode() == f"prompt-formats: stopped by {signal.Signals(signum).name}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "in.jsonl"]
