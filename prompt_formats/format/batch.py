@@ -119,11 +119,14 @@ def _check_count(name: str, value: int | None) -> None:
 
 
 def _check_iterable(items: Any, name: str) -> None:
-    """``items`` (the batch's ``name``) can be iterated: the error that it cannot names it, before any work."""
-    try:
-        iter(items)
-    except TypeError:
-        raise InvalidInputError(name, f"expected an iterable, got {type_name(items)}") from None
+    """``items`` (the batch's ``name``) can be iterated: the error that it cannot names it, before any work.
+
+    Told by its type, as ``iter()`` tells it, without calling its ``__iter__``: that may start work
+    (a fetch, a loader), and an iterable may be iterable only once.
+    """
+    kind = type(items)
+    if getattr(kind, "__iter__", None) is None and not hasattr(kind, "__getitem__"):
+        raise InvalidInputError(name, f"expected an iterable, got {type_name(items)}")
 
 
 def _check_errors(errors: str) -> None:
@@ -142,16 +145,21 @@ _WORKER_JOB: Callable[[list[Any]], list[Any]] | None = None
 
 
 def _exit_when_orphaned(parent: int) -> None:
-    """A worker process's watch: its end (``os._exit``) once its parent is gone (it is then another's child)."""
+    """A worker process's watch: its end (``os._exit``) once ``parent``, the process that started it,
+    is gone (it is then another's child)."""
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK_SECONDS)
     os._exit(1)
 
 
-def _install_job(pickled_job: bytes) -> None:
+def _install_job(pickled_job: bytes, parent: int) -> None:
     global _WORKER_JOB
+    # ``parent`` as the parent gave it: one killed while this process started has already been
+    # replaced as its parent, which is what os.getppid() would say here.
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), name="parent-watch", daemon=True).start()
     _WORKER_JOB = pickle.loads(pickled_job)
-    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), name="parent-watch", daemon=True).start()
     # Ctrl-C reaches the whole process group: the parent handles it (and stops the pool); a worker
     # that also raised KeyboardInterrupt would only print a traceback per worker. The worker started
     # with SIGINT blocked (:func:`_submitted`), so one that came while it started is dropped here.
@@ -240,7 +248,8 @@ def ordered_map(
             yield from job(chunk)
         return
     context = multiprocessing.get_context(START_METHOD)
-    pool = ProcessPoolExecutor(n_workers - 1, mp_context=context, initializer=_install_job, initargs=(pickled_job,))
+    pool = ProcessPoolExecutor(n_workers - 1, mp_context=context, initializer=_install_job,
+                               initargs=(pickled_job, os.getpid()))
     try:
         sharing = _Sharing(pool, job, chunks, chunk_size, limit, pool_limit=POOL_QUEUE_PER_PROCESS * (n_workers - 1))
         yield from sharing.results()

@@ -109,3 +109,16 @@ def test_a_chunk_size_that_is_no_positive_integer_is_refused_before_any_work(cal
     error = raised(target, items, chunk_size=chunk_size)
     assert type(error) is pf.FormatError
     assert str(error) == f"chunk_size must be a positive integer or None, got {chunk_size!r}"
+
+
+def test_a_batch_is_iterated_once() -> None:
+    # (Checking that it can be iterated called its __iter__ a second time: a fetch or a loader started twice.)
+    calls = []
+
+    class Stream:
+        def __iter__(self) -> Any:
+            calls.append(1)
+            return iter([GOOD, GOOD])
+
+    assert MULTI.render_batch(Stream()) == [MULTI.render(GOOD)] * 2
+    assert len(calls) == 1

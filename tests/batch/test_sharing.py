@@ -4,6 +4,7 @@ up, never measured: what is tested is the rule, not this machine's clock."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -158,3 +159,56 @@ def test_a_worker_process_starts_with_ctrl_c_held_until_it_ignores_it(tmp_path: 
     assert done.returncode == 0, done.stderr
     seen = record.read_text().split()
     assert seen and set(seen) == {"True"}  # every worker started, and each with SIGINT blocked
+
+
+SLOW_START_SCRIPT = '''
+import os
+import sys
+import time
+
+if __name__ == "__mp_main__":  # a spawned worker imports the main script so: it waits here for the test
+    while not os.path.exists(os.environ["PF_GO_FILE"]):
+        time.sleep(0.01)
+
+if __name__ == "__main__":
+    import math
+
+    import prompt_formats as pf
+    from prompt_formats.format import batch
+
+    batch.SERIAL_FIRST_SECONDS, batch.SEND_SHARE = 0.0, math.inf
+    fmt = pf.get_format("chatml-multi-system")
+    conversations = [[{"role": "user", "content": f"hi {k}"}] for k in range(100_000)]
+    fmt.render_batch(conversations, workers=2, chunk_size=10)
+'''
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie, ended and not yet reaped, has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the worker through /proc")
+def test_a_worker_whose_caller_is_killed_while_it_starts_ends(tmp_path: Path) -> None:
+    # Killed outright (SIGKILL, the out-of-memory killer), the caller cannot stop its workers: each ends
+    # by itself, even one still starting then (it must not take its new parent for the one it had).
+    from tests.support.processes import children, wait_for
+
+    (tmp_path / "main.py").write_text(SLOW_START_SCRIPT)
+    go = tmp_path / "go"
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "main.py")], env={**os.environ, "PF_GO_FILE": str(go)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        worker = wait_for(lambda: [pid for pid, line in children(proc.pid).items() if b"spawn_main" in line],
+                          "the worker process started")[0]
+        proc.kill()
+        proc.wait(timeout=SAFETY_NET)
+        go.touch()
+        wait_for(lambda: not _running(worker), "the orphaned worker's end")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
