@@ -14,7 +14,7 @@ reported on standard error or in ``--errors FILE``; the others are in the output
 stopped the run, which then writes no output file); 2 for a usage error or when the run could not be
 carried out (unknown format, unreadable input, unwritable output, a worker process that died, an
 internal error); 130 when interrupted; 128 + the signal's number when stopped by SIGTERM (143), SIGHUP
-(129) or another signal that would end it (:mod:`prompt_formats.cli.signals`); 141, without a message,
+(129) or another stopping signal (:mod:`prompt_formats.cli.signals`); 141, without a message,
 when the reader of standard output (or error) went away (``| head``), the status a shell shows for a
 command stopped by SIGPIPE. A regular output file (``-o FILE``, ``--errors FILE``) is written under a
 temporary name in the same directory and renamed into place only when the run ends normally, so a crash
@@ -33,7 +33,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import IO, Any, NamedTuple, cast
 
 import orjson
@@ -112,8 +112,7 @@ class BlockReader:
         # read(n) allocates n bytes first: no more than the file holds (a huge --block-size, a small file).
         size = min(self.block_size, self.total) if self.total else self.block_size
         while True:
-            # read1 would return short reads from a pipe; read(n) waits for n bytes or the end.
-            block = read(size)
+            block = _read_up_to(read, size)
             if not block:
                 return
             if not block.endswith(b"\n"):
@@ -168,6 +167,23 @@ class BlockReader:
     def close(self) -> None:
         if self.path != "-":  # (standard input stays open: it is this process's)
             self._stream.close()
+
+
+#: The most a single read asks for: read(n) reserves n bytes before any arrives, so a block of a
+#: stream (whose size is not known) is read in pieces of this size, and holds only what came.
+_READ_PIECE = 1 << 24
+
+
+def _read_up_to(read: Callable[[int], bytes], size: int) -> bytes:
+    """``size`` bytes from ``read``, or fewer at the end of the input. (read1 would return short reads
+    from a pipe; read(n) waits for n bytes or the end.)"""
+    if size <= _READ_PIECE:
+        return read(size)
+    pieces: list[bytes] = []
+    while size and (piece := read(min(size, _READ_PIECE))):
+        pieces.append(piece)
+        size -= len(piece)
+    return b"".join(pieces)
 
 
 #: A block's result as a worker hands it back: its output in the result, or left in the spool.
@@ -449,10 +465,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fill_closed_standard_descriptors() -> None:
-    """Open the null device on each standard file descriptor (0, 1, 2) that is closed, so that no file the
-    run opens takes its number and gets what is meant for that stream. The stream itself stays ``None``
-    (as Python found it when it started): reading or writing it is refused as closed."""
-    for fd in (0, 1, 2):
+    """Open the null device on each standard file descriptor (0, 1, 2) that was closed when Python started
+    (its stream is ``None``) and still is, so that no file the run opens takes its number and gets what
+    is meant for that stream. The stream stays ``None``: reading or writing it is refused as closed. (A
+    descriptor closed later, under a stream that exists, is left: the stream's own use fails, saying so.)"""
+    for fd, stream in ((0, sys.stdin), (1, sys.stdout), (2, sys.stderr)):
+        if stream is not None:
+            continue
         try:
             os.fstat(fd)
         except OSError:
@@ -482,6 +501,9 @@ def _failure(exc: Exception) -> int:
         return EXIT_BROKEN_PIPE
     if isinstance(exc, OSError):
         _last_words(f"prompt-formats: {exc}")
+        return EXIT_USAGE
+    if isinstance(exc, MemoryError):  # (not a bug: the machine's or the process's limit)
+        _last_words("prompt-formats: out of memory; the run is incomplete (a smaller --block-size needs less)")
         return EXIT_USAGE
     if _is_broken_pool(exc):
         # A worker was killed (by a signal, the out-of-memory killer...): its records are lost, so

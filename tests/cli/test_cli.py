@@ -317,7 +317,6 @@ def test_exit_status_and_usage_errors(tmp_path: Path) -> None:
     (("--block-size", "-1"), "argument --block-size: expected 1 or more, got -1"),
     (("--block-size", "0"), "argument --block-size: expected 1 or more, got 0"),
     (("-j", "99999999999"), "argument --workers/-j: expected at most 4,096, got 99,999,999,999"),
-    (("-j", "-1"), "argument --workers/-j: expected 0 or more, got -1"),
 ])
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_count_out_of_range_is_a_usage_error_whatever_the_workers(args: tuple[str, ...], problem: str,
@@ -330,13 +329,17 @@ def test_a_count_out_of_range_is_a_usage_error_whatever_the_workers(args: tuple[
     assert done.stderr.decode().splitlines()[-1] == f"prompt-formats render: error: {problem}"
 
 
-def test_the_largest_block_size_reads_a_small_file_without_holding_a_block_of_that_size(tmp_path: Path) -> None:
-    # read(n) allocates n bytes first: a gigabyte a block, for a file of a few bytes, under a 512 MiB cap.
-    (tmp_path / "in.jsonl").write_bytes(json.dumps({"messages": [USER]}).encode() + b"\n")
+@pytest.mark.parametrize("source", ["in.jsonl", "-"], ids=["a-file", "standard-input"])
+def test_the_largest_block_size_reads_a_small_input_without_holding_a_block_of_that_size(
+    tmp_path: Path, source: str
+) -> None:
+    # read(n) allocates n bytes first: a gigabyte a block, for an input of a few bytes, under a 512 MiB cap.
+    line = json.dumps({"messages": [USER]}).encode() + b"\n"
+    (tmp_path / "in.jsonl").write_bytes(line)
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20)); "
             "from prompt_formats.cli import main; sys.exit(main(sys.argv[1:]))")
     done = subprocess.run([sys.executable, "-c", code, "render", "-f", "chatml-multi-system", "-q",
-                           "--block-size", str(1 << 30), "in.jsonl"], capture_output=True, cwd=tmp_path,
+                           "--block-size", str(1 << 30), source], input=line, capture_output=True, cwd=tmp_path,
                           timeout=SAFETY_NET, check=False)
     assert (done.returncode, done.stderr) == (0, b"")
     assert done.stdout.startswith(b'{"id":1,"prompt":')
@@ -1064,3 +1067,13 @@ def test_strict_fails_a_record_the_template_drops_part_of(tmp_path: Path) -> Non
     assert strict.returncode == 1
     [error] = [json.loads(line) for line in errors.read_text().splitlines()]
     assert "messages[1]" in json.dumps(error) and "strict=True refuses a loss" in json.dumps(error)
+
+
+def test_running_out_of_memory_is_said_as_such_not_as_a_bug(capsys: pytest.CaptureFixture[str]) -> None:
+    from prompt_formats.cli import _failure
+
+    assert _failure(MemoryError()) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    assert captured.err == ("prompt-formats: out of memory; the run is incomplete (a smaller --block-size "
+                            "needs less)\n")

@@ -81,11 +81,28 @@ def test_a_closed_stream_the_run_needs_is_a_usage_error(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
 
 
-def test_no_file_the_run_opens_takes_a_closed_standard_descriptor() -> None:
+def test_no_file_the_run_opens_takes_a_closed_standard_descriptor(tmp_path: Path) -> None:
     # Else what is written to that stream's number (by C code, or a child process) would land in the file.
-    code = ("import os; os.close(0); os.close(2)\n"
+    code = ("import os, sys\n"
+            "assert sys.stdin is None and sys.stderr is None\n"
             "from prompt_formats.cli import _fill_closed_standard_descriptors\n"
             "_fill_closed_standard_descriptors()\n"
             "print(os.open(os.devnull, os.O_RDONLY))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=SAFETY_NET, check=True)
+    done = subprocess.run(["sh", "-c", 'exec "$0" -c "$1" <&- 2>&-', sys.executable, code], capture_output=True,
+                          cwd=tmp_path, timeout=SAFETY_NET, check=False)
+    assert done.returncode == 0
     assert int(done.stdout) > 2
+
+
+def test_a_stream_whose_descriptor_a_caller_closed_is_not_taken_for_the_null_device(tmp_path: Path) -> None:
+    # main() called in-process after the caller closed standard output: the write fails, saying so,
+    # rather than the records going to the null device under a status that says they were written.
+    (tmp_path / "in.jsonl").write_bytes(GOOD)
+    code = ("import os, sys\n"
+            "os.close(1)\n"
+            "from prompt_formats.cli import main\n"
+            "sys.exit(main(['render', '-f', 'chatml-multi-system', '-q', 'in.jsonl']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tmp_path, timeout=SAFETY_NET,
+                          check=False)
+    assert done.returncode == 2
+    assert done.stderr.decode() == "prompt-formats: cannot write standard output: Bad file descriptor\n"
