@@ -1,5 +1,5 @@
-"""SIGTERM, SIGHUP and the other signals that would end the process (:data:`SIGNALS`) stop a run as
-Ctrl-C (SIGINT) does: cleanly, with the conventional status.
+"""SIGTERM, SIGHUP and the other signals sent to stop a process (:data:`SIGNALS`) stop a run as Ctrl-C
+(SIGINT) does: cleanly, with the conventional status.
 
 Without a handler such a signal killed the command at once: the temporary output files stayed beside
 the output, and the ``-j`` workers, which wait for work from a parent that no longer exists, stayed
@@ -31,17 +31,31 @@ from typing import Any
 
 __all__ = ["StopSignals", "Stopped", "shield_resource_tracker", "stop_on_signals"]
 
-#: The signals that stop a run: every one that would end the process and that a program can catch,
-#: but for those the interpreter keeps (SIGINT is KeyboardInterrupt's; SIGPIPE and SIGXFSZ it ignores,
-#: so a write fails instead) and the faults of the process itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
-#: SIGABRT, SIGSYS, SIGTRAP), after which nothing can be trusted to run. SIGXCPU is what a CPU-time
-#: limit (``ulimit -t``) sends; SIGQUIT is a terminal's Ctrl-backslash.
+#: The signals that stop a run: those that end a process by default and that users and systems send
+#: to stop one (SIGTERM: ``kill``, job runners; SIGHUP: a closed terminal; SIGQUIT: Ctrl-backslash;
+#: SIGXCPU: a CPU-time limit, ``ulimit -t``; SIGALRM, SIGUSR1, SIGUSR2, SIGIO, SIGPWR). SIGINT is
+#: KeyboardInterrupt's. Left to their default: SIGPIPE and SIGXFSZ, which the interpreter ignores
+#: (the write fails instead); SIGPROF and SIGVTALRM, the ticks of profilers, which must not stop the
+#: run they measure; the faults of the process itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+#: SIGSYS, SIGTRAP), after which nothing can be trusted to run; SIGSTKFLT and the real-time signals,
+#: which nothing sends to stop a command.
 SIGNALS = tuple(
     getattr(signal, name)
-    for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU", "SIGVTALRM",
-                 "SIGPROF", "SIGIO", "SIGPWR")
+    for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGXCPU", "SIGALRM", "SIGUSR1", "SIGUSR2", "SIGIO", "SIGPWR")
     if hasattr(signal, name)
 )
+
+
+def _caught_elsewhere() -> set[int]:
+    """The signals this process has a handler for that Python's ``signal`` module did not install
+    (``faulthandler.register``, a C extension's): its view of them is ``SIG_DFL`` all the same. Read
+    from Linux's ``/proc/self/status`` (``SigCgt``); elsewhere none is known."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            mask = next((int(line.split()[1], 16) for line in status if line.startswith("SigCgt:")), 0)
+    except (OSError, ValueError, IndexError):
+        return set()
+    return {signum for signum in range(1, mask.bit_length() + 1) if mask >> (signum - 1) & 1}
 
 
 class Stopped(BaseException):
@@ -109,12 +123,13 @@ class StopSignals:
 def stop_on_signals() -> Iterator[StopSignals]:
     """Handle the :data:`SIGNALS` with a new :class:`StopSignals` during the block, then restore the
     previous handlers. Only in the main thread (the only one that may set handlers); a signal that is
-    ignored, or already has a handler of the caller's, is left as it is."""
+    ignored, or already has a handler of the caller's (installed through Python or not), is left as it is."""
     stop = StopSignals()
     installed: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
+        elsewhere = _caught_elsewhere()
         for signum in SIGNALS:
-            if signal.getsignal(signum) == signal.SIG_DFL:
+            if signal.getsignal(signum) == signal.SIG_DFL and signum not in elsewhere:
                 installed[signum] = signal.signal(signum, stop)
     try:
         yield stop

@@ -165,3 +165,19 @@ def test_a_signal_stops_a_run_waiting_for_the_reader_of_a_fifo(tmp_path: Path, w
     assert proc.returncode == 128 + signum
     assert stderr.decode() == f"prompt-formats: stopped by {signal.Signals(signum).name}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "in.jsonl"]
+
+
+def test_a_signal_the_process_handles_outside_python_s_signal_module_is_left_to_it(tmp_path: Path) -> None:
+    # faulthandler.register (or a C extension) installs a handler Python's signal module reports as
+    # SIG_DFL: main() called in-process took the signal over, then "restored" it to SIG_DFL, so the
+    # caller's next SIGUSR1 killed it.
+    (tmp_path / "in.jsonl").write_bytes(LINE)
+    code = ("import faulthandler, os, signal, sys\n"
+            "faulthandler.register(signal.SIGUSR1, file=open(os.devnull, 'w'))\n"
+            "from prompt_formats.cli import main\n"
+            "status = main(['render', '-f', 'chatml-multi-system', '-q', 'in.jsonl', '-o', 'out.jsonl'])\n"
+            "os.kill(os.getpid(), signal.SIGUSR1)\n"
+            "print('survived', status)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tmp_path, timeout=SAFETY_NET,
+                          check=False)
+    assert (done.returncode, done.stdout) == (0, b"survived 0\n")
