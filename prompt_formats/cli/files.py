@@ -87,8 +87,8 @@ class OutputFile:
             raise UsageError(f"cannot write {path}: Is a directory")
         self.direct = existing is not None and not stat.S_ISREG(existing.st_mode)
         if self.direct:
-            # A device, a FIFO, a socket: written in place, streaming, and opened at the first write (a
-            # FIFO's open waits for a reader: a run stops meanwhile, as the making of the file is held).
+            # A device, a FIFO, a socket: written in place, streaming; opened by open(), not here, since
+            # a FIFO's open waits for its reader and this runs where the stopping signals are held.
             if not os.access(self._target, os.W_OK):
                 raise UsageError(f"cannot write {path}: {os.strerror(errno.EACCES)}")
             return
