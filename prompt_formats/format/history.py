@@ -72,6 +72,23 @@ def joined_prompt(head: tuple[str, ...], texts: list[str], chunks: list[str], en
     return "".join((*head, *chunks, *texts[upto:], tail))
 
 
+def _past_tail(texts: list[str], start: int, tail: str) -> tuple[int, int] | None:
+    """Where ``texts[start:]`` goes on once its text has begun with ``tail``: ``(piece, offset in it)``;
+    ``None`` where it does not begin with ``tail``."""
+    at = start
+    while tail:
+        if at == len(texts):
+            return None
+        piece = texts[at]
+        if len(piece) > len(tail):
+            return (at, len(tail)) if piece.startswith(tail) else None
+        if not tail.startswith(piece):
+            return None
+        tail = tail[len(piece):]
+        at += 1
+    return at, 0
+
+
 class RenderAgain(Exception):
     """Raised by :meth:`ExtendingRenderer._extend`: what the new messages change takes a render from the start."""
 
@@ -85,10 +102,12 @@ class ExtendingRenderer:
     each returning how much of its state is unchanged, and ``_reset`` (drop all state).
     """
 
-    __slots__ = ("_chunk_ends", "_chunks", "_rendered")
+    __slots__ = ("_chunk_ends", "_chunks", "_last", "_rendered")
     _rendered: list[Any]  # the caller's message objects, as last rendered
     _chunks: list[str]  # the pieces before _chunk_ends[i] (after the one before) joined
     _chunk_ends: list[int]
+    # The prompt returned last, how many pieces it held and its tail, while no chunk is joined (else None).
+    _last: tuple[str, int, str] | None
 
     def _first(self, messages: list[Any]) -> int:
         raise NotImplementedError
@@ -102,6 +121,8 @@ class ExtendingRenderer:
     def _stable(self, messages: Any) -> int | None:
         """Render what ``messages`` changes: what ``_first`` or ``_extend`` returns; ``None`` (state
         dropped) to step aside to a full render, which renders what this could not or raises its error."""
+        last = getattr(self, "_last", None)  # (unset before the first request)
+        self._last = None  # the last prompt is reused only by the request that extends it
         try:
             checked = extension(self._rendered, messages)
             if checked is None:
@@ -110,10 +131,33 @@ class ExtendingRenderer:
             try:
                 stable = self._extend(messages) if checked else self._first(messages)
             except RenderAgain:
+                checked = False
                 stable = self._first(messages)
         except Exception:  # the full render raises it, or renders what this could not
             self._reset()
             return None
+        if checked:
+            self._last = last
         self._rendered = list(messages)
         drop_chunks_after(self._chunks, self._chunk_ends, stable)  # they hold a piece that changed
         return stable
+
+    def _prompt(self, head: tuple[str, ...], texts: list[str], stable: int, tail: str) -> str:
+        """The prompt: ``head``, the pieces ``texts`` (the first ``stable`` unchanged since the last
+        prompt), ``tail`` (:func:`joined_prompt`).
+
+        The second prompt of a conversation would join its pieces twice, into the chunk the next
+        requests reuse and into the prompt. Where the last prompt is that chunk's text already (it has
+        no head, every piece it held is unchanged, and the new pieces begin with its tail, the
+        generation prompt the reply's turn opens with), it is taken as the chunk, joined once.
+        """
+        last = self._last
+        if last is not None and not self._chunks and not head and stable >= last[1]:
+            at = _past_tail(texts, last[1], last[2])
+            if at is not None and at[1] == 0:
+                self._chunks.append(last[0])
+                self._chunk_ends.append(at[0])
+        text = joined_prompt(head, texts, self._chunks, self._chunk_ends, stable, tail)
+        # (Kept only while there is no chunk: once there is one, the prompts are made of chunks.)
+        self._last = (text, len(texts), tail) if not self._chunks and not head else None
+        return text

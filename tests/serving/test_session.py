@@ -367,3 +367,18 @@ def test_one_session_shared_by_threads_renders_each_request_exactly() -> None:
     for thread in threads:
         thread.join()
     assert not failures
+
+
+@pytest.mark.parametrize("name", ["gemma-3", "glm-4.5", "llama-3.1", "llama-3.2"])
+@pytest.mark.parametrize("generation", [True, False])
+def test_a_session_s_second_prompt_starts_from_its_first_joined_once(name: str, generation: bool) -> None:
+    # The pieces of the first prompt were joined into it, and again into the chunk the follow-ups
+    # reuse: that chunk is the first prompt itself, and the second prompt is the same as render's.
+    fmt = pf.get_format(name)
+    first = [{"role": "user", "content": "Hi there"}]
+    second = [*first, {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Again"}]
+    session = fmt.session()
+    before = session.render(first, generation)
+    assert session.render(second, generation) == fmt.render(second, None, generation)
+    chunks = session._incremental._chunks  # type: ignore[union-attr]
+    assert len(chunks) == 1 and chunks[0] is before

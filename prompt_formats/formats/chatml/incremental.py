@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...format.history import ExtendingRenderer, RenderAgain, joined_prompt
+from ...format.history import ExtendingRenderer, RenderAgain
 from .options import session_tools
 from .render import chatml_pieces
 from .template import ABSENT, Template
@@ -111,8 +111,7 @@ class ChatMLIncremental(ExtendingRenderer):
         thinking = self._options.get("enable_thinking", ABSENT)
         tail = self._template.generation_prompt(thinking) if add_generation_prompt else ""
         stable = self._stable(messages)
-        return None if stable is None else joined_prompt(self._prologue, self._texts, self._chunks,
-                                                        self._chunk_ends, stable, tail)
+        return None if stable is None else self._prompt(self._prologue, self._texts, stable, tail)
 
     def _pieces(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], Sequence[int | None], list[int]]:
         """The window's pieces, roles, origins and where each message's pieces start (``TurnSpans``)."""

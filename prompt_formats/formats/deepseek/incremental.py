@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...format.chat_format import Conversation
-from ...format.history import ExtendingRenderer, RenderAgain, joined_prompt
+from ...format.history import ExtendingRenderer, RenderAgain
 from .render import Walk, message_dicts, role_of, turns
 
 __all__ = ["DeepSeekIncremental"]
@@ -40,7 +40,7 @@ class DeepSeekIncremental(ExtendingRenderer):
         if stable is None:
             return None
         walk = self._walk
-        return joined_prompt((), walk.out, self._chunks, self._chunk_ends, stable, walk.tail(add_generation_prompt))
+        return self._prompt((), walk.out, stable, walk.tail(add_generation_prompt))
 
     def _first(self, messages: list[Any]) -> int:
         self._reset()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...format.chat_format import Conversation
-from ...format.history import ExtendingRenderer, RenderAgain, joined_prompt
+from ...format.history import ExtendingRenderer, RenderAgain
 from .render import PREFIX, Walk, message_dicts, role_of, tail, turns
 
 __all__ = ["GlmIncremental"]
@@ -40,7 +40,7 @@ class GlmIncremental(ExtendingRenderer):
         stable = self._stable(messages)
         if stable is None:
             return None
-        return joined_prompt((), self._walk.out, self._chunks, self._chunk_ends, stable,
+        return self._prompt((), self._walk.out, stable,
                              tail(add_generation_prompt, self._no_thinking))
 
     def _first(self, messages: list[Any]) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...format.chat_format import Conversation
-from ...format.history import ExtendingRenderer, RenderAgain, joined_prompt
+from ...format.history import ExtendingRenderer, RenderAgain
 from ...model.arguments import decode_every_call
 from . import options
 from .render import Setup, Walk, message_dicts, turns
@@ -47,7 +47,7 @@ class LlamaIncremental(ExtendingRenderer):
         if stable is None:
             return None
         tail = ASSISTANT_HEADER if add_generation_prompt else ""
-        return joined_prompt((), self._walk.out, self._chunks, self._chunk_ends, stable, tail)
+        return self._prompt((), self._walk.out, stable, tail)
 
     def _first(self, messages: list[Any]) -> int:
         self._reset()

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....format.chat_format import Tools
-from ....format.history import ExtendingRenderer, RenderAgain, joined_prompt
+from ....format.history import ExtendingRenderer, RenderAgain
 from ....guard import ControlTokenGuard
 from ..options import session_tools
 from ..template import ABSENT
@@ -68,7 +68,7 @@ class JsonIncremental(ExtendingRenderer):
         stable = self._stable(messages)
         if stable is None:
             return None
-        return joined_prompt(self._head, self._texts, self._chunks, self._chunk_ends, stable, tail)
+        return self._prompt(self._head, self._texts, stable, tail)
 
     def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], list[str]]:
         """The (guarded) window's prologue pieces, each message's turn text and role."""

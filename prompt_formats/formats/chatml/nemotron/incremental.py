@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....format.chat_format import Tools
-from ....format.history import ExtendingRenderer, RenderAgain, joined_prompt
+from ....format.history import ExtendingRenderer, RenderAgain
 from ....guard import ControlTokenGuard
 from ..json_calls.render import roles_of
 from ..options import session_tools
@@ -78,7 +78,7 @@ class NemotronIncremental(ExtendingRenderer):
         stable = self._stable(messages)
         if stable is None:
             return None
-        return joined_prompt(self._head, self._texts, self._chunks, self._chunk_ends, stable,
+        return self._prompt(self._head, self._texts, stable,
                              self._tail if add_generation_prompt else "")
 
     def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], list[str]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ....format.chat_format import Conversation
-from ....format.history import ExtendingRenderer, RenderAgain, joined_prompt
+from ....format.history import ExtendingRenderer, RenderAgain
 from ..tokens import MODEL_TURN
 from .render import message_dicts, walk, write_turns
 
@@ -40,7 +40,7 @@ class Gemma3Incremental(ExtendingRenderer):
         stable = self._stable(messages)
         if stable is None:
             return None
-        return joined_prompt((), self._out, self._chunks, self._chunk_ends, stable,
+        return self._prompt((), self._out, stable,
                              MODEL_TURN if add_generation_prompt else "")
 
     def _first(self, messages: list[Any]) -> int:

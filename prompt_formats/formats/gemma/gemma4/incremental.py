@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ....format.chat_format import Conversation
-from ....format.history import ExtendingRenderer, RenderAgain, joined_prompt
+from ....format.history import ExtendingRenderer, RenderAgain
 from ....model.messages import message_dicts, role_of
 from .render import Walk
 
@@ -44,7 +44,7 @@ class Gemma4Incremental(ExtendingRenderer):
         stable = self._stable(messages)
         if stable is None:
             return None
-        return joined_prompt((), self._walk.out, self._chunks, self._chunk_ends, stable,
+        return self._prompt((), self._walk.out, stable,
                              self._walk.tail(add_generation_prompt))
 
     def _first(self, messages: list[Any]) -> int:
