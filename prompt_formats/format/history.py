@@ -151,12 +151,13 @@ class ExtendingRenderer:
         no head, every piece it held is unchanged, and the new pieces begin with its tail, the
         generation prompt the reply's turn opens with), it is taken as the chunk, joined once.
         """
-        last = self._last
+        last, self._last = self._last, None
         if last is not None and not self._chunks and not head and stable >= last[1]:
             at = _past_tail(texts, last[1], last[2])
             if at is not None and at[1] == 0:
                 self._chunks.append(last[0])
                 self._chunk_ends.append(at[0])
+        last = None  # (not held while the prompt is joined: its memory may be the new prompt's)
         text = joined_prompt(head, texts, self._chunks, self._chunk_ends, stable, tail)
         # (Kept only while there is no chunk: once there is one, the prompts are made of chunks.)
         self._last = (text, len(texts), tail) if not self._chunks and not head else None
