@@ -18,7 +18,7 @@ import pytest
 
 from prompt_formats.format import batch
 from prompt_formats.format.batch import _Costs, _Sharing
-from tests.support.processes import SAFETY_NET
+from tests.support.processes import SAFETY_NET, children, running, wait_for
 
 
 def costs(here: float, here_items: int, own: float, sent_items: int, taking: float = 0.0) -> _Costs:
@@ -183,21 +183,10 @@ if __name__ == "__main__":
 '''
 
 
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a process that has not ended (a zombie, ended and not yet reaped, has)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the worker through /proc")
 def test_a_worker_whose_caller_is_killed_while_it_starts_ends(tmp_path: Path) -> None:
     # Killed outright (SIGKILL, the out-of-memory killer), the caller cannot stop its workers: each ends
     # by itself, even one still starting then (it must not take its new parent for the one it had).
-    from tests.support.processes import children, wait_for
-
     (tmp_path / "main.py").write_text(SLOW_START_SCRIPT)
     go = tmp_path / "go"
     proc = subprocess.Popen([sys.executable, str(tmp_path / "main.py")], env={**os.environ, "PF_GO_FILE": str(go)},
@@ -208,7 +197,7 @@ def test_a_worker_whose_caller_is_killed_while_it_starts_ends(tmp_path: Path) ->
         proc.kill()
         proc.wait(timeout=SAFETY_NET)
         go.touch()
-        wait_for(lambda: not _running(worker), "the orphaned worker's end")
+        wait_for(lambda: not running(worker), "the orphaned worker's end")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import SAFETY_NET, children, ignores_sigint, wait_for
+from tests.support.processes import SAFETY_NET, children, ignores_sigint, running, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
 
@@ -112,15 +112,6 @@ def test_a_terminating_signal_removes_the_temporary_files_and_ends_the_workers(
     assert not errors.exists()
     assert stdout == b""
     assert stderr.decode() == f"prompt-formats: stopped by {signal.Signals(signum).name}\n"
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` is a process that has not ended (a zombie, ended and not yet reaped, has)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def test_the_workers_of_a_command_killed_outright_end_by_themselves(tmp_path: Path) -> None:

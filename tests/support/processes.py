@@ -58,3 +58,13 @@ def ignores_sigint(pid: int) -> bool:
         return False
     match = re.search(r"^SigIgn:\s*([0-9a-fA-F]+)$", status, re.M)
     return match is not None and bool(int(match.group(1), 16) >> (signal.SIGINT - 1) & 1)
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` has not ended (Linux: read from /proc; a zombie, ended and not yet
+    reaped, has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
