@@ -112,6 +112,12 @@ class ExtendingRenderer:
     def _first(self, messages: list[Any]) -> int:
         raise NotImplementedError
 
+    def _reuses_last_prompt(self) -> bool:
+        """Whether :meth:`_prompt` keeps the last prompt for the next request to take as its chunk:
+        for a walk that only appends to its pieces and whose reply turn opens with its generation
+        prompt (else the prompt would be held for nothing)."""
+        return False
+
     def _extend(self, messages: list[Any]) -> int:
         raise NotImplementedError
 
@@ -160,5 +166,6 @@ class ExtendingRenderer:
         last = None  # (not held while the prompt is joined: its memory may be the new prompt's)
         text = joined_prompt(head, texts, self._chunks, self._chunk_ends, stable, tail)
         # (Kept only while there is no chunk: once there is one, the prompts are made of chunks.)
-        self._last = (text, len(texts), tail) if not self._chunks and not head else None
+        reusable = not self._chunks and not head and self._reuses_last_prompt()
+        self._last = (text, len(texts), tail) if reusable else None
         return text

@@ -382,3 +382,12 @@ def test_a_session_s_second_prompt_starts_from_its_first_joined_once(name: str, 
     assert session.render(second, generation) == fmt.render(second, None, generation)
     chunks = session._incremental._chunks  # type: ignore[union-attr]
     assert len(chunks) == 1 and chunks[0] is before
+
+
+@pytest.mark.parametrize("name", ["gemma-4", "qwen3.6", "chatml-multi-system", "nemotron-3-nano"])
+def test_a_session_that_cannot_take_its_last_prompt_as_a_chunk_does_not_hold_it(name: str) -> None:
+    # Their next prompt never starts from the last one (a turn re-rendered, a reply's turn longer than
+    # the generation prompt): a conversation's last prompt held would be memory for nothing.
+    session = pf.get_format(name).session()
+    session.render([{"role": "user", "content": "Hi there"}], True)
+    assert session._incremental._last is None  # type: ignore[union-attr]

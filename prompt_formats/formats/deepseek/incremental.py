@@ -42,6 +42,9 @@ class DeepSeekIncremental(ExtendingRenderer):
         walk = self._walk
         return self._prompt((), walk.out, stable, walk.tail(add_generation_prompt))
 
+    def _reuses_last_prompt(self) -> bool:
+        return True  # (its turns are only appended to, and a reply's turn opens with the generation prompt)
+
     def _first(self, messages: list[Any]) -> int:
         self._reset()
         self._walk = turns(message_dicts(messages), self._bos)

@@ -43,6 +43,9 @@ class GlmIncremental(ExtendingRenderer):
         return self._prompt((), self._walk.out, stable,
                              tail(add_generation_prompt, self._no_thinking))
 
+    def _reuses_last_prompt(self) -> bool:
+        return True  # (its turns are only appended to, and a reply's turn opens with the generation prompt)
+
     def _first(self, messages: list[Any]) -> int:
         self._reset()
         self._walk = turns(message_dicts(messages), self._tools_text, self._no_thinking)

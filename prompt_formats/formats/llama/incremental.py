@@ -49,6 +49,9 @@ class LlamaIncremental(ExtendingRenderer):
         tail = ASSISTANT_HEADER if add_generation_prompt else ""
         return self._prompt((), self._walk.out, stable, tail)
 
+    def _reuses_last_prompt(self) -> bool:
+        return True  # (its turns are only appended to, and a reply's turn opens with the generation prompt)
+
     def _first(self, messages: list[Any]) -> int:
         self._reset()
         if self._dated:

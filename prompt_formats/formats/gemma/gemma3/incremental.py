@@ -43,6 +43,9 @@ class Gemma3Incremental(ExtendingRenderer):
         return self._prompt((), self._out, stable,
                              MODEL_TURN if add_generation_prompt else "")
 
+    def _reuses_last_prompt(self) -> bool:
+        return True  # (its turns are only appended to, and a reply's turn opens with the generation prompt)
+
     def _first(self, messages: list[Any]) -> int:
         self._reset()
         self._first_turn = 1 if walk(message_dicts(messages), self._out) else 0
