@@ -72,21 +72,16 @@ def joined_prompt(head: tuple[str, ...], texts: list[str], chunks: list[str], en
     return "".join((*head, *chunks, *texts[upto:], tail))
 
 
-def _past_tail(texts: list[str], start: int, tail: str) -> tuple[int, int] | None:
-    """Where ``texts[start:]`` goes on once its text has begun with ``tail``: ``(piece, offset in it)``;
-    ``None`` where it does not begin with ``tail``."""
+def _past_tail(texts: list[str], start: int, tail: str) -> int | None:
+    """The piece where ``texts[start:]`` goes on once its text has begun with ``tail``; ``None`` where
+    it does not begin with ``tail`` or ``tail`` ends inside a piece."""
     at = start
     while tail:
-        if at == len(texts):
+        if at == len(texts) or not tail.startswith(texts[at]):
             return None
-        piece = texts[at]
-        if len(piece) > len(tail):
-            return (at, len(tail)) if piece.startswith(tail) else None
-        if not tail.startswith(piece):
-            return None
-        tail = tail[len(piece):]
+        tail = tail[len(texts[at]):]
         at += 1
-    return at, 0
+    return at
 
 
 class RenderAgain(Exception):
@@ -159,10 +154,10 @@ class ExtendingRenderer:
         """
         last, self._last = self._last, None
         if last is not None and not self._chunks and not head and stable >= last[1]:
-            at = _past_tail(texts, last[1], last[2])
-            if at is not None and at[1] == 0:
+            end = _past_tail(texts, last[1], last[2])
+            if end is not None:
                 self._chunks.append(last[0])
-                self._chunk_ends.append(at[0])
+                self._chunk_ends.append(end)
         last = None  # (not held while the prompt is joined: its memory may be the new prompt's)
         text = joined_prompt(head, texts, self._chunks, self._chunk_ends, stable, tail)
         # (Kept only while there is no chunk: once there is one, the prompts are made of chunks.)
