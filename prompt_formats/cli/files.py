@@ -102,20 +102,21 @@ class OutputFile:
             raise UsageError(f"cannot write {path}: {_strerror(exc)}") from None
         self._stream = os.fdopen(fd, "wb", buffering=1 << 20)
 
-    def open(self) -> None:
-        """Open a direct output (a device, a FIFO, whose open waits for a reader): outside the held
-        steps, so that a stopping signal meanwhile stops the run. (Else the first write opens it.)"""
-        self.stream  # noqa: B018 (the property opens it)
-
-    @property
-    def stream(self) -> IO[bytes]:
-        """The output open for writing (a direct one is opened here, the first time)."""
+    def open(self) -> IO[bytes]:
+        """The output, open for writing: a direct one (a device, a FIFO, whose open waits for a reader)
+        is opened the first time, to be called outside the held steps, so that a stopping signal
+        meanwhile stops the run. (Else the first write opens it.)"""
         if self._stream is None:
             try:
                 self._stream = open(self._target, "wb", buffering=1 << 16)  # noqa: SIM115 (closed by finish())
             except OSError as exc:
                 raise UsageError(f"cannot write {self.path}: {_strerror(exc)}") from None
         return self._stream
+
+    @property
+    def stream(self) -> IO[bytes]:
+        """The output open for writing (:meth:`open`)."""
+        return self.open()
 
     def write(self, data: bytes) -> None:
         try:
