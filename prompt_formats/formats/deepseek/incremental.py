@@ -43,7 +43,7 @@ class DeepSeekIncremental(ExtendingRenderer):
         return self._prompt((), walk.out, stable, walk.tail(add_generation_prompt))
 
     def _reuses_last_prompt(self) -> bool:
-        return True  # (its turns are only appended to, and a reply's turn opens with the generation prompt)
+        return True  # (only appended to; after a tool result, a reply's turn opens with the generation prompt)
 
     def _first(self, messages: list[Any]) -> int:
         self._reset()
