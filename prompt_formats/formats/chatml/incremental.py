@@ -70,8 +70,8 @@ def _is_real_query(kind: str, text: str) -> bool:
     """Whether a turn is a user query the template's last-query scan stops at (not a wrapped tool response)."""
     if kind != "user":
         return False
-    query = text[len(USER_TURN):-len(TURN_END)]
-    return not (query.startswith(TOOL_RESPONSE_OPEN) and query.endswith(TOOL_RESPONSE_CLOSE))
+    start, end = len(USER_TURN), len(text) - len(TURN_END)  # (the query, tested where it is in its turn)
+    return not (text.startswith(TOOL_RESPONSE_OPEN, start, end) and text.endswith(TOOL_RESPONSE_CLOSE, start, end))
 
 
 class ChatMLIncremental(ExtendingRenderer):

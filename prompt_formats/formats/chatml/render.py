@@ -353,17 +353,19 @@ def _write_assistant(out: list[str], message: dict[str, Any], content: str, inde
 
 def _write_turns(
     out: list[str], msgs: Sequence[dict[str, Any]], roles: list[str], indexes: list[int | None],
-    add_vision_id: Any, thinking_after: int, spans: TurnSpans | None, guard: FastGuard | None, drops: list[str] | None,
-    template: Template,
+    add_vision_id: Any, thinking_after: int, noted: NotedRender | None, guard: FastGuard | None, template: Template,
 ) -> None:
     """Every message's turn, in order; assistant turns after position ``thinking_after`` keep their
-    reasoning; ``indexes``: each message's input index. ``spans`` (render_spans, sessions) notes each
-    turn's ranges as it is written (:class:`TurnSpans`);
-    ``drops`` (render_spans) gets the paths of what the template leaves out (:mod:`.drops`)."""
+    reasoning; ``indexes``: each message's input index. ``noted`` (render_spans, sessions) gets where
+    each turn starts and, unless only that is wanted, its ranges and what the template leaves out."""
     last = len(roles) - 1
-    if spans is not None:
-        ranges, generated, starts = spans
+    spans: TurnSpans | None = None  # the ranges, noted for render_spans
+    drops: list[str] | None = None
+    if noted is not None:
+        ranges, generated, starts = noted.spans
         written, at = len(out), sum(map(len, out))  # the prologue's pieces and text come first
+        if not noted.turns_only:
+            spans, drops = noted.spans, noted.dropped
     lead = None if guard is None else guard.lead  # untrusted: what is not an assistant's (see render_chatml)
     vision = None  # the template's image and video counters, made when content that is not a string is met
     # A leading system message is the prologue's; the turns start after it.
@@ -403,6 +405,9 @@ def _write_turns(
                 end += len(out[-1])
             starts.append(written)
             written, at = len(out), end
+        elif noted is not None:  # (sessions: where each turn starts, nothing else)
+            starts.append(written)
+            written = len(out)
 
 
 def render_chatml(
@@ -447,20 +452,20 @@ def render_chatml(
                 break
     else:
         raise TemplateError("No user query found in messages.")
-    spans = None if _noted is None else _noted.spans
-    if spans is not None and roles[0] == "system":
-        spans[0].append(_system_range(out, system_length))
-        spans[2].append(len(out))
+    if _noted is not None and roles[0] == "system":
+        _noted.spans[0].append(_system_range(out, system_length))
+        _noted.spans[2].append(len(out))
     _write_turns(out, msgs, roles, indexes, add_vision_id,
-                 -1 if template.keeps_every_think_block(preserve_thinking) else last_query,
-                 spans, _fast_guard, None if _noted is None else _noted.dropped, template)
-    if spans is not None:
-        spans[2].append(len(out))
+                 -1 if template.keeps_every_think_block(preserve_thinking) else last_query, _noted, _fast_guard,
+                 template)
+    if _noted is not None:
+        _noted.spans[2].append(len(out))
     if add_generation_prompt:
         out.append(template.generation_prompt(enable_thinking))
     if _noted is not None:
         _noted.pieces, _noted.roles, _noted.origins, _noted.merged = out, roles, origins, merged
-        _noted.dropped = with_unwritten_fields(_noted.dropped, messages)  # (the walk notes assistants' losses)
+        if not _noted.turns_only:  # (the walk notes assistants' losses)
+            _noted.dropped = with_unwritten_fields(_noted.dropped, messages)
     return "".join(out)
 
 
@@ -469,11 +474,13 @@ class NotedRender:
     prompt's pieces (``"".join(pieces)`` is the prompt), the roles of the messages after merging
     system messages, the input index each came from (``None``: the merged system message), the
     ``(input index, length)`` of each system text the merged system message joined, in order, the
-    turns' ranges (:data:`TurnSpans`), and the paths of what the template left out (:mod:`.drops`)."""
+    turns' ranges (:data:`TurnSpans`), and the paths of what the template left out (:mod:`.drops`).
+    ``turns_only`` (sessions): where each message's pieces start, no other range and no loss."""
 
-    __slots__ = ("dropped", "merged", "origins", "pieces", "roles", "spans")
+    __slots__ = ("dropped", "merged", "origins", "pieces", "roles", "spans", "turns_only")
 
-    def __init__(self) -> None:
+    def __init__(self, turns_only: bool = False) -> None:
+        self.turns_only = turns_only
         self.spans: TurnSpans = ([], [], [])
         self.dropped: list[str] = []
         self.pieces: list[str] = []
@@ -485,8 +492,12 @@ class NotedRender:
         """Note one message's range, its turn written as ``out``'s pieces from ``written`` on, at
         ``at``: an assistant's (``assistant``) from right after its header up to and including
         ``<|im_end|>``, also as generated; another's, its content ``text`` written as piece ``text_at``
-        (``None``: not written, no range). Returns where the next turn starts."""
+        (``None``: not written, no range). Returns where the next turn starts (``at`` itself when
+        only the turns are noted)."""
         ranges, generated, starts = self.spans
+        if self.turns_only:
+            starts.append(written)
+            return at
         end = at + sum(map(len, out[written:]))
         if assistant:
             turn = (at + _ASSISTANT_HEADER, end - 1)
@@ -512,16 +523,17 @@ def chatml_pieces(
     """:func:`render_chatml`'s pieces before the join, with the ranges of every turn (the same
     builder, so the same errors and ``"".join(pieces)`` the same text). ``options``: the template's
     options, checked by the caller."""
-    noted = chatml_noted(messages, tools, add_generation_prompt, template, options)[1]
+    noted = chatml_noted(messages, tools, add_generation_prompt, template, options, turns_only=True)[1]
     return noted.pieces, noted.roles, noted.origins, noted.merged, noted.spans
 
 
 def chatml_noted(
-    messages: Conversation, tools: Tools, add_generation_prompt: Any, template: Template, options: Mapping[str, Any]
+    messages: Conversation, tools: Tools, add_generation_prompt: Any, template: Template, options: Mapping[str, Any],
+    turns_only: bool = False,
 ) -> tuple[str, NotedRender]:
-    """:func:`render_chatml`'s prompt and what it noted (for ``render_spans``). ``options``: the
-    template's options, checked by the caller."""
-    noted = NotedRender()
+    """:func:`render_chatml`'s prompt and what it noted (for ``render_spans``; ``turns_only``, for
+    sessions: :class:`NotedRender`). ``options``: the template's options, checked by the caller."""
+    noted = NotedRender(turns_only)
     text = render_chatml(messages, tools, add_generation_prompt, template,
                          enable_thinking=options.get("enable_thinking", ABSENT),
                          preserve_thinking=options.get("preserve_thinking", ABSENT),

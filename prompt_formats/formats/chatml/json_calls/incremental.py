@@ -72,7 +72,7 @@ class JsonIncremental(ExtendingRenderer):
 
     def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], list[str]]:
         """The (guarded) window's prologue pieces, each message's turn text and role."""
-        _, noted = json_noted(window, tools, False, self._template, {})
+        _, noted = json_noted(window, tools, False, self._template, {}, turns_only=True)
         pieces, starts = noted.pieces, noted.spans[2]
         texts = ["".join(pieces[starts[i]:starts[i + 1]]) for i in range(len(window))]
         return pieces[:starts[0]], texts, noted.roles

@@ -245,8 +245,8 @@ def _write_turns(out: list[str], msgs: list[dict[str, Any]], roles: list[str], k
                  template: JsonTemplate, add_vision_id: Any, noted: NotedRender | None) -> None:
     """Every message's turn after the prologue, in order; ``noted`` gets each one's ranges and losses."""
     last = len(msgs) - 1
-    drops = None if noted is None else noted.dropped
-    at = sum(map(len, out))
+    drops = None if noted is None or noted.turns_only else noted.dropped
+    at = 0 if noted is None else sum(map(len, out))
     vision = VisionCount() if template.vision else None  # the template's image and video counters
     later_system = template.writes_later_system
     for i, message in enumerate(msgs):
@@ -293,8 +293,8 @@ def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, messag
     """Note message ``index``'s range (:meth:`.NotedRender.note_turn`) and what it loses (``vision``:
     Qwen3-VL's reading of a content); returns where the next turn starts."""
     end = noted.note_turn(out, written, at, role == "assistant", text, text_at)
-    if role == "assistant":
-        return end  # (its losses are noted as it is written)
+    if role == "assistant" or noted.turns_only:
+        return end  # (an assistant's losses are noted as it is written)
     if text is None:  # not written: every field that holds text is lost
         noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, EVERY_FIELD))
     else:
@@ -346,6 +346,8 @@ def _note_prologue(noted: NotedRender, out: list[str], msgs: list[dict[str, Any]
         return
     noted.spans[0].append(((len(out[0]), len(out[0]) + length),) if length else ())
     noted.spans[2].append(len(out))  # (its turn: none; the turns start after the prologue)
+    if noted.turns_only:
+        return
     lost = [*_lost_content(msgs[0], out[1], template.vision), *losing_fields(msgs[0], OTHER_FIELDS)]
     noted.dropped.extend(f"messages[0].{f}" for f in lost)
 
@@ -357,9 +359,10 @@ def generation_prompt(template: JsonTemplate, enable_thinking: Any) -> str:
 
 
 def json_noted(messages: Conversation, tools: Tools, add_generation_prompt: Any, template: JsonTemplate,
-               options: Mapping[str, Any]) -> tuple[str, NotedRender]:
-    """:func:`render_json_chatml`'s prompt and what it noted (for ``render_spans``)."""
-    noted = NotedRender()
+               options: Mapping[str, Any], turns_only: bool = False) -> tuple[str, NotedRender]:
+    """:func:`render_json_chatml`'s prompt and what it noted (for ``render_spans``; ``turns_only``,
+    for sessions: :class:`~.render.NotedRender`)."""
+    noted = NotedRender(turns_only)
     text = render_json_chatml(messages, tools, add_generation_prompt, template,
                               enable_thinking=options.get("enable_thinking", ABSENT),
                               add_vision_id=options.get("add_vision_id"), _noted=noted)

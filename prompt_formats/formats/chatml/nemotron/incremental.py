@@ -83,7 +83,7 @@ class NemotronIncremental(ExtendingRenderer):
 
     def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], list[str]]:
         """The (guarded) window's system-turn pieces, each message's turn text and role."""
-        _, noted = nemotron_noted(window, tools, False, self._template, self._options)
+        _, noted = nemotron_noted(window, tools, False, self._template, self._options, turns_only=True)
         pieces, starts = noted.pieces, noted.spans[2]
         texts = ["".join(pieces[starts[i]:starts[i + 1]]) for i in range(len(window))]
         return pieces[:starts[0]], texts, noted.roles

@@ -306,8 +306,8 @@ def _write_turns(out: list[str], msgs: list[dict[str, Any]], roles: list[str], f
     user message at ``noted_user`` followed by the template's effort note); ``noted`` gets each
     one's ranges and losses."""
     last = len(msgs) - 1
-    drops = None if noted is None else noted.dropped
-    at = sum(map(len, out))
+    drops = None if noted is None or noted.turns_only else noted.dropped
+    at = 0 if noted is None else sum(map(len, out))
     strings_only = template.strings_only
     for i in range(first, len(msgs)):
         message, role, written = msgs[i], roles[i], len(out)
@@ -353,7 +353,7 @@ def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, messag
     """Note message ``index``'s range (:meth:`.NotedRender.note_turn`) and, for a message of another
     role than the assistant's, the fields its turn does not write; returns where the next turn starts."""
     end = noted.note_turn(out, written, at, role == "assistant", text, text_at)
-    if role != "assistant" and not OTHER_KEYS.isdisjoint(message):
+    if role != "assistant" and not noted.turns_only and not OTHER_KEYS.isdisjoint(message):
         noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, OTHER_FIELDS))
     return end
 
@@ -402,7 +402,8 @@ def _note_prologue(noted: NotedRender, msgs: list[dict[str, Any]], first: int, l
         return
     noted.spans[0].append(((len(SYSTEM_TURN), len(SYSTEM_TURN) + length),) if length else ())
     noted.spans[2].append(pieces)  # (its turn: none; the turns start after the prologue)
-    noted.dropped.extend(f"messages[0].{f}" for f in losing_fields(msgs[0], OTHER_FIELDS))
+    if not noted.turns_only:
+        noted.dropped.extend(f"messages[0].{f}" for f in losing_fields(msgs[0], OTHER_FIELDS))
 
 
 def generation_prompt(template: NemotronTemplate, enable_thinking: Any) -> str:
@@ -411,9 +412,10 @@ def generation_prompt(template: NemotronTemplate, enable_thinking: Any) -> str:
 
 
 def nemotron_noted(messages: Conversation, tools: Tools, add_generation_prompt: Any, template: NemotronTemplate,
-                   options: Mapping[str, Any]) -> tuple[str, NotedRender]:
-    """:func:`render_nemotron`'s prompt and what it noted (for ``render_spans`` and sessions)."""
-    noted = NotedRender()
+                   options: Mapping[str, Any], turns_only: bool = False) -> tuple[str, NotedRender]:
+    """:func:`render_nemotron`'s prompt and what it noted (for ``render_spans``; ``turns_only``, for
+    sessions: :class:`~..render.NotedRender`)."""
+    noted = NotedRender(turns_only)
     text = render_nemotron(messages, tools, add_generation_prompt, template, _noted=noted, **walk_options(
         template, options))
     return text, noted
