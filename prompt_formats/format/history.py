@@ -3,10 +3,12 @@ makes before it reuses anything (``prompt_formats.format.session``; the rules: d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import is_
 from typing import Any, Final
 
-__all__ = ["ExtendingRenderer", "RenderAgain", "drop_chunks_after", "extension", "joined_prompt"]
+__all__ = ["UNSPLIT", "ExtendingRenderer", "RenderAgain", "drop_chunks_after", "extension", "joined_prompt",
+           "turn_texts"]
 
 _DICT_ONLY = frozenset({dict})
 #: Whether this module runs compiled (its file is then the C extension, not this source or its bytecode).
@@ -59,16 +61,19 @@ _CHUNK = 16
 
 
 def joined_prompt(head: tuple[str, ...], texts: list[str], chunks: list[str], ends: list[int], stable: int,
-                  tail: str) -> str:
+                  tail: str, unsplit: Sequence[str] = ()) -> str:
     """The prompt of an incremental renderer: ``head`` (the pieces before the turns), the ``chunks``
     of turns (``texts``) before ``stable`` (one more when enough turns are stable: it is added to
-    ``chunks`` and ``ends``), the other turns, ``tail``."""
+    ``chunks`` and ``ends``), the other turns, ``tail``. A first chunk that is :data:`UNSPLIT` is
+    the pieces ``unsplit``."""
     upto = ends[-1] if ends else 0
     end = min(stable, len(texts) - 2)  # the next request re-renders the last turn, often the one before
     if end - upto >= _CHUNK:
         chunks.append("".join(texts[upto:end]))
         ends.append(end)
         upto = end
+    if chunks and chunks[0] is UNSPLIT:
+        return "".join((*head, *unsplit, *chunks[1:], *texts[upto:], tail))
     return "".join((*head, *chunks, *texts[upto:], tail))
 
 
@@ -84,6 +89,29 @@ def _past_tail(texts: list[str], start: int, tail: str) -> int | None:
     return at
 
 
+def turn_texts(pieces: list[str], starts: list[int], first: int = 0) -> list[str]:
+    """The text of each message from ``first`` on, its pieces joined (``starts``: where each
+    message's pieces start, then where the last one's end)."""
+    return ["".join(pieces[starts[i]:starts[i + 1]]) for i in range(first, len(starts) - 1)]
+
+
+#: The text of a turn still in the pieces of the prompt it was joined into (:meth:`ExtendingRenderer._unsplit`):
+#: a unique object, told by identity (made at run time, so that no literal is ever the same object).
+UNSPLIT = "".join(("<unsplit ", "turn>"))
+
+#: A first render's pieces, where each message's pieces start in them (then where the last ends),
+#: and the texts list the renderer keeps, whose UNSPLIT texts are those pieces joined.
+_Pieces = tuple[list[str], list[int], list[str]]
+
+
+def _join_unsplit(source: _Pieces, start: int, stop: int) -> None:
+    """Join the texts of messages ``start`` to ``stop - 1`` that are still UNSPLIT in ``source``."""
+    pieces, bounds, texts = source
+    for index in range(start, stop):
+        if texts[index] is UNSPLIT:
+            texts[index] = "".join(pieces[bounds[index]:bounds[index + 1]])
+
+
 class RenderAgain(Exception):
     """Raised by :meth:`ExtendingRenderer._extend`: what the new messages change takes a render from the start."""
 
@@ -94,15 +122,23 @@ class ExtendingRenderer:
     A subclass sets ``_rendered`` (the message objects rendered last) and its joined ``_chunks`` of
     unchanged pieces in ``_reset``, and provides ``_first`` (render
     every message), ``_extend`` (render the messages after ``_rendered``, or raise :class:`RenderAgain`),
-    each returning how much of its state is unchanged, and ``_reset`` (drop all state).
+    each returning how much of its state is unchanged, and ``_reset`` (drop all state). A ``_first``
+    may keep its texts UNSPLIT (:meth:`_unsplit`); its ``_extend`` then reads old texts through
+    :meth:`_text` and writes each text it renders again.
     """
 
-    __slots__ = ("_chunk_ends", "_chunks", "_last", "_rendered")
+    __slots__ = ("_chunk_ends", "_chunks", "_last", "_rendered", "_source", "_split")
     _rendered: list[Any]  # the caller's message objects, as last rendered
     _chunks: list[str]  # the pieces before _chunk_ends[i] (after the one before) joined
     _chunk_ends: list[int]
     # The prompt returned last, how many pieces it held and its tail, while no chunk is joined (else None).
     _last: tuple[str, int, str] | None
+    # A first render whose texts are UNSPLIT (:meth:`_unsplit`), and whether its prompt was joined,
+    # until the request after it.
+    _source: tuple[_Pieces, bool] | None
+    # Such a render's pieces, while the first chunk is made of them (its messages' texts UNSPLIT,
+    # joined only if it is dropped), and that chunk: UNSPLIT, or its text once joined.
+    _split: tuple[_Pieces, str] | None
 
     def _first(self, messages: list[Any]) -> int:
         raise NotImplementedError
@@ -123,11 +159,12 @@ class ExtendingRenderer:
         """Render what ``messages`` changes: what ``_first`` or ``_extend`` returns; ``None`` (state
         dropped) to step aside to a full render, which renders what this could not or raises its error."""
         last = getattr(self, "_last", None)  # (unset before the first request)
-        self._last = None  # the last prompt is reused only by the request that extends it
+        source = getattr(self, "_source", None)
+        self._last = self._source = None  # the last prompt is reused only by the request that extends it
         try:
             checked = extension(self._rendered, messages)
             if checked is None:
-                self._reset()
+                self._drop_state()
                 return None
             try:
                 stable = self._extend(messages) if checked else self._first(messages)
@@ -135,23 +172,104 @@ class ExtendingRenderer:
                 checked = False
                 stable = self._first(messages)
         except Exception:  # the full render raises it, or renders what this could not
-            self._reset()
+            self._drop_state()
             return None
         if checked:
-            self._last = last
+            self._last, self._source = last, source
+        else:
+            self._split = None
         self._rendered = list(messages)
-        drop_chunks_after(self._chunks, self._chunk_ends, stable)  # they hold a piece that changed
+        self._drop_chunks_after(stable)  # they hold a piece that changed
         return stable
+
+    def _drop_state(self) -> None:
+        self._reset()
+        self._source = self._split = None
+
+    def _unsplit(self, pieces: list[str], bounds: list[int]) -> list[str]:
+        """The texts of a first render's messages, each :data:`UNSPLIT`: :meth:`_prompt` joins
+        ``pieces`` (then the tail) into the prompt once, and the request after it joins the texts it
+        needs from them, the stable ones as one chunk. ``bounds``: where each message's pieces
+        start, then where the last one's end (``pieces`` before the first: the prompt's head).
+
+        Why: joining each message's text apart, then the prompt, would copy every turn twice on a
+        request that may have no follow-up. The caller keeps the list it gets (changing it in place).
+        """
+        texts = [UNSPLIT] * (len(bounds) - 1)
+        self._source = ((pieces, bounds, texts), False)
+        return texts
+
+    def _text(self, texts: list[str], index: int) -> str:
+        """``texts[index]``, joined from its pieces while it is UNSPLIT."""
+        text = texts[index]
+        if text is UNSPLIT and self._source is not None and self._source[0][2] is texts:
+            pieces, bounds, _ = self._source[0]
+            return "".join(pieces[bounds[index]:bounds[index + 1]])
+        return text
+
+    def _settle(self, source: _Pieces, stable: int) -> None:
+        """Take up an earlier first render's pieces: the messages before ``stable`` as the first
+        chunk, UNSPLIT (:meth:`_prompt`), each later text still UNSPLIT (not rendered again since)
+        joined."""
+        count = len(source[1]) - 1
+        end = min(stable, count)
+        if end and not self._chunks:
+            self._chunks.append(UNSPLIT)
+            self._chunk_ends.append(end)
+            self._split = (source, UNSPLIT)
+        else:
+            end = 0
+        _join_unsplit(source, end, count)
+
+    def _split_pieces(self) -> _Pieces | None:
+        """The pieces the first chunk is made of (``None``: it is not, or there is none)."""
+        split: tuple[_Pieces, str] | None = getattr(self, "_split", None)
+        if split is None or not self._chunks or self._chunks[0] is not split[1]:
+            return None
+        return split[0]
+
+    def _unsplit_chunk(self) -> list[str]:
+        """The pieces of an UNSPLIT first chunk (none: no such chunk)."""
+        source = self._split_pieces()
+        if source is None or self._chunks[0] is not UNSPLIT:
+            return []
+        pieces, bounds = source[0], source[1]
+        return pieces[bounds[0]:bounds[self._chunk_ends[0]]]
+
+    def _drop_chunks_after(self, stable: int) -> None:
+        """:func:`drop_chunks_after`, the UNSPLIT texts of a dropped first chunk joined first."""
+        source = self._split_pieces()
+        if source is not None and self._chunk_ends[0] > stable:
+            _join_unsplit(source, 0, self._chunk_ends[0])
+            self._split = None
+        drop_chunks_after(self._chunks, self._chunk_ends, stable)
 
     def _prompt(self, head: tuple[str, ...], texts: list[str], stable: int, tail: str) -> str:
         """The prompt: ``head``, the pieces ``texts`` (the first ``stable`` unchanged since the last
         prompt), ``tail`` (:func:`joined_prompt`).
+
+        A first render's texts are UNSPLIT (:meth:`_unsplit`): its pieces and ``tail`` are joined
+        once. The request after it takes its stable messages as an UNSPLIT first chunk, their pieces
+        joined into the prompt where they are; the request after that, if the chunk is still stable,
+        joins it (a chunk that lasts two requests is likely to last more).
 
         The second prompt of a conversation would join its pieces twice, into the chunk the next
         requests reuse and into the prompt. Where the last prompt is that chunk's text already (it has
         no head, every piece it held is unchanged, and the new pieces begin with its tail, the
         generation prompt the reply's turn opens with), it is taken as the chunk, joined once.
         """
+        source, self._source = self._source, None
+        if source is not None:
+            pieces, joined = source
+            if not joined and pieces[2] is texts:  # this request's first render
+                self._source = (pieces, True)
+                return "".join((*pieces[0], tail))
+            self._settle(pieces, stable)
+            return joined_prompt(head, texts, self._chunks, self._chunk_ends, stable, tail, self._unsplit_chunk())
+        split = self._split_pieces()
+        if split is not None and self._chunks[0] is UNSPLIT:  # (its pieces kept: needed if it is dropped)
+            chunk = self._chunks[0] = "".join(self._unsplit_chunk())
+            self._split = (split, chunk)
         last, self._last = self._last, None
         if last is not None and not self._chunks and not head and stable >= last[1]:
             end = _past_tail(texts, last[1], last[2])

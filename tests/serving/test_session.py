@@ -391,3 +391,42 @@ def test_a_session_that_cannot_take_its_last_prompt_as_a_chunk_does_not_hold_it(
     session = pf.get_format(name).session()
     session.render([{"role": "user", "content": "Hi there"}], True)
     assert session._incremental._last is None  # type: ignore[union-attr]
+
+
+#: A conversation whose later user queries change earlier turns (their reasoning is dropped) and
+#: whose system message sits mid-conversation (multi-system merges it into the prologue).
+CHANGING: list[dict[str, Any]] = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Weather?"},
+    {"role": "assistant", "content": "", "reasoning_content": "look it up", "tool_calls": [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+    {"role": "tool", "content": "sunny"},
+    {"role": "assistant", "content": "Sunny.", "reasoning_content": "read it"},
+    {"role": "user", "content": "And tomorrow?"},
+    {"role": "assistant", "content": "Rain.", "reasoning_content": "guess"},
+    {"role": "user", "content": "Thanks"},
+]
+FIRST_RENDER_UNSPLIT = [name for name in pf.available_formats()
+                        if name.startswith(("chatml", "qwen", "nemotron")) ]
+
+
+@pytest.mark.parametrize("name", FIRST_RENDER_UNSPLIT)
+def test_a_first_render_s_texts_are_joined_from_its_pieces_when_a_later_request_needs_them(name: str) -> None:
+    # A first render joins only its prompt; the requests after it take the texts they need from its
+    # pieces: as the first chunk, which a later query can drop after one request or after two. Every
+    # sequence of four lengths (the same list again included) renders as render does.
+    import itertools
+
+    fmt = pf.get_format(name)
+    messages = CHANGING if name == "chatml-multi-system" else [m for m in CHANGING if m["role"] != "system"]
+    if name == "chatml-multi-system":
+        messages = [*messages[:4], {"role": "system", "content": "Note."}, *messages[4:]]
+    lengths = range(2, len(messages) + 1)
+    for steps_ in itertools.combinations_with_replacement(lengths, 4):
+        session = fmt.session(TOOLS)
+        for count in steps_:
+            assert session.render(messages[:count], True) == fmt.render(messages[:count], TOOLS, True), steps_
+    session = fmt.session(TOOLS)
+    session.render(messages, True)
+    texts_ = session._incremental._texts  # type: ignore[union-attr]
+    assert all(text is pf.format.history.UNSPLIT for text in texts_)  # no text joined apart

@@ -28,7 +28,7 @@ only the new turn.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...format.history import ExtendingRenderer, RenderAgain
 from .options import session_tools
@@ -72,6 +72,22 @@ def _is_real_query(kind: str, text: str) -> bool:
         return False
     start, end = len(USER_TURN), len(text) - len(TURN_END)  # (the query, tested where it is in its turn)
     return not (text.startswith(TOOL_RESPONSE_OPEN, start, end) and text.endswith(TOOL_RESPONSE_CLOSE, start, end))
+
+
+def _by_message(roles: list[str], origins: Sequence[int | None], starts: list[int],
+                count: int) -> tuple[list[str], list[int]]:
+    """Each input message's role as rendered (``"system"``: a system message the prologue holds) and
+    where its turn's pieces start, then where the last turn ends: a message without a turn of its
+    own starts and ends where the next turn starts. ``roles``, ``origins``, ``starts``: by position."""
+    if type(origins) is range:  # every message in place, after the leading ones left out
+        return ["system"] * origins.start + roles, [starts[0]] * origins.start + starts
+    first = 1 if origins[0] is None else 0  # the merged system message: the prologue's
+    kinds, bounds, index = ["system"] * count, starts[-1:] * (count + 1), 0
+    for origin, role, start in zip(cast("list[int]", origins[first:]), roles[first:], starts[first:-1], strict=True):
+        if origin != index:  # system messages merged into the prologue: no turn, before this one
+            bounds[index:origin] = [start] * (origin - index)
+        kinds[origin], bounds[origin], index = role, start, origin + 1
+    return kinds, bounds
 
 
 class ChatMLIncremental(ExtendingRenderer):
@@ -124,8 +140,8 @@ class ChatMLIncremental(ExtendingRenderer):
         """Render every message; the index before which the turns are taken as stable."""
         pieces, roles, origins, starts = self._pieces(messages, self._tools)
         count = len(messages)
-        self._texts, self._kinds = [""] * count, ["system"] * count
-        self._take(pieces, roles, origins, starts, range(count), 0)
+        self._kinds, bounds = _by_message(roles, origins, starts, count)
+        self._texts = self._unsplit(pieces, bounds)
         self._prologue = tuple(pieces[:starts[0]])
         self._has_system = roles[0] == "system"
         self._chunks, self._chunk_ends = [], []
@@ -144,7 +160,7 @@ class ChatMLIncremental(ExtendingRenderer):
     def _find_query(self, start: int, stop: int) -> int:
         """The last real user query among messages ``start`` to ``stop - 1`` (-1 if none)."""
         for index in range(stop - 1, start - 1, -1):
-            if _is_real_query(self._kinds[index], self._texts[index]):
+            if self._kinds[index] == "user" and _is_real_query("user", self._text(self._texts, index)):
                 return index
         return -1
 

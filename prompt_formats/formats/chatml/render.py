@@ -466,7 +466,7 @@ def render_chatml(
         _noted.pieces, _noted.roles, _noted.origins, _noted.merged = out, roles, origins, merged
         if not _noted.turns_only:  # (the walk notes assistants' losses)
             _noted.dropped = with_unwritten_fields(_noted.dropped, messages)
-    return "".join(out)
+    return "" if _noted is not None and _noted.turns_only else "".join(out)  # (sessions join the pieces)
 
 
 class NotedRender:
@@ -475,7 +475,8 @@ class NotedRender:
     system messages, the input index each came from (``None``: the merged system message), the
     ``(input index, length)`` of each system text the merged system message joined, in order, the
     turns' ranges (:data:`TurnSpans`), and the paths of what the template left out (:mod:`.drops`).
-    ``turns_only`` (sessions): where each message's pieces start, no other range and no loss."""
+    ``turns_only`` (sessions): where each message's pieces start, no other range and no loss, and
+    the walk returns ``""``, not the prompt (a session joins the pieces itself, once)."""
 
     __slots__ = ("dropped", "merged", "origins", "pieces", "roles", "spans", "turns_only")
 
@@ -520,9 +521,9 @@ ChatMLPieces = tuple[list[str], list[str], Sequence[int | None], Merged, TurnSpa
 def chatml_pieces(
     messages: Conversation, tools: Tools, add_generation_prompt: Any, template: Template, options: Mapping[str, Any]
 ) -> ChatMLPieces:
-    """:func:`render_chatml`'s pieces before the join, with the ranges of every turn (the same
-    builder, so the same errors and ``"".join(pieces)`` the same text). ``options``: the template's
-    options, checked by the caller."""
+    """:func:`render_chatml`'s pieces, never joined, with where every turn starts (``spans[2]``;
+    the same builder, so the same errors and ``"".join(pieces)`` the same text). ``options``: the
+    template's options, checked by the caller."""
     noted = chatml_noted(messages, tools, add_generation_prompt, template, options, turns_only=True)[1]
     return noted.pieces, noted.roles, noted.origins, noted.merged, noted.spans
 
@@ -532,7 +533,8 @@ def chatml_noted(
     turns_only: bool = False,
 ) -> tuple[str, NotedRender]:
     """:func:`render_chatml`'s prompt and what it noted (for ``render_spans``; ``turns_only``, for
-    sessions: :class:`NotedRender`). ``options``: the template's options, checked by the caller."""
+    sessions: no prompt, ``""``, and :class:`NotedRender`'s turns). ``options``: the template's
+    options, checked by the caller."""
     noted = NotedRender(turns_only)
     text = render_chatml(messages, tools, add_generation_prompt, template,
                          enable_thinking=options.get("enable_thinking", ABSENT),

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....format.chat_format import Tools
-from ....format.history import ExtendingRenderer, RenderAgain
+from ....format.history import ExtendingRenderer, RenderAgain, turn_texts
 from ....guard import ControlTokenGuard
 from ..options import session_tools
 from ..template import ABSENT
@@ -70,12 +70,11 @@ class JsonIncremental(ExtendingRenderer):
             return None
         return self._prompt(self._head, self._texts, stable, tail)
 
-    def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], list[str]]:
-        """The (guarded) window's prologue pieces, each message's turn text and role."""
+    def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[int], list[str]]:
+        """The (guarded) window's pieces, where each message's start (then where the last ends; the
+        pieces before the first: the prologue) and each message's role."""
         _, noted = json_noted(window, tools, False, self._template, {}, turns_only=True)
-        pieces, starts = noted.pieces, noted.spans[2]
-        texts = ["".join(pieces[starts[i]:starts[i + 1]]) for i in range(len(window))]
-        return pieces[:starts[0]], texts, noted.roles
+        return noted.pieces, noted.spans[2], noted.roles
 
     def _guarded(self, messages: list[Any]) -> list[Any]:
         """The messages as the renders read them: with the guard's policy applied, which may change
@@ -85,8 +84,9 @@ class JsonIncremental(ExtendingRenderer):
     def _first(self, messages: list[Any]) -> int:
         """Render every message; the index before which the turns are taken as stable."""
         guarded = self._guarded(messages)
-        head, self._texts, self._roles = self._turns(guarded, self._tools)
-        self._head = tuple(head)
+        pieces, starts, self._roles = self._turns(guarded, self._tools)
+        self._texts = self._unsplit(pieces, starts)
+        self._head = tuple(pieces[:starts[0]])
         self._chunks, self._chunk_ends = [], []
         self._query = last_query(guarded, self._roles) if self._template.reasoning else -1
         return max(0, len(messages) - 2)
@@ -106,8 +106,8 @@ class JsonIncremental(ExtendingRenderer):
             raise RenderAgain  # the first message: the prologue's, if a system message
         lead = [_QUERY] if 0 <= query < start else []
         lead.append(_AFTER_TOOL if self._roles[start - 1] == "tool" else _AFTER_OTHER)
-        _, texts, roles = self._turns([*lead, *self._guarded(messages[start:old]), *new], None)
-        self._texts[start:] = texts[len(lead):]
+        pieces, starts, roles = self._turns([*lead, *self._guarded(messages[start:old]), *new], None)
+        self._texts[start:] = turn_texts(pieces, starts, len(lead))
         self._roles[start:] = roles[len(lead):]
         self._query = query
         return start

@@ -336,7 +336,7 @@ def render_json_chatml(
     if _noted is not None:
         _noted.spans[2].append(len(out))
         _noted.pieces, _noted.roles, _noted.origins = out, roles, range(len(msgs))
-    return "".join(out)
+    return "" if _noted is not None and _noted.turns_only else "".join(out)  # (sessions join the pieces)
 
 
 def _note_prologue(noted: NotedRender, out: list[str], msgs: list[dict[str, Any]], roles: list[str],
@@ -361,7 +361,7 @@ def generation_prompt(template: JsonTemplate, enable_thinking: Any) -> str:
 def json_noted(messages: Conversation, tools: Tools, add_generation_prompt: Any, template: JsonTemplate,
                options: Mapping[str, Any], turns_only: bool = False) -> tuple[str, NotedRender]:
     """:func:`render_json_chatml`'s prompt and what it noted (for ``render_spans``; ``turns_only``,
-    for sessions: :class:`~.render.NotedRender`)."""
+    for sessions: no prompt, ``""``, and :class:`~..render.NotedRender`'s turns)."""
     noted = NotedRender(turns_only)
     text = render_json_chatml(messages, tools, add_generation_prompt, template,
                               enable_thinking=options.get("enable_thinking", ABSENT),

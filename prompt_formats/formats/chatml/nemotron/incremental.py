@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....format.chat_format import Tools
-from ....format.history import ExtendingRenderer, RenderAgain
+from ....format.history import ExtendingRenderer, RenderAgain, turn_texts
 from ....guard import ControlTokenGuard
 from ..json_calls.render import roles_of
 from ..options import session_tools
@@ -81,12 +81,11 @@ class NemotronIncremental(ExtendingRenderer):
         return self._prompt(self._head, self._texts, stable,
                              self._tail if add_generation_prompt else "")
 
-    def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], list[str]]:
-        """The (guarded) window's system-turn pieces, each message's turn text and role."""
+    def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[int], list[str]]:
+        """The (guarded) window's pieces, where each message's start (then where the last ends; the
+        pieces before the first: the system turn) and each message's role."""
         _, noted = nemotron_noted(window, tools, False, self._template, self._options, turns_only=True)
-        pieces, starts = noted.pieces, noted.spans[2]
-        texts = ["".join(pieces[starts[i]:starts[i + 1]]) for i in range(len(window))]
-        return pieces[:starts[0]], texts, noted.roles
+        return noted.pieces, noted.spans[2], noted.roles
 
     def _guarded(self, messages: list[Any]) -> list[Any]:
         """The messages as the renders read them, the guard's policy applied."""
@@ -94,8 +93,9 @@ class NemotronIncremental(ExtendingRenderer):
 
     def _first(self, messages: list[Any]) -> int:
         """Render every message; the index before which the turns are taken as stable."""
-        head, self._texts, self._roles = self._turns(self._guarded(messages), self._tools)
-        self._head = tuple(head)
+        pieces, starts, self._roles = self._turns(self._guarded(messages), self._tools)
+        self._texts = self._unsplit(pieces, starts)
+        self._head = tuple(pieces[:starts[0]])
         self._chunks, self._chunk_ends = [], []
         self._first_turn = 1 if self._roles[0] == "system" else 0
         self._user = last_user(self._roles, self._first_turn)
@@ -114,8 +114,8 @@ class NemotronIncremental(ExtendingRenderer):
         if start <= self._first_turn:
             raise RenderAgain  # the first turn: whether a tool run is opened depends on its being first
         lead = _AFTER_TOOL if self._roles[start - 1] == "tool" else _AFTER_OTHER
-        _, texts, roles = self._turns([lead, *self._guarded(messages[start:old]), *new], None)
-        self._texts[start:] = texts[1:]
+        pieces, starts, roles = self._turns([lead, *self._guarded(messages[start:old]), *new], None)
+        self._texts[start:] = turn_texts(pieces, starts, 1)
         self._roles[start:] = roles[1:]
         self._user = user
         return start

@@ -392,7 +392,7 @@ def render_nemotron(
     if _noted is not None:
         _noted.spans[2].append(len(out))
         _noted.pieces, _noted.roles, _noted.origins = out, roles, range(len(msgs))
-    return "".join(out)
+    return "" if _noted is not None and _noted.turns_only else "".join(out)  # (sessions join the pieces)
 
 
 def _note_prologue(noted: NotedRender, msgs: list[dict[str, Any]], first: int, length: int, pieces: int) -> None:
@@ -414,7 +414,7 @@ def generation_prompt(template: NemotronTemplate, enable_thinking: Any) -> str:
 def nemotron_noted(messages: Conversation, tools: Tools, add_generation_prompt: Any, template: NemotronTemplate,
                    options: Mapping[str, Any], turns_only: bool = False) -> tuple[str, NotedRender]:
     """:func:`render_nemotron`'s prompt and what it noted (for ``render_spans``; ``turns_only``, for
-    sessions: :class:`~..render.NotedRender`)."""
+    sessions: no prompt, ``""``, and :class:`~..render.NotedRender`'s turns)."""
     noted = NotedRender(turns_only)
     text = render_nemotron(messages, tools, add_generation_prompt, template, _noted=noted, **walk_options(
         template, options))
