@@ -159,25 +159,22 @@ class ExtendingRenderer:
         """Render what ``messages`` changes: what ``_first`` or ``_extend`` returns; ``None`` (state
         dropped) to step aside to a full render, which renders what this could not or raises its error."""
         last = getattr(self, "_last", None)  # (unset before the first request)
-        source = getattr(self, "_source", None)
-        self._last = self._source = None  # the last prompt is reused only by the request that extends it
+        self._last = None  # the last prompt is reused only by the request that extends it
         try:
             checked = extension(self._rendered, messages)
             if checked is None:
                 self._drop_state()
                 return None
             try:
-                stable = self._extend(messages) if checked else self._first(messages)
+                stable = self._extend(messages) if checked else self._first_again(messages)
             except RenderAgain:
                 checked = False
-                stable = self._first(messages)
+                stable = self._first_again(messages)
         except Exception:  # the full render raises it, or renders what this could not
             self._drop_state()
             return None
         if checked:
-            self._last, self._source = last, source
-        else:
-            self._split = None
+            self._last = last
         self._rendered = list(messages)
         self._drop_chunks_after(stable)  # they hold a piece that changed
         return stable
@@ -185,6 +182,10 @@ class ExtendingRenderer:
     def _drop_state(self) -> None:
         self._reset()
         self._source = self._split = None
+
+    def _first_again(self, messages: list[Any]) -> int:
+        self._source = self._split = None
+        return self._first(messages)
 
     def _unsplit(self, pieces: list[str], bounds: list[int]) -> list[str]:
         """The texts of a first render's messages, each :data:`UNSPLIT`: :meth:`_prompt` joins
@@ -202,10 +203,13 @@ class ExtendingRenderer:
     def _text(self, texts: list[str], index: int) -> str:
         """``texts[index]``, joined from its pieces while it is UNSPLIT."""
         text = texts[index]
-        if text is UNSPLIT and self._source is not None and self._source[0][2] is texts:
-            pieces, bounds, _ = self._source[0]
-            return "".join(pieces[bounds[index]:bounds[index + 1]])
-        return text
+        if text is not UNSPLIT:
+            return text
+        source, split = getattr(self, "_source", None), getattr(self, "_split", None)
+        for pieces, bounds, unsplit in (*(source[:1] if source else ()), *(split[:1] if split else ())):
+            if unsplit is texts:
+                return "".join(pieces[bounds[index]:bounds[index + 1]])
+        raise LookupError(f"the text of message {index} is neither joined nor in pieces kept")  # (a full render)
 
     def _settle(self, source: _Pieces, stable: int) -> None:
         """Take up an earlier first render's pieces: the messages before ``stable`` as the first
