@@ -133,9 +133,8 @@ class ExtendingRenderer:
     _chunk_ends: list[int]
     # The prompt returned last, how many pieces it held and its tail, while no chunk is joined (else None).
     _last: tuple[str, int, str] | None
-    # A first render whose texts are UNSPLIT (:meth:`_unsplit`), and whether its prompt was joined,
-    # until the request after it.
-    _source: tuple[_Pieces, bool] | None
+    # The pieces of a first render whose texts are UNSPLIT (:meth:`_unsplit`), until the next request.
+    _source: _Pieces | None
     # Such a render's pieces, while the first chunk is made of them (its messages' texts UNSPLIT,
     # joined only if it is dropped), and that chunk: UNSPLIT, or its text once joined.
     _split: tuple[_Pieces, str] | None
@@ -157,15 +156,18 @@ class ExtendingRenderer:
 
     def _stable(self, messages: Any) -> int | None:
         """Render what ``messages`` changes: what ``_first`` or ``_extend`` returns; ``None`` (state
-        dropped) to step aside to a full render, which renders what this could not or raises its error."""
+        dropped) to step aside to a full render, which renders what this could not or raises its error.
+        Every change of state is made here, so a request whose prompt is never joined (an error
+        between this and :meth:`_prompt`) leaves the state as right as one that is."""
         last = getattr(self, "_last", None)  # (unset before the first request)
+        source = getattr(self, "_source", None)  # an earlier request's first render, taken up below
         self._last = None  # the last prompt is reused only by the request that extends it
         try:
             checked = extension(self._rendered, messages)
             if checked is None:
                 self._drop_state()
                 return None
-            try:
+            try:  # (_extend reads UNSPLIT texts through _text: the source is taken up after it)
                 stable = self._extend(messages) if checked else self._first_again(messages)
             except RenderAgain:
                 checked = False
@@ -173,10 +175,16 @@ class ExtendingRenderer:
         except Exception:  # the full render raises it, or renders what this could not
             self._drop_state()
             return None
+        settled = checked and source is not None
         if checked:
             self._last = last
+            if source is not None:
+                self._source = None
+                self._settle(source, stable)
         self._rendered = list(messages)
         self._drop_chunks_after(stable)  # they hold a piece that changed
+        if not settled:
+            self._join_split_chunk()
         return stable
 
     def _drop_state(self) -> None:
@@ -189,15 +197,16 @@ class ExtendingRenderer:
 
     def _unsplit(self, pieces: list[str], bounds: list[int]) -> list[str]:
         """The texts of a first render's messages, each :data:`UNSPLIT`: :meth:`_prompt` joins
-        ``pieces`` (then the tail) into the prompt once, and the request after it joins the texts it
-        needs from them, the stable ones as one chunk. ``bounds``: where each message's pieces
-        start, then where the last one's end (``pieces`` before the first: the prompt's head).
+        ``pieces`` (then the tail) into the prompt once, and the next request takes the texts it
+        needs from them, the stable ones as one chunk (:meth:`_settle`). ``bounds``: where each
+        message's pieces start, then where the last one's end (``pieces`` before the first: the
+        prompt's head).
 
         Why: joining each message's text apart, then the prompt, would copy every turn twice on a
         request that may have no follow-up. The caller keeps the list it gets (changing it in place).
         """
         texts = [UNSPLIT] * (len(bounds) - 1)
-        self._source = ((pieces, bounds, texts), False)
+        self._source = (pieces, bounds, texts)
         return texts
 
     def _text(self, texts: list[str], index: int) -> str:
@@ -206,15 +215,16 @@ class ExtendingRenderer:
         if text is not UNSPLIT:
             return text
         source, split = getattr(self, "_source", None), getattr(self, "_split", None)
-        for pieces, bounds, unsplit in (*(source[:1] if source else ()), *(split[:1] if split else ())):
+        for pieces, bounds, unsplit in (*((source,) if source else ()), *(split[:1] if split else ())):
             if unsplit is texts:
                 return "".join(pieces[bounds[index]:bounds[index + 1]])
         raise LookupError(f"the text of message {index} is neither joined nor in pieces kept")  # (a full render)
 
     def _settle(self, source: _Pieces, stable: int) -> None:
         """Take up an earlier first render's pieces: the messages before ``stable`` as the first
-        chunk, UNSPLIT (:meth:`_prompt`), each later text still UNSPLIT (not rendered again since)
-        joined."""
+        chunk, UNSPLIT (its pieces joined into this request's prompt where they are, and into a
+        chunk of its own by the next request that keeps it), each later text still UNSPLIT (not
+        rendered again since) joined."""
         count = len(source[1]) - 1
         end = min(stable, count)
         if end and not self._chunks:
@@ -240,6 +250,14 @@ class ExtendingRenderer:
         pieces, bounds = source[0], source[1]
         return pieces[bounds[0]:bounds[self._chunk_ends[0]]]
 
+    def _join_split_chunk(self) -> None:
+        """Join an UNSPLIT first chunk that lasted past the request that made it (likely to last
+        more); its pieces are kept, needed if it is dropped."""
+        source = self._split_pieces()
+        if source is not None and self._chunks[0] is UNSPLIT:
+            chunk = self._chunks[0] = "".join(self._unsplit_chunk())
+            self._split = (source, chunk)
+
     def _drop_chunks_after(self, stable: int) -> None:
         """:func:`drop_chunks_after`, the UNSPLIT texts of a dropped first chunk joined first."""
         source = self._split_pieces()
@@ -253,27 +271,16 @@ class ExtendingRenderer:
         prompt), ``tail`` (:func:`joined_prompt`).
 
         A first render's texts are UNSPLIT (:meth:`_unsplit`): its pieces and ``tail`` are joined
-        once. The request after it takes its stable messages as an UNSPLIT first chunk, their pieces
-        joined into the prompt where they are; the request after that, if the chunk is still stable,
-        joins it (a chunk that lasts two requests is likely to last more).
+        once; an UNSPLIT first chunk is joined into the prompt from its pieces.
 
         The second prompt of a conversation would join its pieces twice, into the chunk the next
         requests reuse and into the prompt. Where the last prompt is that chunk's text already (it has
         no head, every piece it held is unchanged, and the new pieces begin with its tail, the
         generation prompt the reply's turn opens with), it is taken as the chunk, joined once.
         """
-        source, self._source = self._source, None
-        if source is not None:
-            pieces, joined = source
-            if not joined and pieces[2] is texts:  # this request's first render
-                self._source = (pieces, True)
-                return "".join((*pieces[0], tail))
-            self._settle(pieces, stable)
-            return joined_prompt(head, texts, self._chunks, self._chunk_ends, stable, tail, self._unsplit_chunk())
-        split = self._split_pieces()
-        if split is not None and self._chunks[0] is UNSPLIT:  # (its pieces kept: needed if it is dropped)
-            chunk = self._chunks[0] = "".join(self._unsplit_chunk())
-            self._split = (split, chunk)
+        source = self._source  # (set by this request's first render: the next request takes it up)
+        if source is not None and source[2] is texts:
+            return "".join((*source[0], tail))
         last, self._last = self._last, None
         if last is not None and not self._chunks and not head and stable >= last[1]:
             end = _past_tail(texts, last[1], last[2])
@@ -281,7 +288,7 @@ class ExtendingRenderer:
                 self._chunks.append(last[0])
                 self._chunk_ends.append(end)
         last = None  # (not held while the prompt is joined: its memory may be the new prompt's)
-        text = joined_prompt(head, texts, self._chunks, self._chunk_ends, stable, tail)
+        text = joined_prompt(head, texts, self._chunks, self._chunk_ends, stable, tail, self._unsplit_chunk())
         # (Kept only while there is no chunk: once there is one, the prompts are made of chunks.)
         reusable = not self._chunks and not head and self._reuses_last_prompt()
         self._last = (text, len(texts), tail) if reusable else None

@@ -102,6 +102,8 @@ class Session:
                     text = incremental.render(messages, add_generation_prompt)
                 except Exception:  # a renderer that could not read its input: the full render's answer stands
                     text = None
+                    # (and a new renderer: this one may have been stopped halfway through changing its state)
+                    self._incremental = _incremental_renderer(self.fmt, self.tools, self.options)
             if text is not None:
                 return text
         unset_or_given: Any = add_generation_prompt  # None is every format's "unset", as in the batch functions

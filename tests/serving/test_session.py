@@ -430,3 +430,47 @@ def test_a_first_render_s_texts_are_joined_from_its_pieces_when_a_later_request_
     session.render(messages, True)
     texts_ = session._incremental._texts  # type: ignore[union-attr]
     assert all(text is pf.format.history.UNSPLIT for text in texts_)  # no text joined apart
+
+
+@pytest.mark.parametrize("name", FIRST_RENDER_UNSPLIT)
+def test_a_request_whose_prompt_is_never_joined_leaves_the_state_right(name: str) -> None:
+    # Every change of state is made before the prompt is joined: a request stopped in between (an
+    # error, a timeout) leaves the renderer as right as a request that returned its prompt.
+    fmt = pf.get_format(name)
+    messages = [m for m in CHANGING if m["role"] != "system"]
+    for stopped in range(2, len(messages)):
+        incremental = fmt.session(TOOLS)._incremental
+        assert incremental is not None
+        incremental.render(messages[:stopped - 1], True)
+        incremental._stable(messages[:stopped])  # type: ignore[attr-defined]  # (its prompt never joined)
+        for count in range(stopped, len(messages) + 1):
+            assert incremental.render(messages[:count], True) == fmt.render(messages[:count], TOOLS, True)
+
+
+class _Ambiguous:
+    def __bool__(self) -> bool:
+        raise ValueError("the truth value is ambiguous")
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+def test_a_session_whose_renderer_raised_renders_the_next_request_as_render(name: str) -> None:
+    # A renderer that raised may have been stopped halfway through changing its state: the session
+    # answers with the full render's error and renders later requests with a new renderer.
+    fmt = pf.get_format(name)
+    messages = [m for m in CHANGING if m["role"] != "system"]
+    for primed in (0, 2, 4):  # (the request that raises: a first render, or one that extends)
+        session = fmt.session(TOOLS)
+        if primed:
+            _outcome(session.render, messages[:primed], True)
+        with pytest.raises(pf.FormatError):
+            session.render(messages[:primed + 1], _Ambiguous())  # type: ignore[arg-type]
+        for count in range(primed + 2, len(messages) + 1):
+            expected = _outcome(fmt.render, messages[:count], TOOLS, True)
+            assert _outcome(session.render, messages[:count], True) == expected
+
+
+def _outcome(call: Callable[..., str], *arguments: Any) -> str | tuple[type, str]:
+    try:
+        return call(*arguments)
+    except pf.FormatError as error:
+        return type(error), str(error)

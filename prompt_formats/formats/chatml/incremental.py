@@ -66,10 +66,8 @@ def incremental_renderer(
     return ChatMLIncremental(guard, tools, template, template_options)
 
 
-def _is_real_query(kind: str, text: str) -> bool:
-    """Whether a turn is a user query the template's last-query scan stops at (not a wrapped tool response)."""
-    if kind != "user":
-        return False
+def _is_real_query(text: str) -> bool:
+    """Whether a user's turn is a query the template's last-query scan stops at (not a wrapped tool response)."""
     start, end = len(USER_TURN), len(text) - len(TURN_END)  # (the query, tested where it is in its turn)
     return not (text.startswith(TOOL_RESPONSE_OPEN, start, end) and text.endswith(TOOL_RESPONSE_CLOSE, start, end))
 
@@ -160,7 +158,7 @@ class ChatMLIncremental(ExtendingRenderer):
     def _find_query(self, start: int, stop: int) -> int:
         """The last real user query among messages ``start`` to ``stop - 1`` (-1 if none)."""
         for index in range(stop - 1, start - 1, -1):
-            if self._kinds[index] == "user" and _is_real_query("user", self._text(self._texts, index)):
+            if self._kinds[index] == "user" and _is_real_query(self._text(self._texts, index)):
                 return index
         return -1
 

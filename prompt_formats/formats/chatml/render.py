@@ -392,8 +392,10 @@ def _write_turns(
         else:
             raise TemplateError("System message must be at the beginning." if role == "system"
                                 else "Unexpected message role.")
-        if spans is not None:
-            if role == "assistant":  # generated: right after the header, up to and including <|im_end|>
+        if noted is not None:
+            if spans is None:  # (sessions: where each turn starts, nothing else)
+                end = at
+            elif role == "assistant":  # generated: right after the header, up to and including <|im_end|>
                 end = at + len("".join(out[written:]))  # (a join: faster than summing a few lengths)
                 turn = (at + _ASSISTANT_HEADER, end - 1)
                 ranges.append((turn,))
@@ -405,9 +407,6 @@ def _write_turns(
                 end += len(out[-1])
             starts.append(written)
             written, at = len(out), end
-        elif noted is not None:  # (sessions: where each turn starts, nothing else)
-            starts.append(written)
-            written = len(out)
 
 
 def render_chatml(

@@ -246,7 +246,8 @@ def _write_turns(out: list[str], msgs: list[dict[str, Any]], roles: list[str], k
     """Every message's turn after the prologue, in order; ``noted`` gets each one's ranges and losses."""
     last = len(msgs) - 1
     drops = None if noted is None or noted.turns_only else noted.dropped
-    at = 0 if noted is None else sum(map(len, out))
+    turns = noted.spans[2] if noted is not None and noted.turns_only else None
+    at = 0 if noted is None or turns is not None else sum(map(len, out))
     vision = VisionCount() if template.vision else None  # the template's image and video counters
     later_system = template.writes_later_system
     for i, message in enumerate(msgs):
@@ -273,7 +274,10 @@ def _write_turns(out: list[str], msgs: list[dict[str, Any]], roles: list[str], k
         elif role == "system" and not i:  # the leading system message: the prologue's
             continue
         if noted is not None:
-            at = _note_turn(noted, out, written, at, message, i, role, text, text_at, template.vision)
+            if turns is not None:  # (sessions: where each turn starts, nothing else)
+                turns.append(written)
+            else:
+                at = _note_turn(noted, out, written, at, message, i, role, text, text_at, template.vision)
 
 
 def _lost_content(message: dict[str, Any], text: str, vision: bool) -> list[str]:

@@ -75,11 +75,9 @@ class NemotronIncremental(ExtendingRenderer):
 
     def render(self, messages: Any, add_generation_prompt: bool | None) -> str | None:
         """The prompt ``render`` gives, or ``None`` (state dropped) to step aside to a full render."""
+        tail = self._tail if add_generation_prompt else ""  # (read first: what raises, raises before any change)
         stable = self._stable(messages)
-        if stable is None:
-            return None
-        return self._prompt(self._head, self._texts, stable,
-                             self._tail if add_generation_prompt else "")
+        return None if stable is None else self._prompt(self._head, self._texts, stable, tail)
 
     def _turns(self, window: list[Any], tools: Tools) -> tuple[list[str], list[int], list[str]]:
         """The (guarded) window's pieces, where each message's start (then where the last ends; the

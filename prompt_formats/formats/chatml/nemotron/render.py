@@ -307,7 +307,8 @@ def _write_turns(out: list[str], msgs: list[dict[str, Any]], roles: list[str], f
     one's ranges and losses."""
     last = len(msgs) - 1
     drops = None if noted is None or noted.turns_only else noted.dropped
-    at = 0 if noted is None else sum(map(len, out))
+    turns = noted.spans[2] if noted is not None and noted.turns_only else None
+    at = 0 if noted is None or turns is not None else sum(map(len, out))
     strings_only = template.strings_only
     for i in range(first, len(msgs)):
         message, role, written = msgs[i], roles[i], len(out)
@@ -335,7 +336,10 @@ def _write_turns(out: list[str], msgs: list[dict[str, Any]], roles: list[str], f
             text = _other_turn(out, message, i)
             text_at = written + 1
         if noted is not None:
-            at = _note_turn(noted, out, written, at, message, i, role, text, text_at)
+            if turns is not None:  # (sessions: where each turn starts, nothing else)
+                turns.append(written)
+            else:
+                at = _note_turn(noted, out, written, at, message, i, role, text, text_at)
 
 
 def _other_turn(out: list[str], message: dict[str, Any], index: int) -> str:
