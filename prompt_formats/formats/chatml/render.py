@@ -492,12 +492,9 @@ class NotedRender:
         """Note one message's range, its turn written as ``out``'s pieces from ``written`` on, at
         ``at``: an assistant's (``assistant``) from right after its header up to and including
         ``<|im_end|>``, also as generated; another's, its content ``text`` written as piece ``text_at``
-        (``None``: not written, no range). Returns where the next turn starts (``at`` itself when
-        only the turns are noted)."""
+        (``None``: not written, no range). Returns where the next turn starts. (Only the walk that
+        notes more than the turns calls it.)"""
         ranges, generated, starts = self.spans
-        if self.turns_only:
-            starts.append(written)
-            return at
         end = at + sum(map(len, out[written:]))
         if assistant:
             turn = (at + _ASSISTANT_HEADER, end - 1)

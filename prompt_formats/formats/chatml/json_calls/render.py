@@ -297,8 +297,8 @@ def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, messag
     """Note message ``index``'s range (:meth:`.NotedRender.note_turn`) and what it loses (``vision``:
     Qwen3-VL's reading of a content); returns where the next turn starts."""
     end = noted.note_turn(out, written, at, role == "assistant", text, text_at)
-    if role == "assistant" or noted.turns_only:
-        return end  # (an assistant's losses are noted as it is written)
+    if role == "assistant":
+        return end  # (its losses are noted as it is written)
     if text is None:  # not written: every field that holds text is lost
         noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, EVERY_FIELD))
     else:

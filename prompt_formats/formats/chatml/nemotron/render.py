@@ -357,7 +357,7 @@ def _note_turn(noted: NotedRender, out: list[str], written: int, at: int, messag
     """Note message ``index``'s range (:meth:`.NotedRender.note_turn`) and, for a message of another
     role than the assistant's, the fields its turn does not write; returns where the next turn starts."""
     end = noted.note_turn(out, written, at, role == "assistant", text, text_at)
-    if role != "assistant" and not noted.turns_only and not OTHER_KEYS.isdisjoint(message):
+    if role != "assistant" and not OTHER_KEYS.isdisjoint(message):
         noted.dropped.extend(f"messages[{index}].{f}" for f in losing_fields(message, OTHER_FIELDS))
     return end
 
