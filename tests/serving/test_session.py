@@ -10,6 +10,7 @@ format: the prompt, or the same error.
 from __future__ import annotations
 
 import copy
+import itertools
 import pickle
 import threading
 from collections.abc import Callable, Sequence
@@ -406,8 +407,7 @@ CHANGING: list[dict[str, Any]] = [
     {"role": "assistant", "content": "Rain.", "reasoning_content": "guess"},
     {"role": "user", "content": "Thanks"},
 ]
-FIRST_RENDER_UNSPLIT = [name for name in pf.available_formats()
-                        if name.startswith(("chatml", "qwen", "nemotron")) ]
+FIRST_RENDER_UNSPLIT = [name for name in pf.available_formats() if name.startswith(("chatml", "qwen", "nemotron"))]
 
 
 @pytest.mark.parametrize("name", FIRST_RENDER_UNSPLIT)
@@ -415,8 +415,6 @@ def test_a_first_render_s_texts_are_joined_from_its_pieces_when_a_later_request_
     # A first render joins only its prompt; the requests after it take the texts they need from its
     # pieces: as the first chunk, which a later query can drop after one request or after two. Every
     # sequence of four lengths (the same list again included) renders as render does.
-    import itertools
-
     fmt = pf.get_format(name)
     messages = CHANGING if name == "chatml-multi-system" else [m for m in CHANGING if m["role"] != "system"]
     if name == "chatml-multi-system":
@@ -461,16 +459,8 @@ def test_a_session_whose_renderer_raised_renders_the_next_request_as_render(name
     for primed in (0, 2, 4):  # (the request that raises: a first render, or one that extends)
         session = fmt.session(TOOLS)
         if primed:
-            _outcome(session.render, messages[:primed], True)
+            ours(session.render, messages[:primed], True)
         with pytest.raises(pf.FormatError):
             session.render(messages[:primed + 1], _Ambiguous())  # type: ignore[arg-type]
         for count in range(primed + 2, len(messages) + 1):
-            expected = _outcome(fmt.render, messages[:count], TOOLS, True)
-            assert _outcome(session.render, messages[:count], True) == expected
-
-
-def _outcome(call: Callable[..., str], *arguments: Any) -> str | tuple[type, str]:
-    try:
-        return call(*arguments)
-    except pf.FormatError as error:
-        return type(error), str(error)
+            assert ours(session.render, messages[:count], True) == ours(fmt.render, messages[:count], TOOLS, True)
