@@ -22,7 +22,7 @@ import pytest
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
 from tests.support.oracles import render_jinja
-from tests.support.processes import SAFETY_NET, children, ignores_sigint, wait_for
+from tests.support.processes import SAFETY_NET, at_default_action, children, ignores_sigint, wait_for
 from tests.support.serving_reference import decode_every_call
 
 EXAMPLES = ROOT / "examples"
@@ -448,13 +448,6 @@ def reaped(proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait()
 
 
-def _ctrl_c_as_in_a_terminal() -> None:
-    """In the child before it starts: SIGINT's default action, as a terminal's foreground job has it.
-    A suite started in the background by a non-interactive shell (or under nohup) has SIGINT ignored,
-    and a child inherits that: the command would then rightly not see the Ctrl-C at all."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
     out, spool = tmp_path / "out.jsonl", tmp_path / "spool"
     spool.mkdir()
@@ -463,7 +456,7 @@ def test_ctrl_c_exits_130_and_leaves_no_file(tmp_path: Path) -> None:
         [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "2",
          "--block-size", "100", "-", "-o", str(out)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-        preexec_fn=_ctrl_c_as_in_a_terminal, env={**os.environ, "TMPDIR": str(spool)},
+        preexec_fn=at_default_action(signal.SIGINT), env={**os.environ, "TMPDIR": str(spool)},
     )
     assert proc.stdin is not None and proc.stderr is not None
     with reaped(proc):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import SAFETY_NET, children, ignores_sigint, running, wait_for
+from tests.support.processes import SAFETY_NET, at_default_action, children, ignores_sigint, running, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
 
@@ -57,14 +57,6 @@ def group_is_empty(group: int) -> bool:
     return False
 
 
-def _stopping_signals_as_by_default() -> None:
-    """In the child before it starts: each stopping signal's default action. A suite started in the
-    background by a non-interactive shell has SIGQUIT ignored (under nohup, SIGHUP), and a child
-    inherits that: the command then rightly leaves it ignored, as it would under nohup."""
-    for signum in STOPPING:
-        signal.signal(signum, signal.SIG_DFL)
-
-
 @contextlib.contextmanager
 def started(out: Path, spool: Path) -> Iterator[subprocess.Popen[bytes]]:
     """The command rendering standard input to ``out`` with one worker process beside it (``-j 2``), its
@@ -76,7 +68,7 @@ def started(out: Path, spool: Path) -> Iterator[subprocess.Popen[bytes]]:
         [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "-j", "2",
          "--block-size", "100", "-", "-o", str(out)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        preexec_fn=_stopping_signals_as_by_default, env={**os.environ, "TMPDIR": str(spool)},
+        preexec_fn=at_default_action(*STOPPING), env={**os.environ, "TMPDIR": str(spool)},
     )
     try:
         yield proc
@@ -154,7 +146,7 @@ def test_a_signal_stops_a_run_waiting_for_the_reader_of_a_fifo(tmp_path: Path, w
     outputs = ["-o", str(fifo)] if which == "-o" else ["-o", str(tmp_path / "out.jsonl"), "--errors", str(fifo)]
     proc = subprocess.Popen([sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system",
                              str(tmp_path / "in.jsonl"), *outputs], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=_stopping_signals_as_by_default)
+                            preexec_fn=at_default_action(*STOPPING))
     try:
         wait_for(lambda: waits_for_a_fifo_reader(proc.pid), "the command waiting for the FIFO's reader")
         os.kill(proc.pid, signum)

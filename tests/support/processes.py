@@ -68,3 +68,16 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def at_default_action(*signums: int) -> Callable[[], None]:
+    """A ``preexec_fn`` that gives ``signums`` their default action in the child before it starts, as
+    a terminal's foreground job has them. A suite started in the background by a non-interactive
+    shell has SIGINT and SIGQUIT ignored (under nohup, SIGHUP), and a child inherits that: the
+    command would then rightly leave them ignored."""
+
+    def reset() -> None:
+        for signum in signums:
+            signal.signal(signum, signal.SIG_DFL)
+
+    return reset
