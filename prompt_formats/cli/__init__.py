@@ -40,6 +40,7 @@ import orjson
 
 from ..format.registry import available_formats, get_format
 from ..records import BlockResult, RecordParser, RecordRenderer
+from .allocator import keep_freed_memory
 from .arguments import BLOCK_SIZE, build_parser
 from .files import OutputFile, UsageError, refuse_same_file, write_stderr
 from .progress import Progress, terminal_width
@@ -208,6 +209,7 @@ class WorkerJob:
         return self.job, self.spool, self.parent
 
     def __setstate__(self, state: tuple[RecordRenderer | RecordParser, Spool | None, int]) -> None:
+        keep_freed_memory()  # (a worker process, taking its job: it runs many blocks, as the command does)
         self.__init__(*state)  # type: ignore[misc]
 
     def close(self) -> None:
@@ -254,6 +256,8 @@ def _run(args: argparse.Namespace, stop: StopSignals) -> int:
     job = make_job(args, fmt)
     workers = _cpu_count() if args.workers == 0 else args.workers
     reader = BlockReader(args.input, args.block_size, ranges=workers > 1)
+    if reader.total is None or reader.total > args.block_size:  # more than one block (or not known)
+        keep_freed_memory()
     outputs: list[OutputFile] = []
     progress = Progress(
         "rendered" if args.command == "render" else "parsed",

@@ -1,0 +1,55 @@
+"""How the command sets up its processes for a long run: the C allocator keeps the memory a block
+frees (:mod:`prompt_formats.cli.allocator`)."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import prompt_formats.cli
+from prompt_formats.cli import allocator, main
+
+
+def _glibc() -> bool:
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc ")
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+@pytest.mark.skipif(not _glibc(), reason="mallopt is glibc's")
+def test_with_glibc_the_allocator_is_told_to_keep_freed_memory() -> None:
+    assert allocator.keep_freed_memory() is True
+
+
+@pytest.mark.parametrize("answer", [None, "musl 1.2", ValueError("unknown name")])
+def test_another_c_library_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch, answer: object) -> None:
+    def confstr(name: str) -> object:
+        assert name == "CS_GNU_LIBC_VERSION"
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def no_library(name: object) -> None:
+        raise AssertionError("no C library may be loaded")
+
+    monkeypatch.setattr(os, "confstr", confstr)
+    monkeypatch.setattr(ctypes, "CDLL", no_library)
+    assert allocator.keep_freed_memory() is False
+
+
+@pytest.mark.parametrize(("lines", "calls"), [(1, 0), (40, 1)])
+def test_only_a_run_of_more_than_one_block_sets_the_allocator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: int, calls: int
+) -> None:
+    told = []
+    monkeypatch.setattr(prompt_formats.cli, "keep_freed_memory", lambda: told.append(True))
+    path = tmp_path / "in.jsonl"
+    path.write_text((json.dumps({"messages": [{"role": "user", "content": "Hi"}]}) + "\n") * lines)
+    assert main(["render", "-f", "chatml-multi-system", "-q", "--block-size", "1000", str(path),
+                 "-o", str(tmp_path / "out.jsonl")]) == 0
+    assert len(told) == calls
