@@ -12,13 +12,15 @@ form is built once per worker and then reused from the :class:`~prompt_formats.m
 cache. What cannot be pickled (a chunk holding a lambda or a value nested too deeply, or the job
 itself) is run in this process instead: the results never depend on the number of workers.
 
-Worker processes are started with the ``spawn`` method (see :data:`START_METHOD`). As with any
+Worker processes are started with the ``spawn`` method (see :data:`START_METHOD`; the command,
+which knows it runs no other thread, forks them on Linux: ``ordered_map(start_method=)``). As with any
 :mod:`multiprocessing` code, a script that calls these functions with ``workers > 1`` must guard its
 entry point with ``if __name__ == "__main__":``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import itertools
@@ -27,6 +29,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -152,7 +155,7 @@ def _exit_when_orphaned(parent: int) -> None:
     os._exit(1)
 
 
-def _install_job(pickled_job: bytes, parent: int) -> None:
+def _install_job(pickled_job: bytes, parent: int, blocked: frozenset[int], forked: bool) -> None:
     global _WORKER_JOB
     # ``parent`` as the parent gave it: one killed while this process started has already been
     # replaced as its parent, which is what os.getppid() would say here.
@@ -160,25 +163,48 @@ def _install_job(pickled_job: bytes, parent: int) -> None:
         os._exit(1)
     threading.Thread(target=_exit_when_orphaned, args=(parent,), name="parent-watch", daemon=True).start()
     _WORKER_JOB = pickle.loads(pickled_job)
-    # Ctrl-C reaches the whole process group: the parent handles it (and stops the pool); a worker
-    # that also raised KeyboardInterrupt would only print a traceback per worker. The worker started
-    # with SIGINT blocked (:func:`_submitted`), so one that came while it started is dropped here.
+    # A forked worker has its parent's Python signal handlers, which are the parent's business (one
+    # that stops the parent's run would raise in the worker): here each signal does what it does by
+    # default. Ctrl-C reaches the whole process group: the parent handles it (and stops the pool); a
+    # worker that also raised KeyboardInterrupt would only print a traceback per worker. The worker
+    # started with these signals blocked (:func:`_submitted`): one that came meanwhile is acted on here.
+    if forked:
+        for signum in blocked - {signal.SIGINT}:
+            signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
 
 
-def _submitted(pool: ProcessPoolExecutor, function: Callable[..., Any], *args: Any) -> Future[Any]:
-    """``pool.submit(function, *args)``, with SIGINT blocked meanwhile where the platform can block it.
+def _handled_signals() -> frozenset[int]:
+    """SIGINT and the signals this process handles in Python: those a new worker process starts with
+    blocked, until it has made them its own (:func:`_install_job`). Empty where signals cannot be blocked."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return frozenset()
+    handled = {signum for signum in signal.valid_signals() if callable(_handler(signum))}
+    return frozenset(handled | {signal.SIGINT})
+
+
+def _handler(signum: int) -> Any:
+    try:
+        return signal.getsignal(signum)
+    except (ValueError, OSError):  # (a number valid_signals lists that this platform will not name)
+        return None
+
+
+def _submitted(pool: ProcessPoolExecutor, blocked: frozenset[int], function: Callable[..., Any],
+               *args: Any) -> Future[Any]:
+    """``pool.submit(function, *args)``, with the ``blocked`` signals (:func:`_handled_signals`) blocked meanwhile.
 
     A submit may start a worker process, which inherits the mask: a Ctrl-C while it imports the
-    package, before :func:`_install_job` ignores SIGINT, would otherwise print its traceback. Here
-    the signal waits the few microseconds until the mask is restored. (As the standard library
-    starts its resource tracker.)
+    package, before :func:`_install_job` ignores SIGINT, would otherwise print its traceback, and a
+    forked worker would run its parent's handler of a signal sent to the process group. Here the
+    signal waits the few microseconds until the mask is restored. (As the standard library starts
+    its resource tracker.)
     """
-    if not hasattr(signal, "pthread_sigmask"):
+    if not blocked:
         return pool.submit(function, *args)
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
     try:
         return pool.submit(function, *args)
     finally:
@@ -211,6 +237,7 @@ def ordered_map(
     chunk_size: int | None = None,
     max_in_flight: int | None = None,
     serial_first: float = 0.0,
+    start_method: str = START_METHOD,
 ) -> Iterator[R]:
     """``job`` applied to ``items`` chunk by chunk; yields ``job``'s results in input order.
 
@@ -228,6 +255,8 @@ def ordered_map(
     Closing the iterator early cancels the chunks not yet started and stops the workers.
     ``serial_first``: with ``workers > 1``, chunks run in this process until that many seconds have
     passed, and workers start only for the chunks left then (none: none start).
+    ``start_method``: how worker processes start (:data:`START_METHOD`); ``"fork"`` only from a
+    process that runs no other thread.
     """
     n_workers = _check_workers(workers)
     _check_count("chunk_size", chunk_size)
@@ -247,15 +276,29 @@ def ordered_map(
         for chunk in chunks:
             yield from job(chunk)
         return
-    context = multiprocessing.get_context(START_METHOD)
-    pool = ProcessPoolExecutor(n_workers - 1, mp_context=context, initializer=_install_job,
-                               initargs=(pickled_job, os.getpid()))
+    blocked = _handled_signals()
+    pool = _pool(n_workers - 1, pickled_job, start_method, blocked)
     try:
-        sharing = _Sharing(pool, job, chunks, chunk_size, limit, pool_limit=POOL_QUEUE_PER_PROCESS * (n_workers - 1))
+        sharing = _Sharing(pool, job, chunks, chunk_size, limit, POOL_QUEUE_PER_PROCESS * (n_workers - 1), blocked)
         yield from sharing.results()
     finally:
         # Normal end: nothing pending. Error or early close: drop what has not started.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pool(processes: int, pickled_job: bytes, start_method: str, blocked: frozenset[int]) -> ProcessPoolExecutor:
+    """A pool of ``processes`` worker processes, not yet started, each to take ``pickled_job`` first."""
+    context = multiprocessing.get_context(start_method)
+    forked = context.get_start_method() == "fork"
+    if forked:
+        # A forked worker flushes the standard streams it inherited when it ends: what this process
+        # had not yet written would be written twice.
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
+    return ProcessPoolExecutor(processes, mp_context=context, initializer=_install_job,
+                               initargs=(pickled_job, os.getpid(), blocked, forked))
 
 
 def _done(job: Callable[[list[T]], list[R]], chunk: list[T]) -> Future[list[R]]:
@@ -327,8 +370,9 @@ class _Sharing(Generic[T, R]):
     """
 
     def __init__(self, pool: ProcessPoolExecutor, job: Callable[[list[T]], list[R]], chunks: Iterator[list[T]],
-                 chunk_size: int, limit: int, pool_limit: int) -> None:
+                 chunk_size: int, limit: int, pool_limit: int, blocked: frozenset[int]) -> None:
         self.pool = pool
+        self.blocked = blocked  # (while a piece is submitted: see _submitted)
         self.job = job
         self.chunks: Iterator[list[T]] | None = chunks  # None: all taken
         self.cut: list[T] = []  # the chunk being cut into pieces: from ``cut_at`` on, what is left of it
@@ -337,7 +381,7 @@ class _Sharing(Generic[T, R]):
         self.in_hand = 0  # items taken and not yet yielded, the piece being cut included
         self.limit = limit
         self.pool_limit = pool_limit
-        self.started = _submitted(pool, _started)
+        self.started = _submitted(pool, blocked, _started)
         # Each piece's future, with the piece itself while a worker process has it (to take it back).
         self.pending: deque[tuple[Future[list[R]], list[T] | None]] = deque()
         self.costs = _Costs()
@@ -383,7 +427,7 @@ class _Sharing(Generic[T, R]):
             if pickled is None:  # (cannot travel: run here, with the same results)
                 self.pending.append((self._here(piece), None))
                 continue
-            self.pending.append((_submitted(self.pool, _run_installed_job, pickled), piece))
+            self.pending.append((_submitted(self.pool, self.blocked, _run_installed_job, pickled), piece))
             in_pool += 1
             self.costs.sent_items += len(piece)
 

@@ -111,7 +111,7 @@ def doubled(chunk: list[int]) -> list[int]:
 def test_at_the_end_pieces_no_worker_started_are_taken_back_and_run_here(pool_limit: int) -> None:
     pool = IdlePool()
     chunks = iter([list(range(k, k + 4)) for k in range(0, 40, 4)])
-    sharing: _Sharing[int, int] = _Sharing(pool, doubled, chunks, 4, 100, pool_limit)  # type: ignore[arg-type]
+    sharing: _Sharing[int, int] = _Sharing(pool, doubled, chunks, 4, 100, pool_limit, frozenset())  # type: ignore[arg-type]
     assert list(sharing.results()) == [2 * item for item in range(40)]
     assert pool.sent == pool_limit  # pieces went to the pool, and came back here
     assert all(piece is None for _, piece in sharing.pending)
@@ -122,7 +122,7 @@ def test_no_piece_is_sent_once_sending_does_not_pay(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(batch, "SHARED_SECONDS", 0.0)
     pool = IdlePool()
     chunks = iter([list(range(k, k + 4)) for k in range(0, 400, 4)])
-    sharing: _Sharing[int, int] = _Sharing(pool, doubled, chunks, 4, 1000, pool_limit=10)  # type: ignore[arg-type]
+    sharing: _Sharing[int, int] = _Sharing(pool, doubled, chunks, 4, 1000, 10, frozenset())  # type: ignore[arg-type]
     assert list(sharing.results()) == [2 * item for item in range(400)]
     assert pool.sent == 1  # the one that told what sending costs
 

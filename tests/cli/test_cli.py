@@ -22,7 +22,7 @@ import pytest
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.harmony_oracle import ROOT, HarmonyOracle, build_oracle, to_case
 from tests.support.oracles import render_jinja
-from tests.support.processes import SAFETY_NET, at_default_action, children, ignores_sigint, wait_for
+from tests.support.processes import SAFETY_NET, at_default_action, ready_workers, wait_for
 from tests.support.serving_reference import decode_every_call
 
 EXAMPLES = ROOT / "examples"
@@ -541,25 +541,11 @@ def test_stdin_redirected_from_a_file_is_read_as_stdin(tmp_path: Path, workers: 
     assert out["prompt"] == jinja_prompt("chatml_multi_system.jinja", real, False)
 
 
-def pool_workers(parent: int) -> list[int]:
-    """The pids of ``parent``'s process-pool workers (its spawned children, not multiprocessing's resource tracker)."""
-    return [pid for pid, cmdline in children(parent).items() if b"spawn_main" in cmdline]
-
-
-def ready_workers(parent: int, count: int) -> list[int]:
-    """``parent``'s ``count`` pool workers once each has taken its job, else ``[]``.
-
-    A worker's last step of starting is to ignore SIGINT (Ctrl-C is the parent's to handle), as
-    multiprocessing's resource tracker does first thing: when every child ignores it, all are ready.
-    """
-    workers = pool_workers(parent)
-    if len(workers) != count or not all(ignores_sigint(pid) for pid in children(parent)):
-        return []
-    return workers
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
-def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path, signum: int) -> None:
+    # SIGKILL as the out-of-memory killer sends it; SIGTERM sent to the worker alone, which ends it
+    # as by default: a worker forked from the command does not run the command's own stop handler.
     out, errors = tmp_path / "out.jsonl", tmp_path / "errors.jsonl"
     out.write_text("previous run\n")
     line = (json.dumps({"messages": [USER]}) + "\n").encode()
@@ -569,18 +555,18 @@ def test_a_worker_that_dies_fails_the_run_with_status_2(tmp_path: Path) -> None:
         [sys.executable, "-m", "prompt_formats", "render", "-f", "chatml-multi-system", "--workers", "2",
          "--block-size", "100", "-", "-o", str(out), "--errors", str(errors)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        env={**os.environ, "TMPDIR": str(spool)},
+        env={**os.environ, "TMPDIR": str(spool)}, preexec_fn=at_default_action(signal.SIGTERM),
     )
     assert proc.stdin is not None
     with reaped(proc):
         proc.stdin.write(line * 100)
         proc.stdin.flush()
-        # Every worker process (-j 2: this one renders too, beside one worker process), as the OOM killer
-        # would: the blocks sent to it are lost, and the blocks of the input still to come will be sent to it.
+        # Every worker process (-j 2: this one renders too, beside one worker process): the blocks sent
+        # to it are lost, and the blocks of the input still to come will be sent to it.
         workers = wait_for(lambda: ready_workers(proc.pid, 1), "the worker process ready")
         for worker in workers:
             with contextlib.suppress(ProcessLookupError):  # the run stopped it already, on the first death
-                os.kill(worker, signal.SIGKILL)
+                os.kill(worker, signum)
         # Reaped: the run has seen the death (while this process renders what it has, it may not yet).
         wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in workers), "the dead worker reaped")
         # More input after the death: the run must notice it whatever it was doing when the workers died.

@@ -1,17 +1,24 @@
 """How the command sets up its processes for a long run: the C allocator keeps the memory a block
-frees (:mod:`prompt_formats.cli.allocator`)."""
+frees (:mod:`prompt_formats.cli.allocator`), and the ``-j`` workers are forked where that is safe.
+
+That the forked workers write what ``-j 1`` writes, and end as they should on a signal or a death,
+is in test_cli_workers.py, test_cli_signals.py and test_cli.py.
+"""
 
 from __future__ import annotations
 
 import ctypes
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import prompt_formats.cli
 from prompt_formats.cli import allocator, main
+from tests.support.processes import SAFETY_NET
 
 
 def _glibc() -> bool:
@@ -53,3 +60,24 @@ def test_only_a_run_of_more_than_one_block_sets_the_allocator(
     assert main(["render", "-f", "chatml-multi-system", "-q", "--block-size", "1000", str(path),
                  "-o", str(tmp_path / "out.jsonl")]) == 0
     assert len(told) == calls
+
+
+FORK_SCRIPT = """
+import sys, threading
+from prompt_formats.cli import _may_fork
+if sys.argv[1] == "thread":
+    stop = threading.Event()
+    threading.Thread(target=stop.wait).start()
+    print(_may_fork())
+    stop.set()
+else:
+    print(_may_fork())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command forks its workers on Linux only")
+@pytest.mark.parametrize(("threads", "forks"), [("none", "True"), ("thread", "False")])
+def test_the_command_forks_its_workers_only_while_it_runs_no_other_thread(threads: str, forks: str) -> None:
+    done = subprocess.run([sys.executable, "-c", FORK_SCRIPT, threads], capture_output=True, text=True,
+                          timeout=SAFETY_NET, check=True)
+    assert done.stdout.split() == [forks]

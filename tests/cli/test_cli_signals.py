@@ -21,24 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import SAFETY_NET, at_default_action, children, ignores_sigint, running, wait_for
+from tests.support.processes import SAFETY_NET, at_default_action, ready_workers, running, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
 
 LINE = (json.dumps({"messages": [{"role": "user", "content": "Hi"}]}) + "\n").encode()
-
-
-def pool_workers(parent: int) -> list[int]:
-    """The pids of ``parent``'s process-pool workers (its spawned children, not the resource tracker)."""
-    return [pid for pid, cmdline in children(parent).items() if b"spawn_main" in cmdline]
-
-
-def ready_workers(parent: int, count: int) -> list[int]:
-    """``parent``'s ``count`` pool workers once each has taken its job (its last step: ignoring SIGINT)."""
-    workers = pool_workers(parent)
-    if len(workers) != count or not all(ignores_sigint(pid) for pid in children(parent)):
-        return []
-    return workers
 
 
 def alive(pid: int) -> bool:

@@ -60,6 +60,24 @@ def ignores_sigint(pid: int) -> bool:
     return match is not None and bool(int(match.group(1), 16) >> (signal.SIGINT - 1) & 1)
 
 
+def pool_workers(parent: int) -> list[int]:
+    """The pids of ``parent``'s process-pool workers: its children but multiprocessing's resource
+    tracker (a spawned worker runs ``spawn_main``, a forked one shows its parent's command line)."""
+    return [pid for pid, cmdline in children(parent).items() if b"resource_tracker" not in cmdline]
+
+
+def ready_workers(parent: int, count: int) -> list[int]:
+    """``parent``'s ``count`` pool workers once each has taken its job, else ``[]``.
+
+    A worker's last step of starting is to ignore SIGINT (Ctrl-C is the parent's to handle), as
+    multiprocessing's resource tracker does first thing: when every child ignores it, all are ready.
+    """
+    workers = pool_workers(parent)
+    if len(workers) != count or not all(ignores_sigint(pid) for pid in children(parent)):
+        return []
+    return workers
+
+
 def running(pid: int) -> bool:
     """Whether process ``pid`` has not ended (Linux: read from /proc; a zombie, ended and not yet
     reaped, has ended)."""
