@@ -158,7 +158,7 @@ class BlockReader:
                 continue
             first = False  # only the file's first bytes can be its byte-order mark
             yield line, FileRange(path, self.bytes_read, end)
-            line += buffer.count(b"\n", 0, end)
+            line += _count_lines(buffer, end)
             self.bytes_read += end
             buffer[: filled - end] = buffer[end:filled]
             filled -= end
@@ -168,6 +168,29 @@ class BlockReader:
     def close(self) -> None:
         if self.path != "-":  # (standard input stays open: it is this process's)
             self._stream.close()
+
+
+#: Lines at least this long (on average, over a block's first :data:`_SAMPLE_LINES`) are counted by
+#: finding each: ``find`` skips a line at the stride of ``memchr``, about ten times faster than
+#: ``count`` reads its bytes, but costs about 0.1 µs a line, which ``count`` does not.
+_LONG_LINE = 1024
+_SAMPLE_LINES = 8
+
+
+def _count_lines(buffer: bytearray, end: int) -> int:
+    """The newlines in ``buffer[:end]``, found one by one in a block of long lines, counted otherwise."""
+    find = buffer.find
+    at = lines = 0
+    while lines < _SAMPLE_LINES:
+        at = find(b"\n", at, end) + 1
+        if not at:
+            return lines
+        lines += 1
+    if at < _SAMPLE_LINES * _LONG_LINE:
+        return lines + buffer.count(b"\n", at, end)
+    while at := find(b"\n", at, end) + 1:
+        lines += 1
+    return lines
 
 
 #: The most a single read asks for: read(n) reserves n bytes before any arrives, so a block of a

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prompt_formats.cli import BlockReader, FileRange, main
+from prompt_formats.cli import BlockReader, FileRange, _count_lines, main
 from tests.support.settings import budget
 
 TOOL = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}
@@ -28,7 +28,8 @@ text = st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x85\u2028\u
 @st.composite
 def lines(draw: st.DrawFn) -> str:
     """One input line: a good record (with or without an id or tools), a bad one, or a blank line."""
-    kind = draw(st.sampled_from(["good", "good", "good", "id", "tools", "not json", "bad message", "blank", "bom"]))
+    kind = draw(st.sampled_from(["good", "good", "good", "id", "tools", "not json", "bad message", "blank", "bom",
+                                 "long", "long"]))
     if kind == "bom":  # skipped at the start of the file, an error anywhere else
         return "\ufeff" + json.dumps({"messages": [{"role": "user", "content": draw(text)}]})
     if kind == "not json":
@@ -36,6 +37,8 @@ def lines(draw: st.DrawFn) -> str:
     if kind == "blank":
         return draw(st.sampled_from(["", "  ", "\t"]))
     record: dict[str, object] = {"messages": [{"role": "user", "content": draw(text)}]}
+    if kind == "long":  # a block of such lines has its lines found one by one, not counted (cli._count_lines)
+        record["messages"] = [{"role": "user", "content": draw(text) + "y" * draw(st.integers(1_000, 2_500))}]
     if kind == "bad message":
         record["messages"] = [{"role": "user", "content": draw(st.integers())}]
     elif kind == "id":
@@ -57,7 +60,7 @@ def run(path: Path, out: Path, workers: int, block_size: int, fail_fast: bool) -
 @budget(0.05, floor=4)
 @given(
     st.lists(lines(), max_size=60),
-    st.integers(1, 600),
+    st.one_of(st.integers(1, 600), st.integers(8_000, 40_000)),
     st.sampled_from([2, 3]),
     st.booleans(),
 )
@@ -86,6 +89,32 @@ def _fails(line: str) -> bool:
     except ValueError:
         return True
     return isinstance(record["messages"][0]["content"], int)
+
+
+short_lines = st.lists(st.integers(0, 60), max_size=40)
+long_lines = st.lists(st.integers(1_100, 3_000), min_size=9, max_size=30)  # found one by one
+
+
+@budget(0.2, floor=30)
+@given(st.one_of(short_lines, long_lines, st.lists(st.integers(0, 3_000), max_size=40), st.tuples(
+    long_lines, short_lines).map(lambda pair: pair[0] + pair[1])), st.data())
+def test_the_lines_of_a_block_are_counted_as_bytes_count_counts_them(lengths: list[int], data: st.DataObject) -> None:
+    buffer = bytearray(b"".join(b"x" * n + b"\n" for n in lengths) + b"no newline")
+    for end in (len(buffer), data.draw(st.integers(0, len(buffer)))):
+        assert _count_lines(buffer, end) == bytes(buffer).count(b"\n", 0, end)
+
+
+def test_records_numbered_by_their_line_in_blocks_of_long_lines_are_numbered_as_by_one_process(tmp_path: Path) -> None:
+    # Records without an id are named by their line number, and so are failures: the workers' blocks
+    # must start at the line -j 1 counts, where the lines of a block are found one by one.
+    records = [json.dumps({"messages": [{"role": "user", "content": "y" * (1_000 + 37 * k)}]}) for k in range(120)]
+    records[77] = "{not json"
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(line + "\n" + "\n" * (k % 3 == 0) for k, line in enumerate(records)), encoding="utf-8")
+    one = run(path, tmp_path / "one.jsonl", 1, 20_000, False)
+    several = run(path, tmp_path / "several.jsonl", 2, 20_000, False)
+    assert several == one
+    assert one[1] is not None and json.loads(one[1].splitlines()[-1])["id"] == 120 + 40  # (40 blank lines)
 
 
 def test_blocks_return_to_the_block_size_after_a_long_line(tmp_path: Path) -> None:
