@@ -89,11 +89,18 @@ def command(records: Path, output: Path, errors: Path, workers: int = 1) -> list
             "-q", "-o", str(output), "--errors", str(errors), str(records)]
 
 
-def environment(path: Path | None) -> dict[str, str]:
-    """The environment of a run with ``path`` first on ``PYTHONPATH`` (``None``: the installed package)."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+def environment(path: Path | None, tmp: Path) -> dict[str, str]:
+    """The environment of the command's runs, with ``path`` first on ``PYTHONPATH`` (``None``: the
+    installed package), its bytecode cached in ``tmp`` as an installed package's is, and that cache
+    written by one run on no records first: no measured run compiles the package's modules (where
+    ``PYTHONDONTWRITEBYTECODE`` is set, each run would)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "bytecode")
     if path is not None:
         env["PYTHONPATH"] = str(path)
+    empty = tmp / "no-records.jsonl"
+    empty.write_bytes(b"")
+    child_run(command(empty, tmp / "no-records.out", tmp / "no-records.err"), env, str(tmp))
     return env
 
 
@@ -104,17 +111,18 @@ def rate(args: argparse.Namespace, tmp: Path) -> None:
     empty.write_bytes(b"")
     cpu, wall, start_up = [], [], []
     first: bytes | None = None
+    env = environment(path, tmp)
     for r in range(args.rounds):
         output, errors = tmp / f"out-{r}.jsonl", tmp / f"err-{r}.jsonl"
         # Run from the records' directory: ``-m`` puts the working directory first on the path.
-        seconds, elapsed, _ = child_run(command(records, output, errors), environment(path), str(tmp))
+        seconds, elapsed, _ = child_run(command(records, output, errors), env, str(tmp))
         cpu.append(seconds)
         wall.append(elapsed)
         got = output.read_bytes() + errors.read_bytes()
         first = first or got
         if got != first:
             raise SystemExit("bench_command: a run's output differs from the first run's; not reporting")
-        start_up.append(child_run(command(empty, tmp / "o.jsonl", tmp / "e.jsonl"), environment(path), str(tmp))[0])
+        start_up.append(child_run(command(empty, tmp / "o.jsonl", tmp / "e.jsonl"), env, str(tmp))[0])
     median = statistics.median(cpu)
     print(f"{args.records:,} {args.corpus} records, chatml-multi-system, --workers 1, {args.rounds} rounds; "
           f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
@@ -129,7 +137,7 @@ def batch(args: argparse.Namespace, tmp: Path) -> None:
 
     src = tmp / "records.jsonl"
     size = write_records(src, args.records, args.corpus, bad=False)
-    env = environment(None if args.installed else ROOT)
+    env = environment(None if args.installed else ROOT, tmp)
     rows = []
     for workers in dict.fromkeys((1, args.workers)):
         # --keep-tool-arguments: JSON-string arguments as written, as the Jinja2 loop renders them.
@@ -188,6 +196,11 @@ def _parts(src: Path, count: int) -> list[Path]:
     return paths
 
 
+def _remove(*paths: Path) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
 def _at_once(commands: list[list[str]], env: dict[str, str], cwd: str) -> tuple[float, float]:
     """Run ``commands`` at the same time: their CPU seconds (together) and the wall seconds until the last ends."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -205,7 +218,7 @@ def _at_once(commands: list[list[str]], env: dict[str, str], cwd: str) -> tuple[
 def scaling(args: argparse.Namespace, tmp: Path) -> None:
     src = tmp / "records.jsonl"
     size = write_records(src, args.records, args.corpus, bad=False)
-    env = environment(None if args.installed else ROOT)
+    env = environment(None if args.installed else ROOT, tmp)
     most = args.max_workers or os.cpu_count() or 1
     # Per round, each -j j's wall and CPU seconds, then the ceiling's: j separate -j 1 commands, each
     # on a j-th of the records, at the same time (what the machine gives j processes that share nothing).
@@ -216,6 +229,9 @@ def scaling(args: argparse.Namespace, tmp: Path) -> None:
     for _ in range(args.rounds):  # everything takes turns within each round
         for j in runs:
             output = tmp / f"prompts-{j}.jsonl"
+            # Every run writes a new file: replacing the last round's would add the kernel's freeing of
+            # it (tens of milliseconds for hundreds of megabytes) to each run, the same at every -j.
+            _remove(output, *(tmp / f"part-{k}.jsonl" for k in range(j)))
             seconds, elapsed, _ = child_run(command(src, output, tmp / "errors.jsonl", j), env, str(tmp))
             runs[j].append((elapsed, seconds))
             got = output.read_bytes()

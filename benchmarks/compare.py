@@ -341,12 +341,13 @@ def command_row(args: argparse.Namespace) -> list[list[str]]:
         records = tmp / "records.jsonl"
         bench_command.write_records(records, args.records)
         cpu: dict[str, list[float]] = {side: [] for side in paths}
+        envs = {side: bench_command.environment(path, tmp) for side, path in paths.items()}
         first: bytes | None = None
         for r in range(args.rounds):
-            for side, path in (list(paths.items()) if r % 2 == 0 else list(paths.items())[::-1]):
+            for side in (list(paths) if r % 2 == 0 else list(paths)[::-1]):
                 output, errors = tmp / "out.jsonl", tmp / "err.jsonl"
                 seconds, _, _ = child_run(bench_command.command(records, output, errors),
-                                          bench_command.environment(path), str(tmp))
+                                          envs[side], str(tmp))
                 cpu[side].append(seconds)
                 got = output.read_bytes() + errors.read_bytes()
                 first = first or got
