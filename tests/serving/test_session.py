@@ -21,6 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prompt_formats as pf
+from prompt_formats.formats.harmony.openai.options import SystemOptions
+from prompt_formats.formats.harmony.openai.prompt import prompt_pieces
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.harmony_oracle import HarmonyOracle, to_case
 from tests.support.oracles import JINJA_TEMPLATES, Outcome, render_jinja, without_nones
@@ -215,8 +217,10 @@ def next_request(conversation: list[Any], step: list[Any]) -> tuple[list[Any], A
 
 
 def check_history(name: str, config: dict[str, str], data: st.DataObject, oracle: HarmonyOracle,
-                  history: Callable[[bool], st.SearchStrategy[list[list[Any]]]]) -> None:
-    """Render each step of ``history(guarded)`` through one session; compare with render and the reference."""
+                  history: Callable[[bool], st.SearchStrategy[list[list[Any]]]],
+                  under_way: Callable[[bool], st.SearchStrategy[list[list[Any]]]] | None = None) -> None:
+    """Render each step of ``history(guarded)`` through one session; compare with render and the reference.
+    ``under_way``: steps already taken when the session's first request comes (its first render writes them)."""
     fmt = pf.get_format(name, **config)
     guarded = getattr(fmt, "guard", None) is not None and fmt.guard.policy != "allow"
     options = data.draw(format_options(name), label="options")
@@ -228,6 +232,8 @@ def check_history(name: str, config: dict[str, str], data: st.DataObject, oracle
         [{"role": "system", "content": " "}, {"role": "user", "content": "Weather in Paris?"}],
         [{"role": "user", "content": "Weather in Paris?"}],
     ]), label="start")
+    if under_way is not None:
+        conversation += [message for step in data.draw(under_way(guarded), label="under way") for message in step]
     steps_ = data.draw(history(guarded), label="steps")
     for step in [["same"], *steps_]:
         conversation, request = next_request(conversation, step)
@@ -276,6 +282,58 @@ def test_session_renders_like_the_reference_over_long_conversations(
         return st.lists(one, min_size=15, max_size=40)
 
     check_history(name, config, data, oracle, history)
+
+
+@pytest.mark.jinja
+@pytest.mark.go
+@pytest.mark.parametrize(("name", "config"), CASES, ids=["-".join((n, *c.values())) for n, c in CASES])
+@settings(differential_settings, max_examples=max(1, EXAMPLES // 10))
+@given(data=st.data())
+def test_session_whose_first_request_is_under_way_renders_like_the_reference(
+    name: str, config: dict[str, str], data: st.DataObject, oracle: HarmonyOracle
+) -> None:
+    # A server's first request of an agent loop already under way: the session's first render writes
+    # the whole history in one walk (tool loops, analyses a final answer drops, queries), and each
+    # follow-up takes its texts from that walk's pieces: a new final answer, a new query, more calls.
+    kinds = ("tool loop",) * 4 + ("tool result", "user", "answer")
+    both = name != "gpt-oss"
+
+    def under_way(guarded: bool) -> st.SearchStrategy[list[list[Any]]]:
+        return st.lists(steps(guarded, kinds, both=both), min_size=1, max_size=12)
+
+    def history(guarded: bool) -> st.SearchStrategy[list[list[Any]]]:
+        return st.lists(steps(guarded, (*kinds, "answer", "answer"), both=both), min_size=1, max_size=6)
+
+    check_history(name, config, data, oracle, history, under_way)
+
+
+@settings(differential_settings, max_examples=max(1, EXAMPLES // 4))
+@given(history=st.lists(steps(False, ("tool loop", "tool loop", "answer", "user", "tool result"), both=False),
+                        min_size=1, max_size=12))
+def test_the_gpt_oss_walk_notes_where_each_message_starts(history: list[list[Any]]) -> None:
+    # A session's first render cuts the walk's pieces into its messages' texts where the walk noted
+    # they start, analyses a final answer took out included: each message's content, where
+    # render_spans places it, lies between its start and the next one's.
+    messages = [{"role": "user", "content": "Weather in Paris?"}, *(message for step in history for message in step)]
+    calls = [message for message in messages if message.get("tool_calls")]
+    for k, message in enumerate(calls):  # most calls with an analysis: runs of them before a final answer
+        if k % 3 != 2:
+            message.update(content="", reasoning_content=f"plan {k}")
+    options = {"current_date": DATE}
+    starts: list[int] = []
+    try:
+        spans = pf.get_format("gpt-oss").render_spans(messages, TOOLS, True, **options)
+    except pf.FormatError as error:
+        with pytest.raises(type(error)):
+            prompt_pieces(messages, TOOLS, True, SystemOptions(options), noting=False, starts=starts)
+        return
+    head = prompt_pieces(messages, TOOLS, True, SystemOptions(options), noting=False, starts=starts)
+    assert "".join(head.pieces) == spans.text
+    offsets = list(itertools.accumulate(map(len, head.pieces), initial=0))
+    bounds = [offsets[at] for at in starts]  # each loop message's first character, then the end of the last
+    assert len(bounds) == len(messages) - head.start + 1
+    for index, ranges in enumerate(spans.messages[head.start:]):
+        assert all(bounds[index] <= begin <= end <= bounds[index + 1] for begin, end in ranges), index
 
 
 GUARDED_STEPS = st.lists(steps(False), min_size=1, max_size=6)

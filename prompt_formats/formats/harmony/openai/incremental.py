@@ -8,12 +8,14 @@ depends on the message and:
 - for a tool result, on the call it answers (the last tool call, unless a final answer came after
   it): it is rendered after that call, whose text is then cut off;
 - for a tool call, on whether a final answer (an assistant message without tool calls) comes
-  after it: the template keeps the call's analysis only until then. Both texts are kept, and when
-  a new final answer arrives the calls before it switch to the one without analysis;
+  after it: the template keeps the call's analysis only until then. When a new final answer
+  arrives, the calls before it are written again without their analysis;
 - for a final answer, on whether it ends a prompt without generation prompt (training data: its
   analysis and ``<|return|>``): such a request steps aside to the full render.
 
-Each new message is rendered alone (or after its call), through the same writers, so with the
+A session's first request is rendered by the template's one walk, which notes where each message
+starts (its texts left in the walk's pieces: :meth:`~prompt_formats.format.history.ExtendingRenderer._unsplit`);
+each later message is rendered alone (or after its call), through the same writers, so with the
 same checks; anything unexpected — an error, input that is not a list of dicts, a guard,
 ``decode_tool_arguments`` — steps aside to the full render (the session's fallback), which is the
 one checked path. Why: an agent loop renders the whole conversation again each turn; this writes
@@ -37,9 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GptOssIncremental", "incremental_renderer"]
 
-# How many stable messages are joined into one chunk of the prompt's head: the prompt is then the
-# system and developer messages, a few chunks and the last messages, so joining it copies each once.
-_CHUNK = 16
 # A final answer after a tool call: the call is then written without its analysis.
 _PLACEHOLDER_FINAL = {"role": "assistant", "content": "x"}
 
@@ -71,7 +70,7 @@ _AFTER_PLACEHOLDER = _alone([_PLACEHOLDER_FINAL])
 class GptOssIncremental(ExtendingRenderer):
     """One session's rendered loop messages (see the module docstring). Not shared: the session locks it."""
 
-    __slots__ = ("_call_at", "_call_text", "_developer", "_dropped", "_last_final",
+    __slots__ = ("_call_at", "_call_text", "_developer", "_last_final", "_open_calls",
                  "_options", "_texts", "_tools")
 
     def __init__(self, tools: Tools, options: Mapping[str, Any]) -> None:
@@ -82,11 +81,11 @@ class GptOssIncremental(ExtendingRenderer):
         self._rendered: list[Any] = []  # the caller's message objects, as last rendered
         self._developer: list[str] = []  # the developer message's pieces
         self._texts: list[str] = []  # each message's text ("" for the first one when it gave the instructions)
-        self._dropped: dict[int, str] = {}  # the text without analysis of each call after the last final answer
+        self._open_calls: list[int] = []  # the calls after the last final answer (written with their analysis)
         self._call_at = -1  # the tool call a tool result answers (-1: none)
         self._call_text = ""  # its text with its analysis
         self._last_final = -1  # the last final answer (-1: none)
-        self._chunks: list[str] = []  # texts[previous end:end] joined, for each end in chunk_ends
+        self._chunks: list[str] = []
         self._chunk_ends: list[int] = []
 
     def render(self, messages: Conversation, add_generation_prompt: bool | None) -> str | None:
@@ -105,17 +104,30 @@ class GptOssIncremental(ExtendingRenderer):
             return None
         if not add_generation_prompt and self._last_final == len(messages) - 1:
             return None  # a final answer ends the prompt: the full render writes its analysis and <|return|>
-        return self._joined(system, stable, GENERATION if add_generation_prompt else "")
+        tail = GENERATION if add_generation_prompt else ""
+        return self._prompt((system, *self._developer), self._texts, stable, tail)
 
     def _first(self, messages: list[Any]) -> int:
-        """Render every message; the number of messages (all of them stable)."""
-        head = prompt_pieces(messages[:1], self._tools, True, SystemOptions(self._options), noting=False)
-        self._developer = head.pieces[1:head.loop_at]
-        self._texts = [""] * len(messages)
-        self._dropped, self._call_text = {}, ""
-        self._call_at = self._last_final = -1
+        """Render every message, by the template's walk; the number of messages (all of them stable)."""
+        starts: list[int] = []
+        head = prompt_pieces(messages, self._tools, True, SystemOptions(self._options), noting=False, starts=starts)
+        pieces = head.pieces
+        pieces.pop()  # the generation prompt: the request's own tail
+        self._developer = pieces[1:head.loop_at]
+        # (a first message that gave the instructions has no pieces of its own: its text is "")
+        self._texts = self._unsplit(pieces, [head.loop_at] * head.start + starts)
         self._chunks, self._chunk_ends = [], []
-        self._render_new(messages, head.start)
+        self._open_calls, self._call_at, self._last_final = [], -1, -1
+        for index in range(head.start, len(messages)):
+            message = messages[index]
+            if message.get("role") != "assistant":
+                continue
+            if message.get("tool_calls") is not None:
+                self._open_calls.append(index)
+                self._call_at = index
+            else:
+                self._open_calls, self._call_at, self._last_final = [], -1, index
+        self._call_text = self._text(self._texts, self._call_at) if self._call_at >= 0 else ""
         return len(messages)
 
     def _extend(self, messages: list[Any]) -> int:
@@ -125,9 +137,10 @@ class GptOssIncremental(ExtendingRenderer):
         return min(old, self._render_new(messages, old))
 
     def _render_new(self, messages: list[Any], start: int) -> int:
-        """Render messages ``start`` on, each as a loop message after the ones before it, and drop the
-        analysis of the calls before a new final answer; the first of them (else the number of messages)."""
-        texts, dropped, previous_final = self._texts, self._dropped, self._last_final
+        """Render messages ``start`` on, each as a loop message after the ones before it, and write
+        again without their analysis the calls before a new final answer; the first of them (else
+        the number of messages)."""
+        texts, open_calls, previous_final = self._texts, self._open_calls, self._last_final
         for index in range(start, len(messages)):
             message = messages[index]
             role = message.get("role")
@@ -135,7 +148,7 @@ class GptOssIncremental(ExtendingRenderer):
                 texts[index] = _alone([messages[self._call_at], message])[len(self._call_text):-len(GENERATION)]
             elif role == "assistant" and message.get("tool_calls") is not None:
                 self._call_text = texts[index] = _alone([message])[:-len(GENERATION)]
-                dropped[index] = _alone([message, _PLACEHOLDER_FINAL])[:-len(_AFTER_PLACEHOLDER)]
+                open_calls.append(index)
                 self._call_at = index
             else:  # a user message, a final answer, or what raises as the first loop message would
                 texts[index] = _alone([message])[:-len(GENERATION)]
@@ -144,18 +157,8 @@ class GptOssIncremental(ExtendingRenderer):
         last_final = self._last_final
         if last_final == previous_final:
             return len(messages)
-        changed = [index for index in sorted(dropped) if index < last_final]  # the calls after the previous final
+        changed = [index for index in open_calls if index < last_final]  # the calls after the previous final
         for index in changed:
-            texts[index] = dropped.pop(index)
+            texts[index] = _alone([messages[index], _PLACEHOLDER_FINAL])[:-len(_AFTER_PLACEHOLDER)]
+        self._open_calls = [index for index in open_calls if index > last_final]
         return changed[0] if changed else len(messages)
-
-    def _joined(self, system: str, stable: int, tail: str) -> str:
-        """The prompt: the system and developer messages, the chunks of messages before ``stable``
-        (one more when enough are stable), the other messages, ``tail``."""
-        texts, chunks, ends = self._texts, self._chunks, self._chunk_ends
-        upto = ends[-1] if ends else 0
-        if stable - upto >= _CHUNK:
-            chunks.append("".join(texts[upto:stable]))
-            ends.append(stable)
-            upto = stable
-        return "".join((system, *self._developer, *chunks, *texts[upto:], tail))

@@ -61,17 +61,19 @@ class PromptPieces:
 
 
 def prompt_pieces(
-    messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions, noting: bool = True
+    messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions, noting: bool = True,
+    starts: list[int] | None = None,
 ) -> PromptPieces:
     """The template's pieces for one conversation, given the validated system options (see
-    :func:`render_gpt_oss` for the errors); ``lost`` only when ``noting``."""
+    :func:`render_gpt_oss` for the errors); ``lost`` only when ``noting``; ``starts`` as
+    :func:`~.render.render_messages` fills it."""
     messages = checked_messages(messages)
     functions = _functions_text(tools)
     instructions, taken = developer_instructions(as_mapping(messages[0], 0))
     out = [system_message(options, bool(tools)), *developer_message(instructions, functions)]
     loop_at = len(out)
     start = 1 if taken else 0
-    lost = render_messages(out, messages, start, add_generation_prompt, noting)
+    lost = render_messages(out, messages, start, add_generation_prompt, noting, starts)
     return PromptPieces(out, start, instructions, loop_at, lost)
 
 

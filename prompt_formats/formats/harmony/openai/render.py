@@ -8,6 +8,7 @@ reads where, and what it keeps, is in ``docs/gpt-oss.md``; the writers below fol
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
@@ -311,13 +312,14 @@ class LoopState:
     makes none of the losses of the usual agent request (a dropped analysis, calls after the first,
     an unread alias), which cost it a tenth of its time on agent requests."""
 
-    __slots__ = ("analyses", "lost", "messages", "noting")
+    __slots__ = ("analyses", "lost", "messages", "noting", "starts")
 
-    def __init__(self, messages: Sequence[Any], noting: bool) -> None:
+    def __init__(self, messages: Sequence[Any], noting: bool, starts: list[int] | None = None) -> None:
         self.messages = messages
         self.noting = noting
         self.analyses: list[tuple[int, int, str]] = []  # (place in out, message index, field)
         self.lost: list[tuple[int, str | None]] = []
+        self.starts = starts  # where each loop message's pieces start in out (a session's first render)
 
 
 def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, state: LoopState) -> str:
@@ -413,21 +415,34 @@ def _drop_analyses(out: list[str], state: LoopState) -> None:
         state.lost += [(index, key) for _, index, key in analyses]
     kept += out[previous:]
     out[first:] = kept
+    if state.starts is not None:
+        _move_starts(state.starts, [at for at, _, _ in analyses])
     analyses.clear()
 
 
+def _move_starts(starts: list[int], dropped: list[int]) -> None:
+    """Move each message start in ``starts`` back by the pieces of the analyses ``dropped`` (their
+    places in out, in order) before it; an analysis that begins its message leaves that start where it is."""
+    index = len(starts) - 1
+    while index >= 0 and starts[index] > dropped[0]:
+        starts[index] -= 3 * bisect.bisect_left(dropped, starts[index])
+        index -= 1
+
+
 def render_messages(
-    out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool, noting: bool = True
+    out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool, noting: bool = True,
+    starts: list[int] | None = None,
 ) -> list[tuple[int, str | None]]:
     """Append the template's text for ``messages[start:]`` (the loop messages) and the generation prompt;
     return what the template left out, as ``(message index, field)`` in message order (field ``""``:
     the whole message; ``None``: a whole message that holds nothing, unwritten but no loss), when
-    ``noting`` (else the list is not to be read).
+    ``noting`` (else the list is not to be read). ``starts``, when given, gets where each loop
+    message's pieces start in ``out``, then where the last one's end (before the generation prompt).
 
     Raises :class:`TemplateError` with the template's message where it raises, in the same order, and
     :class:`InvalidInputError` naming the field for input outside the documented shape.
     """
-    state = LoopState(messages, noting)
+    state = LoopState(messages, noting, starts)
     if start and noting:  # the first message, a system or developer message the header wrote
         _note_unwritten(messages[0] if type(messages[0]) is dict else message_dict(messages[0], 0), 0, state)
     try:
@@ -437,6 +452,8 @@ def render_messages(
         # (message_dict's error) anywhere after an error still raises first, as it did from that scan.
         _last_final(messages, start)
         raise
+    if starts is not None:
+        starts.append(len(out))
     if add_generation_prompt:
         out.append(GENERATION)
     lost = state.lost
@@ -452,8 +469,11 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
     messages = state.messages
     last = len(messages) - 1
     last_tool_name: str | None = None
+    starts = state.starts
     for index in range(start, len(messages)):
         message = messages[index]
+        if starts is not None:
+            starts.append(len(out))
         if type(message) is not dict:
             message = message_dict(message, index)
         role = message.get("role")
