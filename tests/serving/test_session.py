@@ -365,6 +365,27 @@ def test_declared_capability() -> None:
 
 
 @pytest.mark.go
+def test_a_harmony_session_knows_the_ids_naming_tool_results_from_its_first_render(oracle: HarmonyOracle) -> None:
+    # A tool result named only by its tool_call_id takes the name of the last call with that id: a
+    # later call with the same id renames it, which a session made for the history must see.
+    options = {"current_date": DATE}
+    fmt = pf.get_format("harmony")
+    session = fmt.session(TOOLS, **options)
+
+    def call(name: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": "",
+                "tool_calls": [{"id": "call_7", "type": "function", "function": {"name": name, "arguments": {}}}]}
+
+    conversation: list[Any] = [{"role": "user", "content": "Weather?"}, call("get_weather"),
+                               {"role": "tool", "tool_call_id": "call_7", "content": "18"}]
+    assert session.render(conversation, True) == fmt.render(conversation, TOOLS, True, **options)
+    conversation += [call("python"), {"role": "tool", "name": "python", "content": "ok"}]
+    got = session.render(conversation, True)
+    assert got == fmt.render(conversation, TOOLS, True, **options)
+    assert ("ok", got) == reference("harmony", conversation, True, options, oracle)
+
+
+@pytest.mark.go
 def test_harmony_extensions_are_rendered_by_the_incremental_path(oracle: HarmonyOracle) -> None:
     # The session's fast path itself (not the full render it may step aside to) gives Go's prompt
     # for the extensions it is there for: a tool loop, a new query (reasoning dropped), a late system

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ....format.history import ExtendingRenderer, RenderAgain
 from ....model.arguments import decode_arguments_option
-from ..tokens import ANALYSIS, GENERATION
+from ..tokens import GENERATION
 from .options import date_text, reasoning_line_for
 from .render import PROLOGUE, open_marker, prologue, take_out, write_messages
 
@@ -120,8 +120,7 @@ class HarmonyIncremental(ExtendingRenderer):
     def _first(self, messages: list[Any]) -> int:
         """Write every message; where the pieces start (all of them changed)."""
         self._reset()
-        self._write(messages, PROLOGUE)
-        self._named_by_id = {call_id for call_id in map(_named_by_id, messages) if call_id is not None}
+        self._write(messages, PROLOGUE, self._named_by_id)
         return PROLOGUE
 
     def _extend(self, messages: list[Any]) -> int:
@@ -147,15 +146,16 @@ class HarmonyIncremental(ExtendingRenderer):
         self._analyses = earlier + self._analyses
         return start
 
-    def _write(self, messages: list[Any], start: int) -> None:
-        """Write ``messages`` after ``out[:start]``, noting the analysis messages they leave and the last run."""
+    def _write(self, messages: list[Any], start: int, named: set[Any] | None = None) -> None:
+        """Write ``messages`` after ``out[:start]``, noting the analysis messages they leave and the last
+        run (and in ``named`` the ids that name their tool results)."""
         out, system = self._out, self._system
-        last_role, run = write_messages(messages, out, system)
+        last_role, run, analyses = write_messages(messages, out, system, named=named)
         if messages:
             self._last_role, self._run = last_role, run if run >= start else self._run
-        # The analysis messages write_messages did not take out (no user message follows them) come
-        # after any it did; they are the ones a later user message takes out.
-        self._analyses += [at for at in range(start, len(out), 3) if out[at] is ANALYSIS]
+        # The analysis messages write_messages did not take out (no user message follows them); they
+        # are the ones a later user message takes out.
+        self._analyses += analyses
 
     def _joined(self, stable: int, date: str) -> str:
         """The prompt: the header, the chunks of pieces before ``stable`` (one more when enough are

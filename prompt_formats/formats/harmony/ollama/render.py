@@ -320,12 +320,12 @@ def open_marker(out: list[str], last_role: Any, run: int) -> str | None:
     return out[-3] if last_role == "assistant" and len(out) > run else None
 
 
-def write_messages(
-    messages: Sequence[Any], out: list[str], system: list[str], notes: list[Note] | None = None
-) -> tuple[Any, int]:
+def write_messages(messages: Sequence[Any], out: list[str], system: list[str], notes: list[Note] | None = None,
+                   named: set[Any] | None = None) -> tuple[Any, int, list[int]]:
     """Write each message after ``out`` (a system text to ``system``) in the template's order, reading what
     the template reads of it (a plain dict here, the rest by :func:`_fields`, which checks it; ``notes``:
-    where each text went); the last message's role, and where the latest assistant run starts in ``out``."""
+    where each text went; ``named``: gets the ids that name tool results); the last message's role,
+    where the latest assistant run starts in ``out``, where the analyses a user message would take out start."""
     analyses: list[int] = []  # the analysis messages a user message would take out
     previous: Any = None
     run = 0
@@ -340,7 +340,7 @@ def write_messages(
             if (name := read.get("tool_name")) is None:
                 name = read.get("name")
             if not name or type(name) is not str:  # named by its call, or refused
-                name, names = _tool_name_of(messages, read, index, name, names)
+                name, names = _tool_name_of(messages, read, index, name, names, named)
             if name == "python":
                 if notes is not None and content:
                     notes.append((index, len(out) + 1, 0, len(content)))
@@ -379,13 +379,16 @@ def write_messages(
         elif notes is not None or type(role) is not str:  # a role the template writes nothing for, or none
             _unwritten(notes, read, index)
         previous = role
-    return previous, run
+    return previous, run, analyses
 
 
 def _tool_name_of(messages: Sequence[Any], message: dict[str, Any], index: int, name: Any,
-                  names: dict[str, str] | None) -> tuple[Any, dict[str, str] | None]:
+                  names: dict[str, str] | None, named: set[Any] | None) -> tuple[Any, dict[str, str] | None]:
     """A tool result's name when it has none (or not a string, which :func:`_fields` refuses): the
-    name of the tool call its ``tool_call_id`` names (``names``: :func:`_call_names`, once needed)."""
+    name of the tool call its ``tool_call_id`` names (``names``: :func:`_call_names`, once needed;
+    ``named`` gets that id)."""
+    if named is not None and not name and (call_id := message.get("tool_call_id")):
+        named.add(call_id)
     if name is not None and type(name) is not str:
         name = _fields(message, index)[3]
     if not name and (call_id := _tool_call_id(message, index)):
@@ -434,5 +437,5 @@ def render_harmony(messages: Conversation, tools: Tools, date: str, reasoning_li
     """
     out = prologue(messages, tools, date, reasoning_line)
     system: list[str] = []
-    last_role, run = write_messages(messages, out, system)
+    last_role, run, _ = write_messages(messages, out, system)
     return finish(out, system, open_marker(out, last_role, run))

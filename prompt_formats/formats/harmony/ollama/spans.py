@@ -89,7 +89,7 @@ def harmony_rendered_prompt(
     out = prologue(messages, tools, date, reasoning_line)
     system: list[str] = []
     notes: list[Note] = []
-    last_role, run = write_messages(messages, out, system, notes)
+    last_role, run, _ = write_messages(messages, out, system, notes)
     marker = open_marker(out, last_role, run)
     text = finish(out, system, marker)
     starts = list(accumulate(map(len, out), initial=0))
