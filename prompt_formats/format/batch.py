@@ -93,6 +93,10 @@ SHARED_SECONDS = 0.5
 PARENT_CHECK_SECONDS = 1.0
 
 
+#: How often a batch that is shutting its workers down looks whether one of them has died.
+DEATH_CHECK_SECONDS = 0.05
+
+
 def cpu_count() -> int:
     """The number of CPUs this process may run on (its affinity mask where the platform has one)."""
     try:
@@ -283,7 +287,31 @@ def ordered_map(
         yield from sharing.results()
     finally:
         # Normal end: nothing pending. Error or early close: drop what has not started.
-        pool.shutdown(wait=True, cancel_futures=True)
+        _shut_down(pool)
+
+
+def _shut_down(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down, the pieces not started dropped, and wait for its workers to end.
+
+    A worker killed (SIGKILL, the out-of-memory killer) while it waited for work held the lock of the
+    pool's queue: the other workers wait on it for ever, and so does a shutdown that asks them to stop,
+    which the pool makes when the death comes as the batch ends, before the pool has seen it. Here a
+    worker's death, once seen, ends every other worker.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    results = getattr(pool, "_result_queue", None)
+    pool.shutdown(wait=manager is None, cancel_futures=True)
+    if manager is None:
+        return
+    while manager.is_alive():
+        manager.join(DEATH_CHECK_SECONDS)
+        if any(process.exitcode not in (None, 0) for process in processes):
+            for process in processes:
+                if process.exitcode is None:
+                    process.terminate()
+    if results is not None:  # (as the pool's own shutdown with wait does: its pipes closed now)
+        results.close()
 
 
 def _pool(processes: int, pickled_job: bytes, start_method: str, blocked: frozenset[int]) -> ProcessPoolExecutor:

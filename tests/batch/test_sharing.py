@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import math
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
-from concurrent.futures import Future
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +127,66 @@ def test_no_piece_is_sent_once_sending_does_not_pay(monkeypatch: pytest.MonkeyPa
     sharing: _Sharing[int, int] = _Sharing(pool, doubled, chunks, 4, 1000, 10, frozenset())  # type: ignore[arg-type]
     assert list(sharing.results()) == [2 * item for item in range(400)]
     assert pool.sent == 1  # the one that told what sending costs
+
+
+class Survivor:
+    """A worker waiting on the queue's lock a dead worker held: it ends only when it is terminated."""
+
+    def __init__(self) -> None:
+        self.ended = threading.Event()
+
+    @property
+    def exitcode(self) -> int | None:
+        return -signal.SIGTERM if self.ended.is_set() else None
+
+    def terminate(self) -> None:
+        self.ended.set()
+
+
+class Dead:
+    exitcode = -signal.SIGKILL
+
+    def terminate(self) -> None:
+        raise AssertionError("a dead worker is not ended again")
+
+
+class StuckPool:
+    """A pool whose manager thread waits for its workers' end, as ProcessPoolExecutor's does."""
+
+    def __init__(self, processes: list[Any]) -> None:
+        self._processes = dict(enumerate(processes))
+        survivors = [process for process in processes if isinstance(process, Survivor)]
+        self._executor_manager_thread = threading.Thread(
+            target=lambda: [survivor.ended.wait(SAFETY_NET) for survivor in survivors])
+        self._executor_manager_thread.start()
+        self.shut: tuple[bool, bool] | None = None
+
+    def shutdown(self, wait: bool, cancel_futures: bool) -> None:
+        self.shut = (wait, cancel_futures)
+
+
+def test_a_worker_that_died_ends_the_others_when_the_batch_shuts_down() -> None:
+    # Killed while it waited for work, a worker held the queue's lock: the others would wait on it
+    # for ever, and the shutdown for them, when the death came as the batch ended.
+    survivors = [Survivor(), Survivor()]
+    pool = StuckPool([survivors[0], Dead(), survivors[1]])
+    batch._shut_down(pool)  # type: ignore[arg-type]
+    assert all(survivor.ended.is_set() for survivor in survivors)
+    assert pool.shut == (False, True)
+    assert not pool._executor_manager_thread.is_alive()
+
+
+def test_the_pool_keeps_what_its_shutdown_reads() -> None:
+    # batch._shut_down reads the standard library pool's processes and manager thread.
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        assert pool.submit(abs, -1).result(timeout=SAFETY_NET) == 1
+        processes = list(pool._processes.values())  # type: ignore[attr-defined]
+        assert [process.exitcode for process in processes] == [None]
+        assert pool._executor_manager_thread.is_alive()  # type: ignore[attr-defined]
+    finally:
+        batch._shut_down(pool)
+    assert [process.exitcode for process in processes] == [0]
 
 
 WORKER_MASK_SCRIPT = '''
