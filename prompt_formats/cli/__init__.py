@@ -30,6 +30,7 @@ import contextlib
 import io
 import itertools
 import os
+import signal
 import sys
 import time
 import traceback
@@ -45,7 +46,7 @@ from .arguments import BLOCK_SIZE, build_parser
 from .files import OutputFile, UsageError, refuse_same_file, write_stderr
 from .progress import Progress, terminal_width
 from .settings import make_format, make_job, settle_format
-from .signals import Stopped, StopSignals, shield_resource_tracker, stop_on_signals
+from .signals import Stopped, StopSignals, caught_elsewhere, shield_resource_tracker, stop_on_signals
 from .spool import Spool, Spooled
 
 __all__ = ["BLOCK_SIZE", "build_parser", "main"]
@@ -396,15 +397,24 @@ def ordered_map(
 
 def _may_fork() -> bool:
     """Whether the workers may be forked from this process: on Linux, while it runs no other thread
-    (a thread may hold a lock a forked child would wait on for ever). A forked worker starts in a few
-    milliseconds; a spawned one starts an interpreter and imports the package and the format (about
-    a fifth of a CPU-second). Told from ``/proc``, which counts threads that C code started too."""
+    (a thread may hold a lock a forked child would wait on for ever) and handles no signal outside
+    Python's ``signal`` module (``faulthandler.register``, a C extension's handler: a forked worker
+    would run it; those Python handles, it gives their default action). A forked worker starts in a
+    few milliseconds; a spawned one starts an interpreter and imports the package and the format
+    (about a fifth of a CPU-second). Told from ``/proc``, which counts threads that C code started too."""
     if not sys.platform.startswith("linux"):
         return False
     try:
-        return len(os.listdir("/proc/self/task")) == 1
+        if len(os.listdir("/proc/self/task")) != 1:
+            return False
     except OSError:
         return False
+    # (the standard signals: the C library keeps handlers of its own among the real-time ones)
+    return not any(signum < _FIRST_REAL_TIME and not callable(signal.getsignal(signum))
+                   for signum in caught_elsewhere())
+
+
+_FIRST_REAL_TIME = 32
 
 
 def _is_broken_pool(exc: BaseException) -> bool:
@@ -485,7 +495,9 @@ def _formats(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (see the module docstring)."""
+    """Run the command line; returns the exit status (see the module docstring). A run of more than
+    one block sets glibc's ``malloc`` to keep freed memory (:mod:`prompt_formats.cli.allocator`) in
+    the process that runs it, for the rest of that process."""
     args = build_parser().parse_args(argv)
     _fill_closed_standard_descriptors()
     with stop_on_signals() as stop:

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
-__all__ = ["StopSignals", "Stopped", "shield_resource_tracker", "stop_on_signals"]
+__all__ = ["StopSignals", "Stopped", "caught_elsewhere", "shield_resource_tracker", "stop_on_signals"]
 
 #: The signals that stop a run: those that end a process by default and that users and systems send
 #: to stop one (SIGTERM: ``kill``, job runners; SIGHUP: a closed terminal; SIGQUIT: Ctrl-backslash;
@@ -46,10 +46,10 @@ SIGNALS = tuple(
 )
 
 
-def _caught_elsewhere() -> set[int]:
-    """The signals this process has a handler for that Python's ``signal`` module did not install
-    (``faulthandler.register``, a C extension's): its view of them is ``SIG_DFL`` all the same. Read
-    from Linux's ``/proc/self/status`` (``SigCgt``); elsewhere none is known."""
+def caught_elsewhere() -> set[int]:
+    """The signals this process has a handler for, Python's and any other's (``faulthandler.register``'s,
+    a C extension's, which Python's ``signal`` module sees as ``SIG_DFL``). Read from Linux's
+    ``/proc/self/status`` (``SigCgt``); elsewhere none is known."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             mask = next((int(line.split()[1], 16) for line in status if line.startswith("SigCgt:")), 0)
@@ -127,7 +127,7 @@ def stop_on_signals() -> Iterator[StopSignals]:
     stop = StopSignals()
     installed: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
-        elsewhere = _caught_elsewhere()
+        elsewhere = caught_elsewhere()
         for signum in SIGNALS:
             if signal.getsignal(signum) == signal.SIG_DFL and signum not in elsewhere:
                 installed[signum] = signal.signal(signum, stop)
