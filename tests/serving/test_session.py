@@ -365,7 +365,7 @@ def test_declared_capability() -> None:
 
 
 @pytest.mark.go
-def test_a_harmony_session_knows_the_ids_naming_tool_results_from_its_first_render(oracle: HarmonyOracle) -> None:
+def test_a_harmony_session_knows_the_ids_naming_tool_results(oracle: HarmonyOracle) -> None:
     # A tool result named only by its tool_call_id takes the name of the last call with that id: a
     # later call with the same id renames it, which a session made for the history must see.
     options = {"current_date": DATE}
@@ -380,6 +380,11 @@ def test_a_harmony_session_knows_the_ids_naming_tool_results_from_its_first_rend
                                {"role": "tool", "tool_call_id": "call_7", "content": "18"}]
     assert session.render(conversation, True) == fmt.render(conversation, TOOLS, True, **options)
     conversation += [call("python"), {"role": "tool", "name": "python", "content": "ok"}]
+    got = session.render(conversation, True)
+    assert got == fmt.render(conversation, TOOLS, True, **options)
+    assert ("ok", got) == reference("harmony", conversation, True, options, oracle)
+    # A new result named only by the id of an earlier call: its name is that call's.
+    conversation.append({"role": "tool", "tool_call_id": "call_7", "content": "again"})
     got = session.render(conversation, True)
     assert got == fmt.render(conversation, TOOLS, True, **options)
     assert ("ok", got) == reference("harmony", conversation, True, options, oracle)

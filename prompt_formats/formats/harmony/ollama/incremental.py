@@ -54,16 +54,6 @@ def incremental_renderer(tools: Tools, options: Mapping[str, Any]) -> HarmonyInc
     return HarmonyIncremental(header, options.get("current_date"))
 
 
-def _named_by_id(message: dict[str, Any]) -> Any:
-    """A tool result's ``tool_call_id`` when it is named by that id (it has no name), else ``None``."""
-    if message.get("role") != "tool":
-        return None
-    name = message.get("tool_name")
-    if name is None:
-        name = message.get("name")
-    return None if name else message.get("tool_call_id") or None
-
-
 def _call_ids(messages: list[dict[str, Any]]) -> set[Any]:
     """The ids of the tool calls in ``messages`` (what names a tool result given only a ``tool_call_id``)."""
     ids: set[Any] = set()
@@ -131,12 +121,15 @@ class HarmonyIncremental(ExtendingRenderer):
             return len(out)
         new = messages[old:]
         last_role = self._last_role
-        if ((last_role is not None and _role(new[0]) == last_role != "tool") or any(map(_named_by_id, new))
+        if ((last_role is not None and _role(new[0]) == last_role != "tool")
                 or (self._named_by_id and not self._named_by_id.isdisjoint(_call_ids(new)))):
             raise RenderAgain  # collation joins the old and the new messages: every message is written again
         start = len(out)
         earlier, self._analyses = self._analyses, []
-        self._write(new, start)
+        named: set[Any] = set()
+        self._write(new, start, named)
+        if named:  # a new tool result named by its id: the name is looked up in every message
+            raise RenderAgain  # (what was written here is dropped: every message is written again)
         if not earlier:
             return start
         if any(message.get("role") == "user" for message in new):
