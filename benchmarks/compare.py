@@ -5,8 +5,9 @@ another package name (every module it imports is its own), beside the working tr
 ``--without NAME``: the working tree with the fast path ``NAME`` of :data:`FAST_PATHS` stepped aside
 (the benchmark replaces the function the library calls for it with one that steps aside, during that
 side's passes only: the pure build, no library switch). Both sides render the same row, straight
-passes as in headline.py (a fresh held-out corpus per round, each request decoded before its render,
-the median over rounds of CPU time per request), taking turns; every output of the tree is compared
+passes as in headline.py (a fresh held-out corpus per round, each request decoded just before its
+render, CPU time per request), taking turns; each side's median over rounds is shown, and the ratio
+is the median of the rounds' ratios (paired rounds); every output of the tree is compared
 with the other side's each round (the run stops on a difference). The row: ``--format`` on
 ``--corpus`` (``everyday``, ``agent`` sessions, ``agent-257`` plain tools, ``agent-257-prepared``),
 ``--calls render`` and/or ``render_spans``.
@@ -226,27 +227,28 @@ class Side(NamedTuple):
 
 
 def side_work(side: Side, call: str, prepared: bool) -> Callable[[Sequence[Any]], tuple[list[Any], float]]:
-    """A self-timed straight pass of one side: each request decoded before its render (untimed); with
+    """A self-timed straight pass of one side, in the headline's scheme: each request decoded just
+    before its render (untimed), so that each side meets it fresh from the decoder; with
     ``prepared``, each toolset prepared by the side's package and used once, untimed, before the pass."""
     method = getattr(side.fmt, call)
 
     def work(wires: Sequence[Any]) -> tuple[list[Any], float]:
         with side.context():
-            decoded = [(json.loads(text), options) for text, _, options in wires]
-            jobs = []
-            for request, options in decoded:
-                tools = request["t"]
+            toolsets = []
+            for text, _, options in wires:
+                tools = json.loads(text)["t"]
                 if prepared and tools:
                     tools = side.package.prepare_tools(tools)
                     side.fmt.render([{"role": "user", "content": "hello"}], tools, True, **options)
-                jobs.append((request["m"], tools, options))
+                toolsets.append(tools if prepared else None)
             outputs, total = [], 0
             clock = time.thread_time_ns
-            for messages, tools, options in jobs:
+            for (text, _, options), tools in zip(wires, toolsets, strict=True):
+                request = json.loads(text)
                 start = clock()
-                outputs.append(method(messages, tools, True, **options))
+                outputs.append(method(request["m"], tools if prepared else request["t"], True, **options))
                 total += clock() - start
-        return outputs, total / len(jobs) / 1000
+        return outputs, total / len(wires) / 1000
 
     return work
 
@@ -273,8 +275,9 @@ def time_row(args: argparse.Namespace, sides: list[Side]) -> list[list[str]]:
         timings = straight(contenders, lambda r: corpus.to_wire(jobs_for(args.format, args.corpus, r)),
                            args.rounds, check)
         tree, other = timings
+        paired = statistics.median(a / b for a, b in zip(tree.per_item_us, other.per_item_us, strict=True))
         rows.append([f"`{args.format}` {call}", args.corpus, f"{other.median:.1f}", f"{tree.median:.1f}",
-                     f"**{tree.median / other.median:.3f}**"])
+                     f"**{paired:.3f}**"])
         print(f"measured {call}", file=sys.stderr, flush=True)
     return rows
 
