@@ -7,8 +7,10 @@ every job it is timed on, so it writes the same prompts. What a floor does again
 any renderer of that template in Python can do on this corpus: a goal above it is beyond reach.
 
 Floors here: ``qwen2.5`` (a JSON-call Qwen template, against which a goal asked for
-``chatml-multi-system``'s ratio), ``deepseek-v3`` and ``gemma-3``. ``chatml-multi-system`` may be
-named too: it runs without a floor, for its ratio in the same run.
+``chatml-multi-system``'s ratio), ``deepseek-v3``, ``gemma-3`` and ``harmony`` (Ollama's gpt-oss Go
+template, checked against and compared with Go's ``text/template``, timed inside Go as in the headline;
+its header's date and reasoning line are the package's). ``chatml-multi-system`` may be named too: it
+runs without a floor, for its ratio in the same run.
 
 Timing: the headline's scheme (``timing.straight``, ``corpus.rendered_as_received``): per round a new
 everyday corpus of 300 requests, each request decoded from JSON just before it is rendered, each
@@ -25,6 +27,7 @@ import argparse
 import json
 import marshal
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,8 @@ import engines  # noqa: E402
 from timing import Contender, straight  # noqa: E402
 
 import prompt_formats as pf  # noqa: E402
+from prompt_formats.formats.harmony import tokens as H  # noqa: E402
+from prompt_formats.formats.harmony.ollama.options import date_text, reasoning_line_for  # noqa: E402
 
 Message = dict[str, Any]
 _json = json.JSONEncoder(ensure_ascii=False).encode  # transformers' tojson
@@ -167,34 +172,96 @@ def gemma3(messages: list[Message], tools: Any, add_generation_prompt: bool, bos
     return "".join(out)
 
 
-FLOORS: dict[str, Callable[..., str]] = {"qwen2.5": qwen25, "deepseek-v3": deepseek, "gemma-3": gemma3}
+def harmony(messages: list[Message], tools: Any, add_generation_prompt: bool, current_date: Any = None,
+            reasoning_effort: Any = None) -> str:
+    """Ollama's gpt-oss template, for the everyday corpus (a tool result named by ``name``, reasoning
+    as ``reasoning_content``, no prefill): the header, then each message; one of its predecessor's
+    role joins that one's text after a blank line, a user message takes out the reasoning before it."""
+    offers_python = False
+    for tool in tools or ():
+        if tool["function"]["name"] == "python":
+            offers_python = True
+    out = [H.SYSTEM_START, "", H.DATE, date_text(current_date), reasoning_line_for(None, reasoning_effort),
+           H.PYTHON_TOOL if offers_python else "", H.SYSTEM_END]
+    system: list[str] = []
+    analyses: list[int] = []
+    previous: Any = None
+    run = 0
+    for message in messages:
+        role = message["role"]
+        content = message["content"]
+        if type(content) is not str:
+            content = "\n\n".join([part["text"] for part in content])
+        if role == previous and role != "tool" and role != "system":
+            if role == "user" or (len(out) > run and out[-3] is H.FINAL):
+                out[-2] += "\n\n" + content
+            else:
+                out += (H.FINAL, "\n\n" + content, H.END)
+        elif role == "user":
+            for at in analyses:
+                out[at] = out[at + 1] = out[at + 2] = ""
+            analyses = []
+            out += (H.USER, content, H.END)
+        elif role == "assistant":
+            run = len(out)
+            thinking = message.get("reasoning_content")
+            if thinking:
+                analyses.append(run)
+                out += (H.ANALYSIS, thinking, H.END)
+            if content:
+                out += (H.FINAL, content, H.END)
+        elif role == "tool":
+            if message["name"] == "python":
+                out += (H.PYTHON_RESULT, content, H.END)
+        else:
+            system.append(content)
+        previous = role
+    out[1] = "\n\n".join(system)
+    out.append(H.GENERATION)
+    return "".join(out)
 
 
-def _check(name: str) -> Callable[[dict[str, list[Any]], Any], None]:
+FLOORS: dict[str, Callable[..., str]] = {
+    "qwen2.5": qwen25, "deepseek-v3": deepseek, "gemma-3": gemma3, "harmony": harmony,
+}
+
+
+def _check(name: str, reference: str) -> Callable[[dict[str, list[Any]], Any], None]:
     def check(outputs: dict[str, list[Any]], jobs: Any) -> None:
         for who in ("ours", "floor"):
-            if who in outputs and outputs[who] != outputs["Jinja2"]:
-                bad = [i for i, (a, b) in enumerate(zip(outputs[who], outputs["Jinja2"], strict=True)) if a != b]
-                raise SystemExit(f"bench_floor: {name}: {who} differs from Jinja2 on job(s) {bad[:10]}")
+            if who in outputs and outputs[who] != outputs[reference]:
+                bad = [i for i, (a, b) in enumerate(zip(outputs[who], outputs[reference], strict=True)) if a != b]
+                raise SystemExit(f"bench_floor: {name}: {who} differs from {reference} on job(s) {bad[:10]}")
     return check
 
 
-def measure(name: str, rounds: int) -> str:
-    """One format's line: ours, its floor (if it has one) and Jinja2, as µs and ratios."""
+def measure(name: str, rounds: int, tmp: Path) -> str:
+    """One format's line: ours, its floor (if it has one) and the reference engine (Jinja2; Go's
+    ``text/template`` for ``harmony``), as µs and ratios."""
     received = corpus.rendered_as_received
     contenders: list[Contender] = [("ours", received(pf.get_format(name).render), True)]
     if name in FLOORS:
         contenders.append(("floor", received(FLOORS[name]), True))
-    contenders.append(("Jinja2", received(engines.jinja2_renderer(engines.TEMPLATES[name])), True))
+    go = engines.GoHarmony(tmp) if name == "harmony" else None
+    if go is not None:
+        contenders.append(("Go", go.run_wire, True))
+    else:
+        contenders.append(("Jinja2", received(engines.jinja2_renderer(engines.TEMPLATES[name])), True))
+    reference = contenders[-1][0]
     flavour = corpus.FLAVOURS[name]
-    timings = {t.name: t.median for t in straight(
-        contenders, lambda r: corpus.to_wire(corpus.everyday_jobs(300, r, flavour)), rounds, _check(name))}
-    jinja = timings["Jinja2"]
-    line = f"| `{name}` | {timings['ours']:.1f} | {jinja / timings['ours']:.1f}× |"
+    try:
+        timings = {t.name: t.median for t in straight(
+            contenders, lambda r: corpus.to_wire(corpus.everyday_jobs(300, r, flavour)), rounds,
+            _check(name, reference))}
+    finally:
+        if go is not None:
+            go.close()
+    ref = timings[reference]
+    line = f"| `{name}` | {timings['ours']:.1f} | {ref / timings['ours']:.1f}× |"
     if "floor" in timings:
         floor = timings["floor"]
-        return line + f" {floor:.1f} | {jinja / floor:.1f}× | {timings['ours'] / floor:.2f} | {jinja:.1f} |"
-    return line + f" – | – | – | {jinja:.1f} |"
+        return line + f" {floor:.1f} | {ref / floor:.1f}× | {timings['ours'] / floor:.2f} | {reference} {ref:.1f} |"
+    return line + f" – | – | – | {reference} {ref:.1f} |"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -206,10 +273,11 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [name for name in args.formats if name not in FLOORS and name != "chatml-multi-system"]
     if unknown:
         parser.error(f"no floor for {', '.join(unknown)} (floors: {', '.join(FLOORS)})")
-    print("| format | ours µs | ours / Jinja2 | floor µs | floor / Jinja2 | ours / floor (time) | Jinja2 µs |")
+    print("| format | ours µs | ours / reference | floor µs | floor / reference | ours / floor (time) | reference µs |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for name in args.formats:
-        print(measure(name, args.rounds), flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.formats:
+            print(measure(name, args.rounds, Path(tmp)), flush=True)
 
 
 if __name__ == "__main__":
