@@ -7,7 +7,8 @@ another package name (every module it imports is its own), beside the working tr
 side's passes only: the pure build, no library switch). Both sides render the same row, straight
 passes as in headline.py (a fresh held-out corpus per round, each request decoded just before its
 render, CPU time per request), taking turns; each side's median over rounds is shown, and the ratio
-is the median of the rounds' ratios (paired rounds); every output of the tree is compared
+is that of paired rounds (:func:`paired_ratio`: the side that runs first in a round can pay twice
+the time on large requests, so each pair holds a round of each order); every output of the tree is compared
 with the other side's each round (the run stops on a difference). The row: ``--format`` on
 ``--corpus`` (``everyday``, ``agent`` sessions, ``agent-257`` plain tools, ``agent-257-prepared``),
 ``--calls render`` and/or ``render_spans``.
@@ -27,8 +28,8 @@ how its win is measured (the rule: a fast path is deleted when it wins less than
 Usage::
 
     .venv/bin/python benchmarks/compare.py --against REV [--format chatml-multi-system] [--corpus everyday]
-        [--calls render,render_spans] [--rounds 9]
-    .venv/bin/python benchmarks/compare.py --without chatml-lean [--format chatml-safety] [--rounds 9]
+        [--calls render,render_spans] [--rounds 10]
+    .venv/bin/python benchmarks/compare.py --without chatml-lean [--format chatml-safety] [--rounds 10]
     .venv/bin/python benchmarks/compare.py --against REV --instructions [--passes 3] [--format harmony]
     .venv/bin/python benchmarks/compare.py --against REV --command [--records 20000] [--rounds 5]
     .venv/bin/python benchmarks/compare.py --fast-paths
@@ -41,6 +42,7 @@ import contextlib
 import importlib
 import io
 import json
+import math
 import os
 import re
 import statistics
@@ -260,6 +262,16 @@ def _comparable(output: Any) -> Any:
     return output.text, output.messages, output.generated, getattr(output, "dropped", None)
 
 
+def paired_ratio(mine: Sequence[float], theirs: Sequence[float]) -> float:
+    """The median, over pairs of consecutive rounds, of each pair's geometric mean of ``mine / theirs``.
+
+    ``straight`` alternates which side runs first, and on large requests the first side of a round
+    pays for memory the second then reuses (each side's time doubles in some rows): a pair holds one
+    round of each order, so that the order's effect cancels. An odd last round is left out."""
+    ratios = [a / b for a, b in zip(mine, theirs, strict=True)]
+    return statistics.median(math.sqrt(ratios[i] * ratios[i + 1]) for i in range(0, len(ratios) - 1, 2))
+
+
 def time_row(args: argparse.Namespace, sides: list[Side]) -> list[list[str]]:
     rows = []
     prepared = args.corpus == "agent-257-prepared"
@@ -275,7 +287,7 @@ def time_row(args: argparse.Namespace, sides: list[Side]) -> list[list[str]]:
         timings = straight(contenders, lambda r: corpus.to_wire(jobs_for(args.format, args.corpus, r)),
                            args.rounds, check)
         tree, other = timings
-        paired = statistics.median(a / b for a, b in zip(tree.per_item_us, other.per_item_us, strict=True))
+        paired = paired_ratio(tree.per_item_us, other.per_item_us)
         rows.append([f"`{args.format}` {call}", args.corpus, f"{other.median:.1f}", f"{tree.median:.1f}",
                      f"**{paired:.3f}**"])
         print(f"measured {call}", file=sys.stderr, flush=True)
@@ -370,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=sorted(FLAVOURS), default="chatml-multi-system")
     parser.add_argument("--corpus", choices=CORPORA, default="everyday")
     parser.add_argument("--calls", default="render", help="render, render_spans or both (comma-separated)")
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds", type=int, default=10, help="rounds (an even number: see paired_ratio)")
     parser.add_argument("--instructions", action="store_true", help="count instructions (callgrind) instead")
     parser.add_argument("--passes", type=int, default=3, help="--instructions: passes counted")
     parser.add_argument("--command", action="store_true", help="the command's row (records per CPU-second)")
