@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ....format.history import ExtendingRenderer, RenderAgain
+from ....format.history import ExtendingRenderer, RenderAgain, joined_with
 from ....model.arguments import decode_arguments_option
 from ..tokens import GENERATION
 from .options import date_text, reasoning_line_for
@@ -163,4 +163,6 @@ class HarmonyIncremental(ExtendingRenderer):
             chunks.append("".join(out[upto:stable]))
             ends.append(stable)
             upto = stable
+        if not chunks:
+            return joined_with(out, GENERATION)
         return "".join((*out[:PROLOGUE], *chunks, *out[upto:], GENERATION))
