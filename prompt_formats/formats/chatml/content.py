@@ -71,9 +71,13 @@ def content_text(
         raise TemplateError("Unexpected content type.")
     pieces = []
     for j, item in enumerate(content):
-        kind = part_kind(item) if type(item) is dict else item_kind(item, f"messages[{index}].content[{j}]")
-        if kind == "text" and not isinstance(item, Mapping):
-            continue  # `item.text` of a string or a list: undefined, printed as nothing
+        kind: str
+        if type(item) is dict:  # (the usual part: no ABC test)
+            kind = part_kind(item)
+        else:
+            kind = item_kind(item, f"messages[{index}].content[{j}]")
+            if kind == "text" and not isinstance(item, Mapping):
+                continue  # `item.text` of a string or a list: undefined, printed as nothing
         if kind == "text":
             text = item["text"]
             if type(text) is not str:
