@@ -75,6 +75,8 @@ def joined_prompt(head: tuple[str, ...], texts: list[str], chunks: list[str], en
         upto = end
     if chunks and chunks[0] is UNSPLIT:
         return "".join((*head, *unsplit, *chunks[1:], *texts[upto:], tail))
+    if not chunks and not head:  # (every piece: joined where they are, not copied into a tuple first)
+        return joined_with(texts, tail)
     return "".join((*head, *chunks, *texts[upto:], tail))
 
 
