@@ -85,6 +85,27 @@ CLEAN = [
 
 
 @pytest.mark.parametrize("policy", POLICIES)
+@differential_settings
+@given(data=st.data(), messages=conversation(), tool_list=tools, options=chatml_options, attack=st.booleans())
+def test_a_session_takes_the_fast_path_to_what_render_gives_at_every_step(
+    policy: str, data: st.DataObject, messages: Any, tool_list: Any, options: dict[str, Any], attack: bool
+) -> None:
+    # A session renders its first request and each window of a follow-up through the guard's fast
+    # path where render takes it: the same prompt or error as render, step by step, as the list grows.
+    if attack:
+        messages, tool_list = sprinkle(data, messages, tool_list)
+    fmt = pf.get_format("chatml-safety", policy=policy)
+    session = fmt.session(tool_list, **options)
+    cuts = data.draw(st.sets(st.integers(1, max(1, len(messages))), max_size=3), label="cuts")
+    growing: list[Any] = []
+    for cut in sorted(cuts | {len(messages)}):
+        growing.extend(messages[len(growing):cut])  # the same list grows, as in an agent loop
+        gen = data.draw(st.booleans(), label="add_generation_prompt")
+        expected = outcome(lambda: fmt.render(growing, tool_list, gen, **options))  # noqa: B023
+        assert outcome(lambda: session.render(growing, gen)) == expected  # noqa: B023
+
+
+@pytest.mark.parametrize("policy", POLICIES)
 def test_clean_input_with_leads_is_rendered_by_the_fast_path_itself(policy: str) -> None:
     for gen in (False, True):
         assert assert_agree(policy, CLEAN, None, gen)

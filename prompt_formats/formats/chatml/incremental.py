@@ -28,11 +28,12 @@ only the new turn.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from ...format.history import ExtendingRenderer, RenderAgain
 from .options import session_tools
-from .render import chatml_pieces
+from .render import NotedRender, chatml_pieces, render_chatml
 from .template import ABSENT, Template
 from .tokens import (
     TOOL_RESPONSE_CLOSE,
@@ -40,7 +41,7 @@ from .tokens import (
     TURN_END,
     USER_TURN,
 )
-from .untrusted import CHATML_READING
+from .untrusted import CHATML_READING, render_guarded
 
 if TYPE_CHECKING:
     from ...format.chat_format import Conversation, Tools
@@ -128,9 +129,17 @@ class ChatMLIncremental(ExtendingRenderer):
         return None if stable is None else self._prompt(self._prologue, self._texts, stable, tail)
 
     def _pieces(self, window: list[Any], tools: Tools) -> tuple[list[str], list[str], Sequence[int | None], list[int]]:
-        """The window's pieces, roles, origins and where each message's pieces start (``TurnSpans``)."""
-        if self._guard is not None:
-            window = self._guard.guard_messages(window, CHATML_READING)
+        """The window's pieces, roles, origins and where each message's pieces start (``TurnSpans``);
+        under a guard, through its fast path where ``render`` takes it (else its checked path)."""
+        guard = self._guard
+        if guard is not None:
+            fast = guard.fast_path(CHATML_READING) if not self._template.merge_system else None
+            if fast is not None:
+                noted = NotedRender(turns_only=True)
+                walk = partial(render_chatml, template=self._template, _noted=noted)
+                if render_guarded(fast, walk, window, tools, False, self._options) is not None:
+                    return noted.pieces, noted.roles, noted.origins, noted.spans[2]
+            window = guard.guard_messages(window, CHATML_READING)
         pieces, roles, origins, _, (_, _, starts) = chatml_pieces(window, tools, False, self._template, self._options)
         return pieces, roles, origins, starts
 
