@@ -336,6 +336,35 @@ def test_the_gpt_oss_walk_notes_where_each_message_starts(history: list[list[Any
         assert all(bounds[index] <= begin <= end <= bounds[index + 1] for begin, end in ranges), index
 
 
+def _call_loop(k: int, name: str = "get_weather") -> list[dict[str, Any]]:
+    """A call with its analysis (which a later final answer drops) and its result."""
+    call = {"id": f"call_{k}", "type": "function", "function": {"name": name, "arguments": {"city": f"c{k}"}}}
+    return [{"role": "assistant", "content": "", "reasoning_content": f"plan {k}", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"call_{k}", "content": f"sunny {k}"}]
+
+
+@pytest.mark.jinja
+def test_a_gpt_oss_session_drops_the_analysis_of_every_call_a_final_answer_follows() -> None:
+    # A first request whose many calls are still open (no final answer after them), its last call
+    # not yet answered; then its result (written after that call), more calls, the final answer:
+    # every open call's text changes, whatever chunks of the prompt the follow-ups made.
+    fmt, options = pf.get_format("gpt-oss"), {"current_date": DATE}
+    messages: list[Any] = [{"role": "user", "content": "Weather?"}]
+    messages += [message for k in range(3) for message in _call_loop(k)]
+    messages.append({"role": "assistant", "content": "Sunny so far."})
+    messages += [message for k in range(3, 30) for message in _call_loop(k)]
+    last_call, its_result = _call_loop(30, "python")
+    messages.append(last_call)
+    session = fmt.session(TOOLS, **options)
+    steps_ = [[], [its_result], *(_call_loop(k) for k in range(31, 36)),
+              [{"role": "assistant", "content": "Sunny everywhere."}], [{"role": "user", "content": "Thanks"}],
+              _call_loop(36)]
+    for step in steps_:
+        messages.extend(step)  # the same list grows
+        got = ours(session.render, messages, True)
+        assert got == render_gpt_oss_jinja(messages, TOOLS, True, **options), len(messages)
+
+
 GUARDED_STEPS = st.lists(steps(False), min_size=1, max_size=6)
 
 
