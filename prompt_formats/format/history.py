@@ -10,6 +10,7 @@ from typing import Any, Final
 __all__ = ["UNSPLIT", "ExtendingRenderer", "RenderAgain", "drop_chunks_after", "extension", "joined_prompt",
            "joined_with", "turn_texts"]
 
+_DICT_ONLY = frozenset({dict})
 #: Whether this module runs compiled (its file is then the C extension, not this source or its bytecode).
 _COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 
@@ -28,9 +29,9 @@ def extension(rendered: list[Any], messages: Any) -> bool | None:
     given: list[Any] = messages
     count = len(rendered)
     extends = 0 < count <= len(given) and _same_objects(rendered, given)
-    added = given[count:] if extends else given
-    # Counted in C (identity first): half the cost of a set of the types on a long first request.
-    if list(map(type, added)).count(dict) != len(added):
+    # (A set of the types: counting dict among them would take a class whose metaclass says it
+    # equals dict for one.)
+    if not set(map(type, given[count:] if extends else given)) <= _DICT_ONLY:
         return None
     return extends
 

@@ -42,6 +42,27 @@ def test_a_message_that_is_not_an_exact_dict_steps_aside_to_a_full_render(odd: A
     assert extension(rendered, [odd, *rendered]) is None  # a request rendered from the start
 
 
+class _PosingAsDict(type):
+    """A metaclass whose classes say they equal ``dict`` (an equality test would take them for it)."""
+
+    def __eq__(cls, other: object) -> bool:
+        return other is dict or type.__eq__(cls, other)
+
+    __hash__ = type.__hash__
+
+
+class _Posing(metaclass=_PosingAsDict):
+    def get(self, key: str, default: Any = None) -> Any:
+        return {"role": "user", "content": "posing"}.get(key, default)
+
+
+def test_a_class_that_says_it_equals_dict_is_no_dict() -> None:
+    rendered = _messages(2)
+    assert type(_Posing()) == dict  # noqa: E721  (what it says)
+    assert extension(rendered, [*rendered, _Posing()]) is None
+    assert extension([], [_Posing()]) is None
+
+
 def test_an_earlier_message_that_is_no_dict_is_not_read_again() -> None:
     # (only the new messages are the session's to check: the old ones were rendered already)
     rendered: list[Any] = [Message(role="user", content="x"), *_messages(2)]
