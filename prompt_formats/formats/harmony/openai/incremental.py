@@ -117,19 +117,16 @@ class GptOssIncremental(ExtendingRenderer):
         # (a first message that gave the instructions has no pieces of its own: its text is "")
         self._texts = self._unsplit(pieces, [head.loop_at] * head.start + starts)
         self._chunks, self._chunk_ends = [], []
-        # The calls after the last final answer, found from the end (the messages before it are settled).
         self._open_calls, self._call_at, self._last_final = [], -1, -1
-        for index in range(len(messages) - 1, head.start - 1, -1):
+        for index in range(head.start, len(messages)):
             message = messages[index]
             if message.get("role") != "assistant":
                 continue
-            if message.get("tool_calls") is None:
-                self._last_final = index
-                break
-            self._open_calls.append(index)
-            if self._call_at < 0:
+            if message.get("tool_calls") is not None:
+                self._open_calls.append(index)
                 self._call_at = index
-        self._open_calls.reverse()
+            else:
+                self._open_calls, self._call_at, self._last_final = [], -1, index
         self._call_text = self._text(self._texts, self._call_at) if self._call_at >= 0 else ""
         return len(messages)
 

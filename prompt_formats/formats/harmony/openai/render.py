@@ -423,15 +423,10 @@ def _drop_analyses(out: list[str], state: LoopState) -> None:
 def _move_starts(starts: list[int], dropped: list[int]) -> None:
     """Move each message start in ``starts`` back by the pieces of the analyses ``dropped`` (their
     places in out, in order) before it; an analysis that begins its message leaves that start where it is."""
-    # Back from the end, one run of starts at a time: those after the j-th dropped analysis (and not
-    # after the next) move back 3 * j pieces. The starts are in order: a run is found by bisection.
-    end = len(starts)
-    for count in range(len(dropped), 0, -1):
-        begin = bisect.bisect_right(starts, dropped[count - 1], 0, end)
-        if begin < end:
-            shift = 3 * count
-            starts[begin:end] = [start - shift for start in starts[begin:end]]
-        end = begin
+    index = len(starts) - 1
+    while index >= 0 and starts[index] > dropped[0]:
+        starts[index] -= 3 * bisect.bisect_left(dropped, starts[index])
+        index -= 1
 
 
 def render_messages(
