@@ -22,6 +22,17 @@ counted with one pass and with ``--passes``, the difference divided by the extra
 alternating, records per CPU-second, outputs checked byte-equal (they differ across a change of a
 default, and the run stops).
 
+``--interpreters TREE_PY OTHER_PY`` (with ``--against REV``, time rows only): each side in its own
+process, started with its interpreter from a neutral directory, with the cwd and ``PYTHONPATH`` off
+``sys.path`` (``PYTHONSAFEPATH=1``; ``PROMPT_FORMATS_PURE`` dropped), so that each imports the build
+installed in its interpreter and never the tree's source: the way to compare the compiled (mypyc)
+builds, which cannot be imported twice in one process. ``OTHER_PY``'s build is taken to be ``REV``'s
+(``REV`` only names the column). One child per side stays up for the whole row: per round it makes the
+round's corpus itself (this directory's corpus.py) and renders it once as :func:`side_work` does,
+reporting CPU µs per request and a SHA-256 of its outputs; the sides take turns as above, the hashes
+must agree every round (the run stops on a difference), and the row is reported as above, after the
+file each side imported ``prompt_formats`` from and whether it is compiled.
+
 ``--fast-paths``: the catalogue below: each fast path of the library, the benchmark row it wins and
 how its win is measured (the rule: a fast path is deleted when it wins less than 3% on its row).
 
@@ -32,6 +43,8 @@ Usage::
     .venv/bin/python benchmarks/compare.py --without chatml-lean [--format chatml-safety] [--rounds 10]
     .venv/bin/python benchmarks/compare.py --against REV --instructions [--passes 3] [--format harmony]
     .venv/bin/python benchmarks/compare.py --against REV --command [--records 20000] [--rounds 5]
+    .venv/bin/python benchmarks/compare.py --against REV --interpreters .venv-compiled/bin/python OTHER_PY
+        [--format harmony] [--corpus agent-257-prepared] [--calls render] [--rounds 10]
     .venv/bin/python benchmarks/compare.py --fast-paths
 """
 
@@ -39,6 +52,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
+import hashlib
 import importlib
 import io
 import json
@@ -57,8 +72,7 @@ from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))  # corpus.py and timing.py; the tree's package (ROOT) is added by main(), if wanted
 
 import corpus  # noqa: E402
 from corpus import FLAVOURS, Job  # noqa: E402
@@ -267,8 +281,11 @@ def paired_ratio(mine: Sequence[float], theirs: Sequence[float]) -> float:
 
     ``straight`` alternates which side runs first, and on large requests the first side of a round
     pays for memory the second then reuses (each side's time doubles in some rows): a pair holds one
-    round of each order, so that the order's effect cancels. An odd last round is left out."""
+    round of each order, so that the order's effect cancels (exactly for a cost proportional to each
+    side's time; a fixed one is pulled toward 1). An odd last round is left out."""
     ratios = [a / b for a, b in zip(mine, theirs, strict=True)]
+    if len(ratios) < 2:  # (one round: no pair, its own ratio)
+        return ratios[0]
     return statistics.median(math.sqrt(ratios[i] * ratios[i + 1]) for i in range(0, len(ratios) - 1, 2))
 
 
@@ -292,6 +309,120 @@ def time_row(args: argparse.Namespace, sides: list[Side]) -> list[list[str]]:
                      f"**{paired:.3f}**"])
         print(f"measured {call}", file=sys.stderr, flush=True)
     return rows
+
+
+# --- Each side in its own interpreter (the compiled builds) --------------------------------------------------------
+
+def installed_build() -> tuple[Any, dict[str, Any]]:
+    """This interpreter's ``prompt_formats`` and what it is: the file imported, whether compiled.
+
+    Refuses when the tree (or the cwd) is on ``sys.path``: what is imported is then the build
+    installed in the interpreter (an editable install of the tree is flagged, not refused).
+    ``compiled`` is the package's attribute, or, where a revision has none, whether any of its
+    module files is an extension (``.so``/``.pyd``)."""
+    if "" in sys.path or os.getcwd() in sys.path or any(
+            Path(entry or ".").resolve() == ROOT for entry in sys.path) or "prompt_formats" in sys.modules:
+        raise SystemExit(f"compare: the child's sys.path holds the tree or the cwd: {sys.path}")
+    package = importlib.import_module("prompt_formats")
+    where = Path(package.__file__).resolve().parent
+    compiled = getattr(package, "compiled", None)
+    if compiled is None:
+        compiled = any(where.rglob("*.so")) or any(where.rglob("*.pyd"))
+    return package, {"file": package.__file__, "compiled": bool(compiled), "python": sys.version.split()[0],
+                     "executable": sys.executable, "tree_editable": where == ROOT / "prompt_formats"}
+
+
+def _digest(outputs: Sequence[Any]) -> str:
+    """SHA-256 of the outputs as :func:`_comparable` sees them (the same for equal outputs of any build)."""
+    digest = hashlib.sha256()
+    for output in outputs:
+        digest.update(json.dumps(_comparable(output), ensure_ascii=False).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def serve(fmt_name: str, call: str, corpus_name: str) -> int:
+    """The child of ``--interpreters``: a JSON line describing its build, then, for each round number
+    read from stdin, a JSON line ``{"us", "sha256", "requests"}`` for that round's corpus, rendered
+    once by :func:`side_work` (collected first, as ``straight`` does); ends with stdin."""
+    package, build = installed_build()
+    side = Side("child", package, package_format(package, fmt_name), contextlib.nullcontext)
+    work = side_work(side, call, corpus_name == "agent-257-prepared")
+    print(json.dumps(build), flush=True)
+    for line in sys.stdin:
+        wires = corpus.to_wire(jobs_for(fmt_name, corpus_name, int(line)))
+        gc.collect()
+        outputs, us = work(wires)
+        print(json.dumps({"us": us, "sha256": _digest(outputs), "requests": len(outputs)}), flush=True)
+    return 0
+
+
+def start_child(python: str, args: argparse.Namespace, call: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    """A :func:`serve` child under ``python``, from a neutral directory, with the cwd and
+    ``PYTHONPATH`` off its ``sys.path`` (``PYTHONSAFEPATH``, ignored before Python 3.11, where the
+    cwd is no entry of a script's path anyway) and the build as installed (``PROMPT_FORMATS_PURE``
+    dropped); and the build it describes."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PROMPT_FORMATS_PURE")}
+    env["PYTHONSAFEPATH"] = "1"
+    python = os.path.abspath(python) if os.sep in python else python  # (not resolved: a venv's python is a link)
+    child = subprocess.Popen([python, str(Path(__file__).resolve()), "--serve", args.format, call, args.corpus],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, env=env,
+                             cwd=tempfile.gettempdir())
+    return child, _reply(child, python)
+
+
+def _reply(child: subprocess.Popen[str], python: str) -> dict[str, Any]:
+    """The child's next JSON line; stops the run when the child has ended instead."""
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    if not line:
+        raise SystemExit(f"compare: the child under {python} ended (exit {child.wait()}); its stderr is above")
+    reply: dict[str, Any] = json.loads(line)
+    return reply
+
+
+def child_work(child: subprocess.Popen[str], python: str) -> Callable[[Sequence[int]], tuple[list[str], float]]:
+    """A self-timed pass for ``straight`` whose corpus is ``[r]``: the child renders round ``r``;
+    its outputs' hash and its CPU µs per request."""
+    def work(rounds: Sequence[int]) -> tuple[list[str], float]:
+        assert child.stdin is not None
+        (r,) = rounds
+        child.stdin.write(f"{r}\n")
+        child.stdin.flush()
+        reply = _reply(child, python)
+        return [f"{reply['sha256']} ({reply['requests']} requests)"], reply["us"]
+
+    return work
+
+
+def interpreters_row(args: argparse.Namespace) -> tuple[list[list[str]], list[str]]:
+    """The time rows of ``--interpreters``, and a line per side naming the build it imported."""
+    rows, builds = [], []
+    names = ("tree", args.against)
+    for call in args.calls.split(","):
+        with contextlib.ExitStack() as stack:
+            contenders = []
+            for name, python in zip(names, args.interpreters, strict=True):
+                child, build = start_child(python, args, call)
+                assert child.stdin is not None
+                stack.callback(child.wait)  # (after its stdin is closed: the child ends with it)
+                stack.callback(child.stdin.close)
+                builds.append(f"{call}, {name}: {build['executable']} (Python {build['python']}) imported "
+                              f"{build['file']}, compiled {build['compiled']}"
+                              + (" (an editable install of the tree)" if build["tree_editable"] else ""))
+                contenders.append((name, child_work(child, python), True))
+
+            def check(outputs: dict[str, list[Any]], rounds: Sequence[int], call: str = call) -> None:
+                if outputs[names[0]] != outputs[names[1]]:
+                    raise SystemExit(f"compare: round {rounds[0]}: {call} of the tree differs from {names[1]}'s: "
+                                     f"{outputs[names[0]][0]} against {outputs[names[1]][0]}")
+
+            tree, other = straight(contenders, lambda r: [r], args.rounds, check)
+        paired = paired_ratio(tree.per_item_us, other.per_item_us)
+        rows.append([f"`{args.format}` {call}", args.corpus, f"{other.median:.1f}", f"{tree.median:.1f}",
+                     f"**{paired:.3f}**"])
+        print(f"measured {call}", file=sys.stderr, flush=True)
+    return rows, builds
 
 
 # --- Counted instructions ----------------------------------------------------------------------------------------
@@ -373,7 +504,7 @@ def command_row(args: argparse.Namespace) -> list[list[str]]:
              f"{other:,.0f}", f"{tree:,.0f}", f"**{other / tree:.3f}**"]]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--against", metavar="REV", help="a git revision")
@@ -387,8 +518,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passes", type=int, default=3, help="--instructions: passes counted")
     parser.add_argument("--command", action="store_true", help="the command's row (records per CPU-second)")
     parser.add_argument("--records", type=int, default=20_000, help="--command: records")
+    parser.add_argument("--interpreters", nargs=2, metavar=("TREE_PY", "OTHER_PY"),
+                        help="--against: each side in a child process of its interpreter (its installed build)")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
+    return parser
+
+
+def _in_process_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[list[list[str]], str]:
+    """The rows of ``--against`` and ``--without`` in this process (time or instructions), and the other side's name."""
+    import prompt_formats as pf
+
+    tree = Side("tree", pf, pf.get_format(args.format), contextlib.nullcontext)
+    if args.against:
+        tmp = tempfile.TemporaryDirectory()  # kept to the end: a revision's modules may import lazily
+        package = load_revision(args.against, Path(tmp.name))
+        other_side = Side(args.against, package, package_format(package, args.format), contextlib.nullcontext)
+        other = args.against
+    else:
+        if pf.compiled:
+            raise SystemExit("compare: --without: the pure build only (PYTHONPATH=. PROMPT_FORMATS_PURE=1)")
+        other = f"tree without {args.without}"
+        other_side = Side(other, pf, tree.fmt, lambda: stepped_aside(args.without))
+    if args.instructions:
+        if not args.against:
+            parser.error("--instructions: with --against")
+        return count_row(args, [tree, other_side]), other
+    return time_row(args, [tree, other_side]), other
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
+    if args.serve:  # the child of --interpreters: its interpreter's build, never the tree's package
+        return serve(*args.serve)
+    sys.path.insert(0, str(ROOT))  # the tree's package, for every other mode
     if args.child:
         revision, fmt_name, call, corpus_name, passes = args.child
         _child(revision, fmt_name, call, corpus_name, int(passes))
@@ -399,35 +563,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not (args.against or args.without):
         parser.error("--against REV or --without NAME (or --fast-paths)")
+    if args.interpreters and not (args.against and not args.instructions and not args.command):
+        parser.error("--interpreters: with --against, time rows only (not --instructions or --command)")
+    builds: list[str] = []
     if args.command:
         if not args.against:
             parser.error("--command: with --against")
         rows = command_row(args)
         other = args.against
+    elif args.interpreters:
+        rows, builds = interpreters_row(args)
+        other = args.against
     else:
-        import prompt_formats as pf
-
-        tree = Side("tree", pf, pf.get_format(args.format), contextlib.nullcontext)
-        if args.against:
-            tmp = tempfile.TemporaryDirectory()  # kept to the end: a revision's modules may import lazily
-            package = load_revision(args.against, Path(tmp.name))
-            other_side = Side(args.against, package, package_format(package, args.format), contextlib.nullcontext)
-            other = args.against
-        else:
-            if pf.compiled:
-                raise SystemExit("compare: --without: the pure build only (PYTHONPATH=. PROMPT_FORMATS_PURE=1)")
-            other = f"tree without {args.without}"
-            other_side = Side(other, pf, tree.fmt, lambda: stepped_aside(args.without))
-        if args.instructions:
-            if not args.against:
-                parser.error("--instructions: with --against")
-            rows = count_row(args, [tree, other_side])
-        else:
-            rows = time_row(args, [tree, other_side])
+        rows, other = _in_process_rows(args, parser)
     unit = "instructions per request" if args.instructions else (
         "records per CPU-second" if args.command else "CPU µs per request (median)")
     print(f"{args.rounds if not args.instructions else args.passes} "
           f"{'rounds' if not args.instructions else 'passes'}; {unit}\n")
+    if builds:
+        print("\n".join(builds) + "\n")
     print(markdown_table(["row", "corpus", other, "tree", "tree / other (time, or instructions)"], rows))
     return 0
 
