@@ -22,7 +22,7 @@ from .incremental import ChatMLIncremental, incremental_renderer
 from .lean import lean_prompt
 from .options import parse_specs, render_specs, take_serving_options
 from .parse import ChatMLReplyParser
-from .render import NotedRender, chatml_noted, render_chatml, tools_block
+from .render import chatml_noted, guarded_noted, render_chatml, tools_block
 from .schema import schema_types, typed_parameter_value
 from .spans import continued_prompt, rendered_prompt
 from .template import MULTI_SYSTEM, QWEN3_5, QWEN3_5_NOTHINK, QWEN3_6, QWEN3_8, UPSTREAM, Template
@@ -133,11 +133,9 @@ class ChatMLFormat(ChatMLFamilyFormat):
             # The guard's fast path, as in render:
             # its prompt and ranges, or None to step aside to the checked path.
             if fast is not None:
-                noted = NotedRender()
-                walk = partial(render_chatml, template=self.template, _noted=noted)
-                text = render_guarded(fast, walk, messages, tools, add_generation_prompt, options)
-                if text is not None:
-                    return rendered_prompt(text, noted, len(messages), policy)
+                done = guarded_noted(fast, messages, tools, add_generation_prompt, self.template, options)
+                if done is not None:
+                    return rendered_prompt(*done, len(messages), policy)
             messages = guard.guard_messages(messages, CHATML_READING)
         if field is not None:
             template = self.template

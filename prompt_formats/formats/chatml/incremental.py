@@ -28,12 +28,11 @@ only the new turn.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from ...format.history import ExtendingRenderer, RenderAgain
 from .options import session_tools
-from .render import NotedRender, chatml_pieces, render_chatml
+from .render import chatml_pieces, guarded_noted
 from .template import ABSENT, Template
 from .tokens import (
     TOOL_RESPONSE_CLOSE,
@@ -41,7 +40,7 @@ from .tokens import (
     TURN_END,
     USER_TURN,
 )
-from .untrusted import CHATML_READING, render_guarded
+from .untrusted import CHATML_READING
 
 if TYPE_CHECKING:
     from ...format.chat_format import Conversation, Tools
@@ -134,11 +133,11 @@ class ChatMLIncremental(ExtendingRenderer):
         guard = self._guard
         if guard is not None:
             fast = guard.fast_path(CHATML_READING) if not self._template.merge_system else None
-            if fast is not None:
-                noted = NotedRender(turns_only=True)
-                walk = partial(render_chatml, template=self._template, _noted=noted)
-                if render_guarded(fast, walk, window, tools, False, self._options) is not None:
-                    return noted.pieces, noted.roles, noted.origins, noted.spans[2]
+            done = None if fast is None else guarded_noted(fast, window, tools, False, self._template, self._options,
+                                                          turns_only=True)
+            if done is not None:
+                noted = done[1]
+                return noted.pieces, noted.roles, noted.origins, noted.spans[2]
             window = guard.guard_messages(window, CHATML_READING)
         pieces, roles, origins, _, (_, _, starts) = chatml_pieces(window, tools, False, self._template, self._options)
         return pieces, roles, origins, starts

@@ -63,10 +63,12 @@ from .untrusted import (
     guarded_json,
     guarded_message,
     guarded_name,
+    render_guarded,
 )
 
 __all__ = [
-    "ChatMLPieces", "NotedRender", "TurnSpans", "chatml_noted", "chatml_pieces", "prologue_pieces", "render_chatml",
+    "ChatMLPieces", "NotedRender", "TurnSpans", "chatml_noted", "chatml_pieces", "guarded_noted", "prologue_pieces",
+    "render_chatml",
     "split_think", "tools_block",
 ]
 
@@ -538,3 +540,16 @@ def chatml_noted(
                          reasoning_effort=options.get("reasoning_effort", ABSENT),
                          add_vision_id=options.get("add_vision_id"), _noted=noted)
     return text, noted
+
+
+def guarded_noted(
+    fast: FastGuard, messages: Conversation, tools: Tools, add_generation_prompt: Any, template: Template,
+    options: Mapping[str, Any], turns_only: bool = False,
+) -> tuple[str, NotedRender] | None:
+    """:func:`chatml_noted` through the guard's fast path (:func:`.untrusted.render_guarded`, the
+    guard applied where the walk reads each untrusted field), or ``None`` where that path steps
+    aside: the caller then guards every message and takes :func:`chatml_noted`."""
+    noted = NotedRender(turns_only)
+    text = render_guarded(fast, partial(render_chatml, template=template, _noted=noted), messages, tools,
+                          add_generation_prompt, options)
+    return None if text is None else (text, noted)
