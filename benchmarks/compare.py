@@ -76,7 +76,7 @@ sys.path.insert(0, str(HERE))  # corpus.py and timing.py; the tree's package (RO
 
 import corpus  # noqa: E402
 from corpus import FLAVOURS, Job  # noqa: E402
-from timing import child_run, markdown_table, straight  # noqa: E402
+from timing import Timing, child_run, markdown_table, straight  # noqa: E402
 
 
 class FastPath(NamedTuple):
@@ -303,12 +303,15 @@ def time_row(args: argparse.Namespace, sides: list[Side]) -> list[list[str]]:
 
         timings = straight(contenders, lambda r: corpus.to_wire(jobs_for(args.format, args.corpus, r)),
                            args.rounds, check)
-        tree, other = timings
-        paired = paired_ratio(tree.per_item_us, other.per_item_us)
-        rows.append([f"`{args.format}` {call}", args.corpus, f"{other.median:.1f}", f"{tree.median:.1f}",
-                     f"**{paired:.3f}**"])
-        print(f"measured {call}", file=sys.stderr, flush=True)
+        rows.append(time_cells(args, call, *timings))
     return rows
+
+
+def time_cells(args: argparse.Namespace, call: str, tree: Timing, other: Timing) -> list[str]:
+    """A time row's cells: each side's median, the ratio of paired rounds (:func:`paired_ratio`)."""
+    print(f"measured {call}", file=sys.stderr, flush=True)
+    return [f"`{args.format}` {call}", args.corpus, f"{other.median:.1f}", f"{tree.median:.1f}",
+            f"**{paired_ratio(tree.per_item_us, other.per_item_us):.3f}**"]
 
 
 # --- Each side in its own interpreter (the compiled builds) --------------------------------------------------------
@@ -418,10 +421,7 @@ def interpreters_row(args: argparse.Namespace) -> tuple[list[list[str]], list[st
                                      f"{outputs[names[0]][0]} against {outputs[names[1]][0]}")
 
             tree, other = straight(contenders, lambda r: [r], args.rounds, check)
-        paired = paired_ratio(tree.per_item_us, other.per_item_us)
-        rows.append([f"`{args.format}` {call}", args.corpus, f"{other.median:.1f}", f"{tree.median:.1f}",
-                     f"**{paired:.3f}**"])
-        print(f"measured {call}", file=sys.stderr, flush=True)
+        rows.append(time_cells(args, call, tree, other))
     return rows, builds
 
 
