@@ -4,13 +4,13 @@ makes before it reuses anything (``prompt_formats.format.session``; the rules: d
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 from operator import is_
 from typing import Any, Final
 
 __all__ = ["UNSPLIT", "ExtendingRenderer", "RenderAgain", "drop_chunks_after", "extension", "joined_prompt",
            "joined_with", "turn_texts"]
 
-_DICT_ONLY = frozenset({dict})
 #: Whether this module runs compiled (its file is then the C extension, not this source or its bytecode).
 _COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 
@@ -29,11 +29,19 @@ def extension(rendered: list[Any], messages: Any) -> bool | None:
     given: list[Any] = messages
     count = len(rendered)
     extends = 0 < count <= len(given) and _same_objects(rendered, given)
-    # (A set of the types: counting dict among them would take a class whose metaclass says it
-    # equals dict for one.)
-    if not set(map(type, given[count:] if extends else given)) <= _DICT_ONLY:
+    if not _all_dicts(given[count:] if extends else given):
         return None
     return extends
+
+
+def _all_dicts(messages: list[Any]) -> bool:
+    """Whether every item of ``messages`` is exactly a dict, told by identity: a set of their types,
+    or counting ``dict`` among them, compares types by ``==`` (and a set by hash), which a class
+    whose metaclass says it equals ``dict`` (and hashes as it) passes. Written for each build, as
+    :func:`_same_objects` is."""
+    if not _COMPILED:
+        return all(map(is_, map(type, messages), repeat(dict)))
+    return all(type(message) is dict for message in messages)  # mypyc makes it a loop
 
 
 def _same_objects(rendered: list[Any], given: list[Any]) -> bool:

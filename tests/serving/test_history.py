@@ -51,16 +51,31 @@ class _PosingAsDict(type):
     __hash__ = type.__hash__
 
 
+class _HashedAsDict(_PosingAsDict):
+    """... and hash as ``dict`` (a set of the types would hold one of them for both)."""
+
+    def __hash__(cls) -> int:
+        return hash(dict)
+
+
 class _Posing(metaclass=_PosingAsDict):
     def get(self, key: str, default: Any = None) -> Any:
         return {"role": "user", "content": "posing"}.get(key, default)
 
 
-def test_a_class_that_says_it_equals_dict_is_no_dict() -> None:
+class _Hashed(_Posing, metaclass=_HashedAsDict):
+    pass
+
+
+@pytest.mark.parametrize("posing", [_Posing, _Hashed])
+def test_a_class_that_says_it_equals_dict_is_no_dict(posing: type) -> None:
     rendered = _messages(2)
-    assert type(_Posing()) == dict  # noqa: E721  (what it says)
-    assert extension(rendered, [*rendered, _Posing()]) is None
-    assert extension([], [_Posing()]) is None
+    assert posing == dict  # noqa: E721  (what it says)
+    assert extension(rendered, [*rendered, posing()]) is None
+    assert extension(rendered, [*rendered, posing(), {"role": "user", "content": "after"}]) is None
+    assert extension(rendered, [*rendered, {"role": "user", "content": "before"}, posing()]) is None
+    assert extension([], [posing()]) is None
+    assert extension([], [{"role": "user", "content": "before"}, posing()]) is None
 
 
 def test_an_earlier_message_that_is_no_dict_is_not_read_again() -> None:

@@ -10,11 +10,12 @@ format: the prompt, or the same error.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import pickle
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -379,6 +380,47 @@ def test_guarded_session_renders_like_render_with_control_tokens(steps_: list[li
         if step not in (["same"], ["copy"]):
             conversation.extend(step)
         assert ours(session.render, conversation, True) == ours(fmt.render, conversation, TOOLS, True)
+
+
+class _PosingAsDict(type):
+    """A metaclass whose classes say they are ``dict``: equal to it, and hashed as it (so that a set
+    of the messages' types, or a count of ``dict`` among them, takes them for dicts)."""
+
+    def __eq__(cls, other: object) -> bool:
+        return other is dict or type.__eq__(cls, other)
+
+    def __hash__(cls) -> int:
+        return hash(dict)
+
+
+class _Posing(metaclass=_PosingAsDict):
+    """A message that reads as one (``get``, ``[]``, ``in``) and is no dict, which ``render`` refuses."""
+
+    _fields: ClassVar[dict[str, Any]] = {"role": "user", "content": "posing"}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._fields.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._fields[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._fields
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+def test_a_message_whose_class_poses_as_dict_is_rendered_as_render_renders_it(name: str) -> None:
+    # The session reads the new messages of an extension itself: a message that is not exactly a
+    # dict must send the request to the full render, however its class compares and hashes.
+    fmt = pf.get_format(name)
+    options = {"current_date": DATE} if name in ("harmony", "gpt-oss") else (
+        {"date_string": "26 Jul 2024"} if name.startswith("llama") else {})
+    first: list[Any] = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+    for conversation in ([*first, _Posing()], [_Posing(), *first]):
+        session = fmt.session(None, **options)
+        ours(session.render, first, True)
+        full = ours(functools.partial(fmt.render, **options), conversation, None, True)
+        assert ours(session.render, conversation, True) == full
 
 
 def test_session_refuses_unknown_options_when_made() -> None:
