@@ -9,7 +9,7 @@
 #                                 from the test (the same cases every run), sized to finish in minutes;
 #   bash scripts/test.sh --quick  in the existing .venv, no installs: ruff, mypy and the tests that need
 #                                 no reference engine (pytest markers, checked where the engines run:
-#                                 tests/support/oracle_marks.py); about a minute;
+#                                 tests/support/oracle_marks.py); about three minutes on two cores;
 #   bash scripts/test.sh --deep   the same tests at PF_HYPOTHESIS_EXAMPLES=5000 (unless set) with
 #                                 random seeds and hypothesis's example database kept in .hypothesis/.
 #   bash scripts/test.sh --compiled   the default tier against the mypyc-compiled build, built into a
