@@ -16,11 +16,19 @@ from typing import Any
 
 from ..errors import InvalidInputError
 
-__all__ = ["JSON_TYPES", "NotPlainData", "plain_data", "plain_scalar", "printed_value", "require_plain"]
+__all__ = ["JSON_TYPES", "NotPlainData", "of_json_type", "plain_data", "plain_scalar", "printed_value", "require_plain"]
 
 #: The exact types of decoded JSON values: a value of one of them (its items too, for a list or a
 #: dict) is read as it is.
 JSON_TYPES = frozenset({str, int, float, bool, type(None), list, dict})
+
+
+def of_json_type(value: Any) -> bool:
+    """Whether ``value``'s type is one of :data:`JSON_TYPES`, told by identity: a membership test of
+    the set compares by hash and ``==``, which a metaclass can make say ``str`` of any class."""
+    kind = type(value)
+    return (kind is str or kind is int or kind is float or kind is bool or value is None or kind is list
+            or kind is dict)
 
 
 class NotPlainData(InvalidInputError):

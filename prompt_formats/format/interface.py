@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, NoReturn, Protocol
 
-from .._text.plain import JSON_TYPES, plain_data
+from .._text.plain import of_json_type, plain_data
 from ..errors import TOO_DEEP, FormatError, InvalidInputError, UnknownOptionError, type_name, unreadable
 from ..model.messages import AssistantReply, Message, message_dict
 from ..model.tools import PreparedTools
@@ -334,7 +334,7 @@ def _readable(value: Any, depth: int = 0) -> bool:
         return all(_readable(item, depth + 1) for item in value)
     if kind is dict and depth < 8:
         return all(_readable(key, depth + 1) and _readable(item, depth + 1) for key, item in value.items())
-    if kind in JSON_TYPES or kind is tuple:
+    if of_json_type(value) or kind is tuple:
         return True
     try:
         bool(value)
@@ -356,7 +356,7 @@ def _read_again(method: Callable[..., Any], plain: tuple[tuple[Any, ...], dict[s
         # Said of a value read as another (a numpy array as "<ndarray>") only: a mapping or a list is
         # read as one, the package's own objects (a Message) by their fields; and said in a plain
         # InvalidInputError only, whose subclasses (UnsupportedContentError) keep their class.
-        if (type(error) is not InvalidInputError or where is None or type(given) in JSON_TYPES
+        if (type(error) is not InvalidInputError or where is None or of_json_type(given)
                 or isinstance(given, (Mapping, list, tuple)) or type(given).__module__.startswith("prompt_formats.")):
             raise
         try:

@@ -52,6 +52,8 @@ def shared_tools(tools: Tools | Iterator[Any]) -> Tools:
             return tools
     except Exception:  # a client's sequence whose truth value raises: as it is, as render reads it
         return tools
+    if type(tools) is not list and type(tools) is not tuple:
+        return tools  # (prepared already, or another object: as it is, which render refuses or reads)
     try:
         return prepare_tools(tools)
     except Exception:

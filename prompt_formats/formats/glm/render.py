@@ -61,7 +61,14 @@ Note = tuple[int, int, int, int]
 #: What the walk wrote of a message (``Walk.how``): nothing; all it writes; an assistant's, its
 #: reasoning shown in its think block.
 UNWRITTEN, WHOLE, SHOWN = 0, 1, 2
-_PLAIN_ITEMS = frozenset({str, int, float, bool, type(None), list, tuple, dict})
+
+
+def _plain_item(item: Any) -> bool:
+    """Whether a content item is of a JSON type, told by identity (a set of types compares by ``==``,
+    and a metaclass may say its class equals ``str``)."""
+    kind = type(item)
+    return (kind is str or kind is int or kind is float or kind is bool or item is None or kind is list
+            or kind is tuple or kind is dict)
 
 
 def visible_text(content: Any, path: str) -> str:
@@ -84,7 +91,7 @@ def visible_text(content: Any, path: str) -> str:
             if kind == "text":
                 text = item.get("text", "")
                 pieces.append(text if type(text) is str else printed_value(text, f"{path}[{j}].text"))
-        elif type(item) not in _PLAIN_ITEMS:
+        elif not _plain_item(item):
             require_plain(item, f"{path}[{j}]")
     return "".join(pieces)
 

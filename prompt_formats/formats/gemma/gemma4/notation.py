@@ -73,7 +73,7 @@ def upper(value: Any, path: str) -> str:
 def iterated(value: Any, path: str) -> Iterable[Any]:
     """What ``{% for x in value %}`` goes over: a list's items, a string's characters, an object's
     keys, nothing for an undefined value; anything else fails the engine."""
-    if type(value) in (list, tuple, str, dict):
+    if _is_container(value):
         return value  # type: ignore[no-any-return]
     if value is UNDEFINED:
         return ()
@@ -85,7 +85,13 @@ def iterated(value: Any, path: str) -> Iterable[Any]:
 
 def is_sequence(value: Any) -> bool:
     """Jinja's ``is sequence``: a list, a string, an object, an undefined value."""
-    return type(value) in (list, tuple, str, dict) or value is UNDEFINED
+    return _is_container(value) or value is UNDEFINED
+
+
+def _is_container(value: Any) -> bool:
+    """A list, tuple, string or dict, told by identity (a metaclass may say its class equals one)."""
+    kind = type(value)
+    return kind is list or kind is tuple or kind is str or kind is dict
 
 
 def sorted_items(mapping: dict[Any, Any], path: str) -> list[tuple[Any, Any]]:
