@@ -134,6 +134,10 @@ class ControlTokenGuard(ToolsetPolicy):
             isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
         ):
             return messages
+        if type(messages) is not list and type(messages) is not tuple:
+            # Read once, as a renderer iterates them, and that list passed on: a sequence's own
+            # indexing (which the guard reads) could answer otherwise than its iteration.
+            messages = _listed(messages)
         try:
             suspects = self._suspect_messages(messages, reading)
         except RecursionError:

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from .._text.plain import plain_data, printed_value
+from .._text.plain import of_json_type, plain_data, printed_value
 from .._text.walk import MAX_NESTING, walk_strings
 from .._text.walk import Hit as _Hit
 from .._text.walk import Unreadable as _Unreadable
@@ -65,6 +65,26 @@ def _walk_field(changes: dict[str, Any], key: str, value: Any, walk: Callable[..
         raise
     if new is not value:
         changes[key] = new
+
+
+def _plain_items(items: Any, exact: Callable[[Any], bool]) -> Any:
+    """``items`` (a content's parts, a message's tool calls) with each item that is not ``exact`` as its
+    plain data, as the template is fed it; a sequence other than a list or tuple as a list.
+
+    What is checked is what is passed on: a dict subclass's or a mapping's own ``get`` (which the
+    guard reads) could answer otherwise than the ``[]`` a renderer reads, and a sequence's indexing
+    otherwise than its iteration. Only the items that need it are read again: the rest stay the same
+    objects, however deep (their depth is for the walks that check them to refuse)."""
+    if type(items) is not list and type(items) is not tuple:
+        return plain_data(items)
+    if all(map(exact, items)):
+        return items
+    return [item if exact(item) else plain_data(item) for item in items]
+
+
+def _exact_call(call: Any) -> bool:
+    """Whether a tool call is a dict whose ``function`` (if any) is of a JSON type, both told by identity."""
+    return type(call) is dict and of_json_type(call.get("function"))
 
 
 def _runs(content: list[Any] | tuple[Any, ...], reading: UntrustedReading) -> list[list[int]]:
@@ -160,6 +180,7 @@ class FieldPolicy(Prefilters):
             return self._text(content)
         if not isinstance(content, (list, tuple)):
             return content
+        content = _plain_items(content, of_json_type)
         lead = self._lead
         if lead is not None and parts_clean(content, lead):
             return content
@@ -240,6 +261,7 @@ class FieldPolicy(Prefilters):
     def _tool_calls(self, calls: Any, name_followed_by: str) -> Any:
         """An assistant message's (non-empty) tool calls, the policy applied; cleared in one go
         when their JSON encoding holds nothing to find (the prefilter)."""
+        calls = _plain_items(calls, _exact_call)
         if self._blob_clean(calls, name_followed_by):
             return calls
         return self._calls(calls, name_followed_by)
