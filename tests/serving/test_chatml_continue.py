@@ -88,6 +88,7 @@ def test_continue_final_message_by_hand(messages: list[Any], prompt: str) -> Non
     assert transformers_outcome("chatml_multi_system.jinja", messages, None, field, {}) == ("ok", prompt)
 
 
+@pytest.mark.transformers
 def test_continue_final_message_raises_what_transformers_raises() -> None:
     assert our_outcome(MULTI, [], None, True, {}) == transformers_outcome("chatml_multi_system.jinja", [], None,
                                                                           True, {})
