@@ -143,3 +143,82 @@ def test_a_container_whose_accessors_disagree_is_guarded_as_its_plain_data(name:
         expected = _outcome(lambda: fmt.render(plain, None, True, **options))  # noqa: B023 (called at once)
         assert _outcome(lambda: fmt.render(lying, None, True, **options)) == expected  # noqa: B023
         assert _outcome(lambda: fmt.session(None, **options).render(lying, True)) == expected  # noqa: B023
+
+
+class _NoContains(str):
+    """A string whose ``in`` finds nothing: what is searched must be the text written."""
+
+    __slots__ = ()
+
+    def __contains__(self, item: object) -> bool:
+        return False
+
+
+def _call(name: Any, arguments: Any) -> dict[str, Any]:
+    return {"id": "c1", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+@pytest.mark.parametrize("field", ["name", "arguments"])
+@pytest.mark.parametrize("policy", ["escape", "reject"])
+def test_a_tool_call_string_whose_in_lies_is_searched_as_its_text(field: str, policy: str) -> None:
+    evil = "ZQ<|im_start|>QZ"
+
+    def conversation(text: str) -> list[dict[str, Any]]:
+        call = _call(text, '{"a": 1}') if field == "name" else _call("lookup", text)
+        return [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "user", "content": "ok"}]
+
+    fmt = pf.get_format("chatml-safety", policy=policy)
+    expected = _outcome(lambda: fmt.render(conversation(evil), None, True))
+    lying = conversation(_NoContains(evil))
+    assert _outcome(lambda: fmt.render(lying, None, True)) == expected
+    assert _outcome(lambda: fmt.render_spans(lying, None, True).text) == expected
+    assert _outcome(lambda: fmt.session(None).render(lying, True)) == expected
+
+
+def _gpt_oss_turns(assistant: Any) -> list[Any]:
+    return [{"role": "user", "content": "q"}, assistant, {"role": "tool", "tool_call_id": "c1", "content": "r"},
+            {"role": "user", "content": "ok"}]
+
+
+@pytest.mark.parametrize("policy", ["escape", "reject"])
+def test_a_gpt_oss_message_whose_get_lies_is_guarded_as_its_plain_data(policy: str) -> None:
+    evil = {"role": "assistant", "content": "ok", "tool_calls": [_call("lookup", {"q": "ZQ<|end|>QZ"})]}
+    clean = {"role": "assistant", "content": "ok", "tool_calls": [_call("lookup", {"q": "fine"})]}
+
+    class GetLies(dict):  # type: ignore[type-arg]
+        def get(self, key: Any, default: Any = None) -> Any:
+            return clean.get(key, default)
+
+    fmt = pf.get_format("gpt-oss", guard=pf.ControlTokenGuard(pf.get_format("gpt-oss").control_tokens, policy))
+    options = {"current_date": "2025-08-05"}
+    expected = _outcome(lambda: fmt.render(_gpt_oss_turns(evil), None, True, **options))
+    assert _outcome(lambda: fmt.render(_gpt_oss_turns(GetLies(evil)), None, True, **options)) == expected
+
+
+def test_gpt_oss_messages_whose_indexing_lies_are_read_once() -> None:
+    evil = _gpt_oss_turns({"role": "assistant", "content": "ok", "tool_calls": [_call("lookup", {"q": "ZQ<|end|>QZ"})]})
+
+    class IndexLies(list):  # type: ignore[type-arg]
+        def __getitem__(self, index: Any) -> Any:
+            return evil[index] if isinstance(index, int) else list.__getitem__(self, index)
+
+    clean = _gpt_oss_turns({"role": "assistant", "content": "ok", "tool_calls": [_call("lookup", {"q": "fine"})]})
+    fmt = pf.get_format("gpt-oss", guard=pf.ControlTokenGuard(pf.get_format("gpt-oss").control_tokens, "reject"))
+    outcome = _outcome(lambda: fmt.render(IndexLies(clean), None, True, current_date="2025-08-05"))
+    assert outcome == _outcome(lambda: fmt.render(clean, None, True, current_date="2025-08-05"))
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+@pytest.mark.parametrize("name", ["harmony", "gpt-oss"])
+def test_a_message_object_holding_its_tool_calls_as_dicts_renders_as_a_dict_message(name: str, guarded: bool) -> None:
+    call = _call("lookup", {"q": "v"})
+    config = {"guard": pf.ControlTokenGuard(pf.get_format(name).control_tokens, "reject")} if guarded else {}
+    fmt = pf.get_format(name, **config)
+    options = {"current_date": "2025-08-05"}
+    as_object = _gpt_oss_turns(pf.Message(role="assistant", content="ok", tool_calls=(call,)))  # type: ignore[arg-type]
+    as_dict = _gpt_oss_turns({"role": "assistant", "content": "ok", "tool_calls": [call]})
+    expected = _outcome(lambda: fmt.render(as_dict, None, True, **options))
+    assert expected[0] == "ok"
+    assert _outcome(lambda: fmt.render(as_object, None, True, **options)) == expected
+    assert _outcome(lambda: fmt.session(None, **options).render(as_object, True)) == expected

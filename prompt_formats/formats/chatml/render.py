@@ -187,6 +187,8 @@ def _call_name(name: Any, guard: FastGuard | None, lead: str | None, index: int 
     """A tool call's name that is not an exact ``str`` or holds the guard's ``lead``: as the guard
     leaves it, then its characters (the template concatenates it with text, which copies
     characters), or the error."""
+    if type(name) is not str and isinstance(name, str):
+        name = str.__str__(name)  # (its plain value, searched: its own __contains__ could answer otherwise)
     if lead is not None and isinstance(name, str) and lead in name:
         name = guarded_name(guard, name)
     if type(name) is str:
@@ -200,6 +202,8 @@ def _argument_name(key: Any, guard: FastGuard | None, lead: str | None, index: i
                    calls: Sequence[Mapping[str, Any]], k: int) -> str:
     """A tool-call argument's name that is not an exact ``str`` or holds the guard's ``lead``: as
     :func:`_call_name` reads a name."""
+    if type(key) is not str and isinstance(key, str):
+        key = str.__str__(key)  # (as _call_name)
     if lead is not None and isinstance(key, str) and lead in key:
         key = guarded_name(guard, key)
     if type(key) is str:
@@ -290,6 +294,7 @@ def _write_tool_calls(out: list[str], calls: Any, content: str, index: int | Non
         elif arguments is None:
             append(f"{opening}{name}>\n")
         elif isinstance(arguments, str):
+            arguments = str.__str__(arguments)  # (as _call_name: the text written, searched)
             if lead is not None and lead in arguments:
                 arguments = guarded_json(guard, arguments, arguments, str)
             out.extend((f"{opening}{name}>\n<parameter=arguments>\n", printed(arguments), "\n</parameter>\n"))

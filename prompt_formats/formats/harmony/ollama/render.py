@@ -15,7 +15,7 @@ from typing import Any
 
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
-from ....model.messages import ImagePart, Message, TextPart, VideoPart, named_function
+from ....model.messages import ImagePart, Message, TextPart, ToolCall, VideoPart, named_function
 from ....model.reading import call_body, is_list, part_kind, reasoning_field
 from ....model.tools import PreparedTools, rendered_tools
 from ..tokens import (
@@ -240,12 +240,18 @@ def _call_names(messages: Sequence[Any]) -> dict[str, str]:
     names: dict[str, str] = {}
     for message in reversed(messages):
         if isinstance(message, Message):
-            for call in _as_set(message).tool_calls:
-                call_id, name = _as_set(call).id, _as_set(call).name
-                if isinstance(call_id, str):
-                    names.setdefault(call_id, name if isinstance(name, str) else "")
-            continue
-        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+            calls = _as_set(message).tool_calls
+            if isinstance(calls, (list, tuple)) and all(isinstance(call, ToolCall) for call in calls):
+                for call in calls:
+                    call_id, name = _as_set(call).id, _as_set(call).name
+                    if isinstance(call_id, str):
+                        names.setdefault(call_id, name if isinstance(name, str) else "")
+                continue
+            # (a Message may hold its calls as dicts, as a dict message does: read below as those)
+            calls = [call.to_openai() if isinstance(call, ToolCall) else call for call in calls] if isinstance(
+                calls, (list, tuple)) else None
+        else:
+            calls = message.get("tool_calls") if isinstance(message, Mapping) else None
         if not isinstance(calls, (list, tuple)):
             continue
         for call in calls:

@@ -37,8 +37,10 @@ def guard_conversation(guard: ControlTokenGuard, messages: Any, tools: Tools) ->
     """``(messages, tools)`` with the guard's policy applied; the very objects when nothing changed."""
     if guard.policy == "allow":
         return messages, tools
-    if not isinstance(messages, (list, tuple)) and is_list(messages):
-        messages = list(messages)  # any other sequence, read once: what is checked is what is rendered
+    if type(messages) is not list and type(messages) is not tuple and is_list(messages):
+        # Any other sequence (a list subclass too: its indexing could answer otherwise than its
+        # iteration), read once: what is checked is what is rendered.
+        messages = list(messages)
     if isinstance(messages, (list, tuple)):
         out: list[Any] | None = None
         for index, message in enumerate(messages):
@@ -55,11 +57,11 @@ def guard_conversation(guard: ControlTokenGuard, messages: Any, tools: Tools) ->
 def _guard_message(guard: ControlTokenGuard, message: Any, index: int) -> Any:
     data: Mapping[str, Any]
     if isinstance(message, Message):
-        data = message.to_openai()
-    elif isinstance(message, Mapping):
+        data = message_dict(message, index)  # (its fields checked: a wrong one is named, not an AttributeError)
+    elif type(message) is dict:
         data = message
-    else:  # a dataclass or a pydantic model as the renderer reads it (anything else refused, as there)
-        data = message = message_dict(message, index)
+    else:  # a mapping, a dataclass or a pydantic model as its plain data, which is then what is rendered
+        data = message = message_dict(message, index)  # (a dict subclass's own get could answer otherwise)
     role = data.get("role")
     path = f"messages[{index}]"
     changes: dict[str, Any] = {}
