@@ -120,8 +120,9 @@ class ControlTokenGuard(ToolsetPolicy):
         every message whose role is not ``assistant`` (no role included); of an assistant message its
         tool calls (when the reading renders them; names and argument names read as followed by its
         ``name_follower``) and, unless ``trust_assistant``, its content and reasoning. Returns
-        ``messages`` itself when nothing changed, else a list holding the original objects of
-        unchanged messages and new dicts for changed ones; ``allow`` always returns ``messages``.
+        ``messages`` itself when nothing changed (a sequence other than a list or tuple: the list
+        read from it once, which the renderer must render), else a list holding the original objects
+        of unchanged messages and new dicts for changed ones; ``allow`` always returns ``messages``.
         ``reject`` raises :class:`InjectionError` for the first token found, e.g. at
         ``messages[2].tool_calls[0].function.arguments.city``. A message whose reading raises (it
         holds a numpy array where the guard reads a truth value) is refused, never passed on
