@@ -254,7 +254,7 @@ class FieldPolicy(Prefilters):
         ``calls`` itself when unchanged.
         """
         try:
-            return self._calls(calls, name_followed_by)
+            return self._calls(_plain_items(calls, _exact_call), name_followed_by)
         except _Hit as hit:
             raise hit.error(path) from None
 
@@ -267,12 +267,10 @@ class FieldPolicy(Prefilters):
         return self._calls(calls, name_followed_by)
 
     def _calls(self, calls: Any, name_followed_by: str) -> Any:
+        """``calls`` as :func:`_plain_items` gives them (anything else than a list or tuple of them
+        is its plain data: an object's text, never an object a walk might iterate unchecked)."""
         if not isinstance(calls, (list, tuple)):
-            # Any other sequence is passed on as transformers hands it over (its plain data: an
-            # object's text): never as an object a walk might iterate unchecked.
-            calls = plain_data(calls)
-            if not isinstance(calls, (list, tuple)):
-                return calls
+            return calls
         new_calls = []
         changed = False
         for k, call in enumerate(calls):

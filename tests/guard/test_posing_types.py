@@ -222,3 +222,24 @@ def test_a_message_object_holding_its_tool_calls_as_dicts_renders_as_a_dict_mess
     assert expected[0] == "ok"
     assert _outcome(lambda: fmt.render(as_object, None, True, **options)) == expected
     assert _outcome(lambda: fmt.session(None, **options).render(as_object, True)) == expected
+
+
+@pytest.mark.parametrize("policy", ["escape", "reject"])
+def test_guard_tool_calls_reads_a_function_whose_get_lies_as_its_plain_data(policy: str) -> None:
+    # The public entry (gemma-4 guards a non-assistant message's calls through it) as the messages' walk.
+    class NameHidden(dict):  # type: ignore[type-arg]
+        def get(self, key: Any, default: Any = None) -> Any:
+            return "clean" if key == "name" else dict.get(self, key, default)
+
+    guard = pf.ControlTokenGuard(pf.CHATML_CONTROL_TOKENS, policy)
+    function = {"name": "f<|im_start|>", "arguments": "x"}
+
+    def guarded(calls: list[Any]) -> tuple[str, str]:
+        return _outcome(lambda: repr(guard.guard_tool_calls(calls, "messages[1].tool_calls")))
+
+    assert guarded([_call_with(NameHidden(function))]) == guarded([_call_with(dict(function))])
+
+
+def _call_with(function: Any) -> dict[str, Any]:
+    return {"id": "c1", "type": "function", "function": function}
+
