@@ -187,27 +187,16 @@ def _call_name(name: Any, guard: FastGuard | None, lead: str | None, index: int 
     """A tool call's name that is not an exact ``str`` or holds the guard's ``lead``: as the guard
     leaves it, then its characters (the template concatenates it with text, which copies
     characters), or the error."""
-    if type(name) is not str and isinstance(name, str):
-        name = str.__str__(name)  # (its plain value, searched: its own __contains__ could answer otherwise)
-    if lead is not None and isinstance(name, str) and lead in name:
-        name = guarded_name(guard, name)
-    if type(name) is str:
-        return name
     if not isinstance(name, str):
         raise InvalidInputError(_call_path(index, calls, k) + ".name", f"expected a string, got {type_name(name)}")
-    return str.__str__(name)
+    name = str.__str__(name)  # (its plain value, searched: a subclass's own __contains__ could answer otherwise)
+    return guarded_name(guard, name) if lead is not None and lead in name else name
 
 
 def _argument_name(key: Any, guard: FastGuard | None, lead: str | None, index: int | None,
                    calls: Sequence[Mapping[str, Any]], k: int) -> str:
     """A tool-call argument's name that is not an exact ``str`` or holds the guard's ``lead``: as
     :func:`_call_name` reads a name."""
-    if type(key) is not str and isinstance(key, str):
-        key = str.__str__(key)  # (as _call_name)
-    if lead is not None and isinstance(key, str) and lead in key:
-        key = guarded_name(guard, key)
-    if type(key) is str:
-        return key
     if not isinstance(key, str):
         try:
             shown = f" {key!r}"
@@ -215,7 +204,8 @@ def _argument_name(key: Any, guard: FastGuard | None, lead: str | None, index: i
             shown = ""
         problem = f"expected string keys, got {type_name(key)} key{shown}"
         raise InvalidInputError(_call_path(index, calls, k) + ".arguments", problem)
-    return str.__str__(key)
+    key = str.__str__(key)  # (as _call_name)
+    return guarded_name(guard, key) if lead is not None and lead in key else key
 
 
 def _argument_text(value_text: Callable[[Any], str], value: Any, index: int | None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._text.plain import JSON_TYPES, printed_value, require_plain
+from ..._text.plain import JSON_TYPES, of_json_type, printed_value, require_plain
 from ..._text.tojson import tojson_at
 from ...errors import InvalidInputError, type_name
 from ...format.chat_format import Tools
@@ -63,14 +63,6 @@ Note = tuple[int, int, int, int]
 UNWRITTEN, WHOLE, SHOWN = 0, 1, 2
 
 
-def _plain_item(item: Any) -> bool:
-    """Whether a content item is of a JSON type, told by identity (a set of types compares by ``==``,
-    and a metaclass may say its class equals ``str``)."""
-    kind = type(item)
-    return (kind is str or kind is int or kind is float or kind is bool or item is None or kind is list
-            or kind is tuple or kind is dict)
-
-
 def visible_text(content: Any, path: str) -> str:
     """The template's ``visible_text``: a string; a list's text parts' texts and strings; nothing
     for no content; any other value printed."""
@@ -91,7 +83,7 @@ def visible_text(content: Any, path: str) -> str:
             if kind == "text":
                 text = item.get("text", "")
                 pieces.append(text if type(text) is str else printed_value(text, f"{path}[{j}].text"))
-        elif not _plain_item(item):
+        elif not of_json_type(item) and type(item) is not tuple:
             require_plain(item, f"{path}[{j}]")
     return "".join(pieces)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...._text.plain import require_plain
+from ...._text.plain import of_json_type, require_plain
 from ....errors import InvalidInputError, TemplateError, type_name
 from ....format.chat_format import Tools
 from ....model.messages import message_dicts, role_of
@@ -324,9 +324,7 @@ class Walk:
 def _read(message: dict[str, Any], key: str, k: int) -> Any:
     """``message.get(key)``, a value of another type than JSON's read as its plain data."""
     value = message.get(key)
-    kind = type(value)  # (told by identity: a metaclass may say its class equals list)
-    if not (kind is str or kind is list or kind is dict or kind is int or kind is float or kind is bool
-            or value is None):
+    if not of_json_type(value):
         require_plain(value, f"messages[{k}].{key}")
     return value
 

@@ -241,29 +241,32 @@ def _call_names(messages: Sequence[Any]) -> dict[str, str]:
     for message in reversed(messages):
         if isinstance(message, Message):
             calls = _as_set(message).tool_calls
-            if isinstance(calls, (list, tuple)) and all(isinstance(call, ToolCall) for call in calls):
-                for call in calls:
-                    call_id, name = _as_set(call).id, _as_set(call).name
-                    if isinstance(call_id, str):
-                        names.setdefault(call_id, name if isinstance(name, str) else "")
-                continue
-            # (a Message may hold its calls as dicts, as a dict message does: read below as those)
-            calls = [call.to_openai() if isinstance(call, ToolCall) else call for call in calls] if isinstance(
-                calls, (list, tuple)) else None
         else:
             calls = message.get("tool_calls") if isinstance(message, Mapping) else None
         if not isinstance(calls, (list, tuple)):
             continue
         for call in calls:
-            if not isinstance(call, Mapping):
-                continue
-            call_id = call.get("id")
-            if not isinstance(call_id, str) or call_id in names:
-                continue
-            function = call_body(call)
-            name = function.get("name") if isinstance(function, Mapping) else None
-            names[call_id] = name if isinstance(name, str) else ""
+            call_id = _id_of(call)
+            if isinstance(call_id, str) and call_id not in names:
+                name = _name_of(call)
+                names[call_id] = name if isinstance(name, str) else ""
     return names
+
+
+def _id_of(call: Any) -> Any:
+    """A tool call's id as given: a :class:`ToolCall`'s, a mapping's (a Message may hold its calls
+    as dicts, as a dict message does); ``None`` for anything else."""
+    if isinstance(call, ToolCall):
+        return _as_set(call).id
+    return call.get("id") if isinstance(call, Mapping) else None
+
+
+def _name_of(call: Any) -> Any:
+    """The name of a call :func:`_id_of` read an id of."""
+    if isinstance(call, ToolCall):
+        return _as_set(call).name
+    function = call_body(call)
+    return function.get("name") if isinstance(function, Mapping) else None
 
 
 # The template's order: the prologue, then the one walk. ---------------------------------------------
