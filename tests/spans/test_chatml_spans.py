@@ -309,3 +309,26 @@ def test_chatml_safety_spans_equal_those_of_the_guarded_messages(policy: str) ->
         assert fmt.render_spans(messages, tool_list, gen, **options) == checked
 
     check()
+
+
+class _NeverEqual(str):
+    """A role whose own ``==`` and ``!=`` lie: the walk, as transformers, reads its plain text."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    __hash__ = str.__hash__
+
+
+@pytest.mark.parametrize("name", ["chatml-multi-system", "qwen3.6", "qwen3.8"])
+def test_an_assistant_role_given_as_a_str_subclass_loses_what_a_str_role_loses(name: str) -> None:
+    fmt = pf.get_format(name)
+    reply = {"content": "a", "reasoning_content": "r", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}
+    query = {"role": "user", "content": "q"}
+    plain = fmt.render_spans([query, {"role": "assistant", **reply}], None, True)
+    posing = fmt.render_spans([query, {"role": _NeverEqual("assistant"), **reply}], None, True)
+    assert (posing.text, posing.dropped) == (plain.text, plain.dropped)

@@ -132,12 +132,20 @@ def with_unwritten_fields(dropped: list[str], messages: Sequence[Any]) -> list[s
     them), in message order; for the walk that notes only assistants' losses as it writes them."""
     found: list[str] = []
     for index, message in enumerate(messages):
-        if type(message) is dict and OTHER_KEYS.isdisjoint(message):
-            continue
+        if type(message) is dict and (OTHER_KEYS.isdisjoint(message) or (
+                type(role := message.get("role")) is str and role == "assistant")):
+            continue  # (the usual message: read as _is_assistant reads it, without a call)
         fields = message_dict(message, index)
-        if fields.get("role") != "assistant":
+        if not _is_assistant(fields):
             found += [f"messages[{index}].{name}" for name in losing_fields(fields, OTHER_FIELDS)]
     return sorted([*dropped, *found], key=_index_of) if found else dropped
+
+
+def _is_assistant(message: Mapping[str, Any]) -> bool:
+    """Whether the walk wrote ``message`` as an assistant's turn: its role's plain text, as the walk
+    reads it (a ``str`` subclass's own ``==`` is not asked)."""
+    role = message.get("role")
+    return role == "assistant" if type(role) is str else isinstance(role, str) and str.__str__(role) == "assistant"
 
 
 def _after_continued(message: Mapping[str, Any], field: str) -> tuple[str, ...]:

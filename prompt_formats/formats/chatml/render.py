@@ -339,7 +339,7 @@ def _write_assistant(out: list[str], message: dict[str, Any], content: str, inde
         out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
     else:
         out.extend((ASSISTANT_TURN, content))
-    if drops is not None:
+    if drops is not None and (split or not _REASONING_FIELDS.isdisjoint(message)):  # (else it loses nothing)
         note_assistant_drops(drops, message, message.get("content"), index, reasoning_field(message), split, kept)
     if calls := message.get("tool_calls"):
         _write_tool_calls(out, calls, content, index, guard, lead, drops, template)
@@ -360,9 +360,9 @@ def _write_turns(
     drops: list[str] | None = None
     if noted is not None:
         ranges, generated, starts = noted.spans
-        written, at = len(out), sum(map(len, out))  # the prologue's pieces and text come first
+        written, at = len(out), 0  # the prologue's pieces come first (and its text, for ranges)
         if not noted.turns_only:
-            spans, drops = noted.spans, noted.dropped
+            spans, drops, at = noted.spans, noted.dropped, sum(map(len, out))
     lead = None if guard is None else guard.lead  # untrusted: what is not an assistant's (see render_chatml)
     vision = None  # the template's image and video counters, made when content that is not a string is met
     # A leading system message is the prologue's; the turns start after it.
@@ -389,21 +389,24 @@ def _write_turns(
         else:
             raise TemplateError("System message must be at the beginning." if role == "system"
                                 else "Unexpected message role.")
-        if noted is not None:
-            if spans is None:  # (sessions: where each turn starts, nothing else)
-                end = at
-            elif role == "assistant":  # generated: right after the header, up to and including <|im_end|>
-                end = at + len("".join(out[written:]))  # (a join: faster than summing a few lengths)
-                turn = (at + _ASSISTANT_HEADER, end - 1)
-                ranges.append((turn,))
-                generated.append(turn)
-            else:  # a user or tool message's range: its printed content, between its opener and closer
-                begin = at + len(out[written])
-                end = begin + len(content)
-                ranges.append(((begin, end),) if content else ())
-                end += len(out[-1])
+        if noted is None:
+            continue
+        if spans is None:  # (sessions: where each turn starts, nothing else)
             starts.append(written)
-            written, at = len(out), end
+            written = len(out)
+            continue
+        if role == "assistant":  # generated: right after the header, up to and including <|im_end|>
+            end = at + len("".join(out[written:]))  # (a join: faster than summing a few lengths)
+            turn = (at + _ASSISTANT_HEADER, end - 1)
+            ranges.append((turn,))
+            generated.append(turn)
+        else:  # a user or tool message's range: its printed content, between its opener and closer
+            begin = at + len(out[written])
+            end = begin + len(content)
+            ranges.append(((begin, end),) if content else ())
+            end += len(out[-1])
+        starts.append(written)
+        written, at = len(out), end
 
 
 def render_chatml(
