@@ -39,9 +39,11 @@ __all__ = [
     "REASONING_FIELDS",
     "JSONType",
     "NonFiniteJSONError",
+    "NumberTooLargeError",
     "PartKind",
     "call_body",
     "decoded_json_object",
+    "finite_float",
     "is_list",
     "json_type_of",
     "loads_strict",
@@ -127,18 +129,33 @@ class NonFiniteJSONError(ValueError):
     (a reader may report Python's integer-digits limit differently)."""
 
 
+class NumberTooLargeError(NonFiniteJSONError):
+    """A JSON number beyond a double's range (``1e400``): Python reads it as infinity, which no JSON
+    text writes back (a value read so could not be sent on as the JSON it came from)."""
+
+
 def _reject_constant(name: str) -> Any:
     raise NonFiniteJSONError(f"{name} is not valid JSON")
 
 
-_strict_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+def finite_float(text: str) -> float:
+    """A JSON number's text (one with a fraction or an exponent) as a float; :class:`NumberTooLargeError`
+    beyond a double's range. A decoder's ``parse_float``."""
+    number = float(text)
+    if math.isinf(number):
+        raise NumberTooLargeError(f"{text} is beyond the range of a double")
+    return number
+
+
+_strict_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=finite_float)
 
 
 def loads_strict(text: str) -> Any:
-    """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity``.
+    """``json.loads`` that refuses ``NaN``, ``Infinity``, ``-Infinity`` and numbers beyond a double's range.
 
     Raises ``ValueError`` for text that is not JSON (``json.JSONDecodeError``, or
-    :class:`NonFiniteJSONError` for the constants), or an integer of more digits than Python
+    :class:`NonFiniteJSONError` for the constants, :class:`NumberTooLargeError` for a number that
+    reads as infinity), or an integer of more digits than Python
     converts; ``RecursionError`` for nesting deeper than the stack. The caller
     decides what that means (a parser keeps the text, a reader reports the field).
     """
@@ -149,13 +166,6 @@ class _NotExact(ValueError):
     """The text is JSON, but not a value Python holds exactly (or not strict JSON)."""
 
 
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if math.isinf(number):
-        raise _NotExact(text)
-    return number
-
-
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
@@ -164,7 +174,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _exact_decoder = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+    parse_constant=_reject_constant, parse_float=finite_float, object_pairs_hook=_unique_keys
 )
 
 

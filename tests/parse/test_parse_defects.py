@@ -84,6 +84,36 @@ def test_harmony_huge_integer_arguments_are_kept_raw_with_a_note() -> None:
     assert len(reply.malformed) == 1 and "digits" in reply.malformed[0] and reply.notes == ()
 
 
+# Numbers beyond a double's range: Python reads 1e400 as infinity, which no JSON text writes back
+# (a call's argument text then said null). Kept as the model wrote them, as an integer too long is.
+DEEPSEEK_CALL = ("<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>function"
+                 "<\uff5ctool\u2581sep\uff5c>f\n")
+TOO_LARGE = [
+    ("llama-3.1", '{"name": "f", "parameters": {"x": 1e400}}<|eot_id|>', None),
+    ("llama-3.1", '{"name": "f", "parameters": [-1e400]}<|eot_id|>', None),
+    ("qwen3", '<tool_call>\n{"name": "f", "arguments": {"x": 1e400}}\n</tool_call>', None),
+    ("chatml-multi-system", "</think>" + chatml_call("f", ("a", "[1e400]")), [tool("f", {"a": {"type": "array"}})]),
+    ("chatml-multi-system", "</think>" + chatml_call("f", ("a", '{"b": 1e400}')),
+     [tool("f", {"a": {"type": "object"}})]),
+    ("deepseek-v3", DEEPSEEK_CALL + '```json\n{"x": 1e400}\n```<\uff5ctool\u2581call\u2581end\uff5c>', None),
+    ("harmony", '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"x": 1e400}<|call|>', None),
+    ("gpt-oss", '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"x": 1e400}<|call|>', None),
+    ("glm-4.5", "<tool_call>f\n<arg_key>x</arg_key>\n<arg_value>[1e400]</arg_value>\n</tool_call>", None),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "tools"), TOO_LARGE)
+def test_a_number_beyond_a_doubles_range_stays_as_the_model_wrote_it(name: str, text: str, tools: Any) -> None:
+    reply = parse_both(pf.get_format(name), text, tools)
+    number = re.search(r"-?1e400", text).group()  # type: ignore[union-attr]
+    assert number in json.dumps(reply.to_openai())  # in a call's arguments, or in the content
+    for call in reply.tool_calls:
+        sent = call.arguments_json()
+        assert number in sent and "null" not in sent
+        if isinstance(call.arguments, dict):
+            assert json.loads(sent) == call.arguments
+
+
 def test_arguments_json_writes_integers_beyond_the_conversion_limit() -> None:
     ones = (10**DIGITS - 1) // 9  # DIGITS ones, built without a decimal conversion
     near = -(10**DIGITS + 7)

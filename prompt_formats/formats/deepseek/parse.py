@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from ...replies.held_calls import HeldCallsParser
 from ...replies.streaming import Malformed, Terminator, TerminatorScan
-from ...replies.values import TOO_MANY_DIGITS, digits_note, read_json
+from ...replies.values import NUMBER_TOO_LARGE, TOO_MANY_DIGITS, digits_note, read_json
 from .tokens import CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, EOS, SEP, THINK_CLOSE
 
 __all__ = ["DeepSeekReplyParser", "State"]
@@ -122,7 +122,9 @@ class DeepSeekReplyParser(HeldCallsParser):
         if isinstance(value, dict):
             self._send_call(name, value, text)
             return True
-        why = digits_note() + " Python will not convert" if problem == TOO_MANY_DIGITS else "not a JSON object"
+        why = (digits_note() + " Python will not convert" if problem == TOO_MANY_DIGITS
+               else "JSON holding a number beyond the range of a double" if problem == NUMBER_TOO_LARGE
+               else "not a JSON object")
         self._send_call(name, text, text, [Malformed(
             f"tool call {self._calls} ({name}) has arguments that are {why}: kept as text")])
         return True

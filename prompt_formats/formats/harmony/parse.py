@@ -45,7 +45,14 @@ from ...replies.streaming import (
     json_string_body,
     new_call_id,
 )
-from ...replies.values import JSON_INVALID, JSON_TOO_DEEP, TOO_MANY_DIGITS, digits_note, read_json
+from ...replies.values import (
+    JSON_INVALID,
+    JSON_TOO_DEEP,
+    NUMBER_TOO_LARGE,
+    TOO_MANY_DIGITS,
+    digits_note,
+    read_json,
+)
 from .header import CHANNEL_KINDS, TWO_CHANNELS, Kind, MessageHeader, parse_header
 from .tokens import CHANNEL, END_MARKERS, MESSAGE, START
 from .tolerant import closing_braces, split_at_last_channel, text_after_channel
@@ -372,6 +379,8 @@ def _raw_arguments_note(call: _Call, problem: str | None, cut_off: bool) -> str:
         return f"{label}: arguments have {digits_note()}, kept raw"
     if problem == JSON_TOO_DEEP:
         return f"{label}: arguments nested too deeply to read, kept raw"
+    if problem == NUMBER_TOO_LARGE:
+        return f"{label}: arguments hold a number beyond the range of a double, kept raw"
     if cut_off:
         # An end marker may have been stripped as the stop token, so only arguments that are not a
         # whole JSON object tell that the completion ended inside the call.

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._text.tojson import compact_json
-from ...model.reading import NonFiniteJSONError
+from ...model.reading import NonFiniteJSONError, finite_float
 from ...replies.held_calls import HeldCallsParser
 from ...replies.streaming import Event, Malformed, Terminator, TerminatorScan
 from .tokens import EOM, EOS, EOT, PYTHON_TAG
@@ -44,7 +44,8 @@ def _refuse_constant(name: str) -> Any:
     raise NonFiniteJSONError(f"{name} is not valid JSON")
 
 
-_decoder = json.JSONDecoder(parse_constant=_refuse_constant)  # (strict: no NaN or Infinity)
+# (Strict: no NaN or Infinity, and no number beyond a double's range, which reads as infinity.)
+_decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=finite_float)
 
 #: A call read: its name, its arguments (an object, or the JSON text of another value), their text, notes.
 Read = tuple[str, "Mapping[str, Any] | str", str, list[Event]]
