@@ -6,6 +6,7 @@ every position) and arbitrary text, cut into deltas at random points.
 
 from __future__ import annotations
 
+import importlib
 import json
 import pickle
 import re
@@ -228,3 +229,45 @@ def test_one_character_streaming_is_linear(unit: str) -> None:
     quarter = best_time(lambda: run(len(text) // 4), 3)
     whole = best_time(lambda: run(len(text)), 3)
     assert whole <= 8 * quarter, (unit, whole, quarter)
+
+
+# Whitespace a parser holds while it waits for what follows (before a Llama call's "{", a GLM think
+# block, DeepSeek's next call) is scanned once, however many deltas bring it: counted, not timed.
+
+
+class _CountingPattern:
+    """A module's whitespace pattern, counting the characters its ``match`` calls read."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.read = pattern, 0
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        found = self.pattern.match(text, pos)
+        self.read += (found.end() if found else pos) - pos + 1
+        return found
+
+
+DEEPSEEK_CALLS = "</think><\uff5ctool\u2581calls\u2581begin\uff5c>"
+HELD_WHITESPACE = [
+    ("llama-3.1", "prompt_formats.formats.llama.parse", "", '{"name": "f", "parameters": {}}'),
+    ("llama-3.1", "prompt_formats.formats.llama.parse", "", "text"),
+    ("glm-4.5", "prompt_formats.formats.glm.parse", "", "<think>r</think>text"),
+    ("glm-4.5", "prompt_formats.formats.glm.parse", "", "text"),
+    ("deepseek-v3", "prompt_formats.formats.deepseek.parse", DEEPSEEK_CALLS,
+     "<\uff5ctool\u2581call\u2581begin\uff5c>function<\uff5ctool\u2581sep\uff5c>f\n```json\n{}\n```"
+     "<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>"),
+    ("deepseek-v3", "prompt_formats.formats.deepseek.parse", DEEPSEEK_CALLS, "text"),
+]
+
+
+@pytest.mark.parametrize(("name", "module", "before", "after"), HELD_WHITESPACE)
+def test_held_whitespace_is_read_once(name: str, module: str, before: str, after: str,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    counting = _CountingPattern(importlib.import_module(module)._WHITESPACE)
+    monkeypatch.setattr(f"{module}._WHITESPACE", counting)
+    fmt, spaces = pf.get_format(name), 2000
+    deltas = [before, *[" \n"] * spaces, after]
+    check_stream_equals_parse(fmt, "".join(deltas), deltas, None, {})
+    counting.read = 0
+    stream(lambda: fmt.stream_parser(id_factory=counting_ids()), deltas)
+    assert counting.read <= 8 * spaces  # (read again at every delta: about spaces² characters)

@@ -81,15 +81,19 @@ class DeepSeekReplyParser(HeldCallsParser):
 
     def _between_calls(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         """CALLS: after whitespace, the next call, the calls' end, or the reply's end."""
-        skip = _WHITESPACE.match(buf, pos).end()  # type: ignore[union-attr]
+        # (Whitespace held over many deltas is scanned once: _scanned is how much of it was; and
+        # nothing here copies the rest of the buffer, which a one-shot parse holds whole.)
+        skip = _WHITESPACE.match(buf, pos + self._scanned).end()  # type: ignore[union-attr]
         if skip == len(buf):  # nothing yet, or the completion ends here
+            self._scanned = 0 if final else skip - pos
             return (skip if final else pos), False
-        rest = buf[skip:]
+        self._scanned = 0
         for marker, state in ((CALL_BEGIN, State.CALL), (CALLS_END, State.CONTENT), (EOS, State.DONE)):
-            if rest.startswith(marker):
+            if buf.startswith(marker, skip):
                 self._state = state
                 return skip + len(marker), True
-            if not final and marker.startswith(rest):
+            if not final and len(buf) - skip < len(marker) and marker.startswith(buf[skip:]):
+                self._scanned = skip - pos
                 return pos, False  # it may yet be this marker
         self._out.append(Malformed(f"text after tool call {self._calls - 1}: kept as content"
                                    if self._calls else f"'{CALLS_BEGIN}' not followed by a tool call: kept as text"))

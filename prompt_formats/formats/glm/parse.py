@@ -38,6 +38,7 @@ _CONTENT_ENDS = (_CALL, *_STOPS)
 _IN_CALL_ENDS = (_CALL_END, *_STOPS)
 _PAIR = re.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
 _NAME = re.compile(r"([^\n<]+?)[ \t]*(?:\n|(?=<arg_key>)|\s*$)")
+_WHITESPACE = re.compile(r"\s*")  # (str.isspace's characters, what lstrip() takes away)
 
 
 class State(enum.IntEnum):
@@ -120,15 +121,16 @@ class GlmReplyParser(HeldCallsParser):
 
     def _start(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         """START: whitespace, then ``<think>`` opens the reasoning; anything else is content."""
-        at = len(buf) - len(buf[pos:].lstrip())
-        rest = buf[at:]
-        if rest.startswith(THINK_OPEN):
+        # (The whitespace is taken as it comes, not held: the reasoning or the content, each stripped
+        # whole, keeps none of it.)
+        at = _WHITESPACE.match(buf, pos).end()  # type: ignore[union-attr]
+        if buf.startswith(THINK_OPEN, at):
             self._state = State.REASONING
             return at + len(THINK_OPEN), True
-        if not final and (not rest or THINK_OPEN.startswith(rest)):
-            return pos, False  # it may yet open a think block
+        if not final and (at == len(buf) or (len(buf) - at < len(THINK_OPEN) and THINK_OPEN.startswith(buf[at:]))):
+            return at, False  # it may yet open a think block
         self._state = State.CONTENT
-        return pos, True
+        return at, True
 
     def _text_step(self, buf: str, pos: int, final: bool, scan: TerminatorScan) -> tuple[int, bool]:
         """REASONING or CONTENT: text up to the state's next marker."""

@@ -139,9 +139,10 @@ class LlamaReplyParser(HeldCallsParser):
 
     def _start(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         """START: whitespace, then ``{`` (a call, maybe) or anything else (content)."""
+        # (The whitespace is taken as it comes, not held: whatever follows, the reply keeps none of it.)
         skip = _WHITESPACE.match(buf, pos).end()  # type: ignore[union-attr]
         if skip == len(buf):
-            return (skip if final else pos), False
+            return skip, False
         self._state = State.JSON if buf[skip] == "{" else State.CONTENT
         return skip, True
 
