@@ -396,8 +396,14 @@ class AssistantReply:
     notes: tuple[str, ...] = ()
 
     def to_openai(self) -> dict[str, Any]:
-        """The reply as an OpenAI assistant message; tool-call arguments as JSON strings."""
-        out: dict[str, Any] = {"role": "assistant", "content": self.content}
+        """The reply as an OpenAI assistant message; tool-call arguments as JSON strings.
+
+        ``content`` is ``None`` for a reply of tool calls without text (OpenAI's form), and ``""`` for a
+        reply without text or calls: every format renders that message as the empty reply the model
+        wrote, where the templates that join the content to text refuse ``None``.
+        """
+        content = self.content if self.content is not None or self.tool_calls else ""
+        out: dict[str, Any] = {"role": "assistant", "content": content}
         if self.reasoning is not None:
             out["reasoning_content"] = self.reasoning
         if self.tool_calls:

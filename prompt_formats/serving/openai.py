@@ -81,10 +81,12 @@ def accumulate(deltas: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
 
     ``role`` is the last one a delta gave (``"assistant"`` if none). Texts are concatenated, and an
     empty text is no text, as :class:`~prompt_formats.model.messages.AssistantReply` has it: ``content`` is
-    ``None`` until a delta brings some (the opening delta's ``""`` brings none, where a client that
-    only concatenates keeps ``""``), ``reasoning_content`` appears only when a delta brings some,
-    ``tool_calls`` only when a delta carries a call. ``None`` entries (events with no delta) are
-    skipped. So the deltas of :func:`stream_deltas` merge to exactly the reply's ``to_openai()``.
+    ``None`` when no delta brings some and a call comes (the opening delta's ``""`` brings none,
+    where a client that only concatenates keeps ``""``), and ``""`` when neither comes (an empty
+    reply: a message every format renders back); ``reasoning_content`` appears only when a delta
+    brings some, ``tool_calls`` only when a delta carries a call. ``None`` entries (events with no
+    delta) are skipped. So the deltas of :func:`stream_deltas` merge to exactly the reply's
+    ``to_openai()``.
     """
     message: dict[str, Any] = {"role": "assistant", "content": None}
     texts: dict[str, list[str]] = {"content": [], "reasoning_content": []}
@@ -113,4 +115,6 @@ def accumulate(deltas: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
         message["reasoning_content"] = "".join(texts["reasoning_content"])
     if calls:
         message["tool_calls"] = [calls[index] for index in sorted(calls)]
+    elif message["content"] is None:
+        message["content"] = ""
     return message

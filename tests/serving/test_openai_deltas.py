@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+import prompt_formats as pf
 from prompt_formats import (
     AssistantReply,
     ContentDelta,
@@ -54,7 +55,7 @@ def test_a_stream_opens_with_the_role_once_before_any_other_delta() -> None:
 
 def test_an_empty_completion_streams_the_opening_delta_alone() -> None:
     assert list(stream_deltas([])) == [OPENING]
-    assert accumulate(stream_deltas([])) == {"role": "assistant", "content": None}
+    assert accumulate(stream_deltas([])) == {"role": "assistant", "content": ""}
 
 
 def test_the_opening_delta_goes_out_before_the_first_event_is_asked_for() -> None:
@@ -83,7 +84,7 @@ def test_accumulated_deltas_give_the_assistant_message() -> None:
             {"id": "c1", "type": "function", "function": {"name": "g", "arguments": "{}"}},
         ],
     }
-    assert accumulate([]) == {"role": "assistant", "content": None}
+    assert accumulate([]) == {"role": "assistant", "content": ""}
 
 
 @pytest.mark.parametrize(
@@ -97,3 +98,23 @@ def test_accumulated_deltas_give_the_assistant_message() -> None:
 )
 def test_finish_reason(reply: AssistantReply, length: bool, expected: str) -> None:
     assert finish_reason(reply, length=length) == expected
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+def test_an_empty_reply_is_a_message_every_format_renders_back(name: str) -> None:
+    # An empty completion is a reply without text or calls; sent back, it is the empty message the
+    # model wrote (a template that joins the content to text refuses a null one).
+    fmt = pf.get_format(name)
+    sent_back = fmt.parse("").to_openai()
+    assert sent_back == accumulate(stream_deltas([])) == {"role": "assistant", "content": ""}
+    messages = [{"role": "user", "content": "Hi"}, sent_back, {"role": "user", "content": "again"}]
+    assert fmt.render(messages, add_generation_prompt=True)
+
+
+@pytest.mark.parametrize(("name", "completion"), [("gpt-oss", "<|channel|>final<|message|><|return|>"),
+                                                  ("qwen2.5", "<|im_end|>\n")])
+def test_an_empty_final_answer_round_trips(name: str, completion: str) -> None:
+    fmt = pf.get_format(name)
+    history = [{"role": "user", "content": "Hi"}]
+    sent_back = fmt.parse(completion).to_openai()
+    assert fmt.render([*history, sent_back]) == fmt.render(history, add_generation_prompt=True) + completion
