@@ -6,6 +6,7 @@ llama.cpp's Llama 3.x parser agree, or differ where this page says why."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -151,6 +152,25 @@ def test_the_reply_rendered_back_is_the_prompt_and_the_completion(name: str, con
     back = render_jinja_as_transformers(ls.TEMPLATES[name], [*history, back_message], None, False,
                                         bos_token=ls.BOS, **options)
     assert back == full
+
+
+@pytest.mark.parametrize(("parameters", "comes_back"), [({"a": 1}, True), ("abc", True), ('{"a": 1}', False)])
+def test_the_reply_sent_back_as_openai_text(parameters: Any, comes_back: bool) -> None:
+    # docs/llama.md: through to_openai() and decode_tool_arguments=True, an object or a plain string
+    # comes back as written; a string holding an object's JSON comes back as the object.
+    fmt = pf.get_format("llama-3.1")
+    history = [{"role": "user", "content": "Weather?"}]
+    message = {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f",
+                                                                                      "arguments": parameters}}]}
+    full = fmt.render([*history, message], date_string=ls.DATE)
+    completion = full[len(fmt.render(history, add_generation_prompt=True, date_string=ls.DATE)):]
+    reply = fmt.parse(completion, date_string=ls.DATE)
+    assert reply.malformed == ()
+    back = fmt.render([*history, reply.to_openai()], decode_tool_arguments=True, date_string=ls.DATE)
+    assert (back == full) is comes_back
+    if not comes_back:
+        assert back == fmt.render([*history, {**message, "tool_calls": [{"type": "function", "function": {
+            "name": "f", "arguments": json.loads(parameters)}}]}], date_string=ls.DATE)
 
 
 def test_built_in_arguments_are_separated_as_the_template_writes_them() -> None:
