@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prompt_formats as pf
+from tests.support.oracles import render_jinja_as_transformers
 from tests.support.parser_cases import DEEPSEEK_MARKERS, completions, counting_ids, splits, stream
 from tests.support.strategies import differential_settings
 
@@ -103,3 +104,22 @@ def test_any_split_streams_to_the_one_shot_parse(data: st.DataObject) -> None:
     deltas = data.draw(splits(text), label="deltas")
     _, streamed = stream(lambda: FMT.stream_parser(id_factory=counting_ids()), deltas)
     assert streamed == FMT.parse(text, id_factory=counting_ids())
+
+
+@pytest.mark.jinja
+def test_a_reply_of_calls_alone_goes_back_with_empty_content() -> None:
+    # docs/deepseek.md: to_openai()'s None is refused, as transformers refuses it; "" renders as the
+    # template's own branch for a missing content writes the call (checked against Jinja2).
+    reply = FMT.parse('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a": 1}\n```'
+                      "<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>", id_factory=counting_ids())
+    sent_back = reply.to_openai()
+    assert sent_back["content"] is None and reply.malformed == ()
+    history = [{"role": "user", "content": "Hi"}]
+    with pytest.raises(pf.InvalidInputError):
+        FMT.render([*history, sent_back])
+    ours = FMT.render([*history, {**sent_back, "content": ""}])
+    bos = "<｜begin▁of▁sentence｜>"
+    assert render_jinja_as_transformers("families/deepseekv3.jinja", [*history, {**sent_back, "content": ""}],
+                                        bos_token=bos) == ("ok", ours)
+    assert ours.endswith('<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n'
+                         '{"a": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>')
