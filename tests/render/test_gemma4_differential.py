@@ -65,3 +65,34 @@ def test_bos_token_is_the_tokenizers_unless_given() -> None:
     assert FMT.render(messages) == FMT.render(messages, bos_token="<bos>") == expected
     with pytest.raises(pf.InvalidInputError, match=r"^bos_token: "):
         FMT.render(messages, bos_token=None)
+
+
+def _cyclic() -> tuple[dict[str, Any], list[Any]]:
+    mapping: dict[str, Any] = {"a": 1}
+    mapping["self"] = mapping
+    items: list[Any] = [1]
+    items.append(items)
+    return mapping, items
+
+
+def test_a_value_that_holds_itself_is_refused_naming_it() -> None:
+    # The notation's writer walks with a stack of its own: a cycle would grow it until memory ran out
+    # (transformers fails on it too, in its recursion). Shared values that hold no cycle render.
+    fmt = pf.get_format("gemma-4")
+    mapping, items = _cyclic()
+    query = {"role": "user", "content": "q"}
+
+    def called(arguments: Any) -> list[Any]:
+        return [query, {"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "f", "arguments": arguments}}]}]
+
+    for arguments in (mapping, {"a": items}):
+        with pytest.raises(pf.InvalidInputError, match="holds itself") as raised:
+            fmt.render(called(arguments))
+        assert raised.value.path == "messages[1].tool_calls[0].function.arguments"
+    schema = {"type": "object", "properties": {"a": {"type": "string", "enum": items}}}
+    with pytest.raises(pf.InvalidInputError, match="holds itself"):
+        fmt.render([query], [{"type": "function", "function": {"name": "f", "parameters": schema}}])
+    shared = [1, 2]
+    copies = {"x": [1, 2], "y": [[1, 2], [1, 2]]}
+    assert fmt.render(called({"x": shared, "y": [shared, shared]})) == fmt.render(called(copies))

@@ -119,7 +119,21 @@ class _Literal:
         self.text = text
 
 
-_CLOSE_OBJECT, _CLOSE_LIST, _COMMA = _Literal("}"), _Literal("]"), _Literal(",")
+_COMMA = _Literal(",")
+
+
+class _Close:
+    """The end of a container on the stack: its bracket, and the container's id (it is no longer open)."""
+
+    __slots__ = ("key", "text")
+
+    def __init__(self, text: str, key: int) -> None:
+        self.text, self.key = text, key
+
+
+def _holds_itself(path: str) -> InvalidInputError:
+    return InvalidInputError(path, "a value that holds itself (a circular reference): the template's recursion "
+                                   "never ends")
 
 
 def argument(value: Any, escape_keys: bool, path: str) -> str:
@@ -127,14 +141,18 @@ def argument(value: Any, escape_keys: bool, path: str) -> str:
     value nested however deep renders whatever the caller's depth."""
     out: list[str] = []
     stack: list[Any] = [value]
+    inside: set[int] = set()  # the containers open around the value written (one met again: a cycle)
     while stack:
         item = stack.pop()
         kind = type(item)
         if kind is _Literal:
             out.append(item.text)
+        elif kind is _Close:
+            out.append(item.text)
+            inside.discard(item.key)
         elif kind is dict:
             out.append("{")
-            stack.append(_CLOSE_OBJECT)
+            stack.append(_opened(item, "}", inside, path))
             items = sorted_items(item, path)
             for at in range(len(items) - 1, -1, -1):  # (pushed last first: popped in order)
                 stack.append(items[at][1])
@@ -143,7 +161,7 @@ def argument(value: Any, escape_keys: bool, path: str) -> str:
                     stack.append(_COMMA)
         elif kind is list or kind is tuple:
             out.append("[")
-            stack.append(_CLOSE_LIST)
+            stack.append(_opened(item, "]", inside, path))
             for at in range(len(item) - 1, -1, -1):
                 stack.append(item[at])
                 if at:
@@ -151,6 +169,15 @@ def argument(value: Any, escape_keys: bool, path: str) -> str:
         else:
             out.append(_scalar(item, path))
     return "".join(out)
+
+
+def _opened(container: Any, bracket: str, inside: set[int], path: str) -> _Close:
+    """Note ``container`` open (the error if it is open already: it holds itself); its end."""
+    key = id(container)
+    if key in inside:
+        raise _holds_itself(path)
+    inside.add(key)
+    return _Close(bracket, key)
 
 
 def _scalar(value: Any, path: str) -> str:
