@@ -222,9 +222,13 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
     message = f"{field}: {TOO_DEEP}"
     spare = InvalidInputError(field, TOO_DEEP)  # where even building one overflows (a caller near the limit)
 
+    plain_options = name in _OPTIONS_READ
+
     @functools.wraps(method)
     def entry(*args: Any, **kwargs: Any) -> Any:
         first: FormatError | None = None  # the first try's refusal, when a second reading follows
+        if kwargs and plain_options:
+            kwargs = _plain_options(args, kwargs)
         try:
             try:
                 return method(*args, **kwargs)
@@ -268,6 +272,36 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
 
     entry._refuses_deep_stacks = True  # type: ignore[attr-defined]
     return entry
+
+
+#: The entries whose options a template reads: each read as transformers hands a template its keyword
+#: arguments (:func:`_plain_options`).
+_OPTIONS_READ = frozenset({"render", "render_spans", "session"})
+
+
+def _plain_options(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with each of the format's template options (``args[0]``'s) whose value is of another type than
+    JSON's as its plain data (:func:`~prompt_formats._text.plain.plain_data`: a numpy boolean as
+    ``bool``, a ``str`` subclass as its text, any other object as ``"<TypeName>"``), as transformers
+    hands a template its keyword arguments: else the template's ``is true`` and ``is false`` tests, and
+    the text it prints, read the object itself. ``kwargs`` itself when every value is of a JSON type
+    (a list or dict as given: scanning each item would cost every render)."""
+    for value in kwargs.values():
+        kind = type(value)
+        if kind is not bool and kind is not str and value is not None and not of_json_type(value):
+            break
+    else:
+        return kwargs
+    fmt = args[0] if args else None
+    declared = fmt.options.keys() - _OWN_OPTIONS if isinstance(fmt, FormatInterface) else set()
+    return {key: plain_data(value) if key in declared and not of_json_type(value) else value
+            for key, value in kwargs.items()}
+
+
+#: The options that are no template variable, read as given: the library's own (``strict``,
+#: ``decode_tool_arguments``, ``current_date``, which takes a ``datetime.date``) and transformers'
+#: ``continue_final_message``, a parameter of ``apply_chat_template``.
+_OWN_OPTIONS = frozenset({"strict", "decode_tool_arguments", "continue_final_message", "current_date"})
 
 
 #: The entries whose input is read again as plain data when it fails (the others read theirs once).

@@ -29,7 +29,7 @@ from tests.support import (
     nemotron_strategies,
 )
 from tests.support.gpt_oss_drops import outcome as gpt_oss_outcome
-from tests.support.odd_values import Colour, Dumps, Opaque, oddified
+from tests.support.odd_values import Colour, Dumps, Opaque, Shouts, oddified
 from tests.support.oracles import JINJA_TEMPLATES, plain_template_data, render_jinja_as_transformers, render_or_crash
 from tests.support.settings import differential_settings, examples
 from tests.support.strategies import conversation, tools
@@ -136,3 +136,46 @@ def test_an_object_where_a_string_is_tested_for_renders_as_its_placeholder(name:
                "llama-3.1": LLAMA_OPTIONS, "llama-3.2": LLAMA_OPTIONS}.get(name, {})
     for gen in (False, True):
         assert ours(name, messages, None, gen, options) == oracle(name, messages, None, gen, options)
+
+
+class _Off:
+    """An object whose truth value is False: transformers hands it to a template as ``"<_Off>"`` (true)."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: The options that are no template variable (the library's own, or apply_chat_template's parameters).
+_NOT_TEMPLATE_OPTIONS = {"strict", "decode_tool_arguments", "continue_final_message", "current_date", "custom_tools",
+                         "builtin_tools"}
+
+
+def _odd_option_values() -> list[Any]:
+    import numpy
+
+    return [numpy.bool_(True), numpy.bool_(False), numpy.str_("low"), Shouts("high"), Colour.RED, _Off(), Opaque()]
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_options_of_other_types_render_as_transformers_hands_them_over(name: str) -> None:
+    # transformers hands a template its keyword arguments as plain data: a numpy boolean as a bool, a
+    # str subclass as its text, any other object as "<TypeName>" (whose truth value is true).
+    fmt = pf.get_format(name, **CONFIG.get(name, {}))
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+                {"role": "assistant", "content": "a", "reasoning_content": "r"}, {"role": "user", "content": "q2"}]
+    base = {"bos_token": "<bos>"} if "bos_token" in fmt.options else {}
+    base.update(LLAMA_OPTIONS if name.startswith("llama-") else {})
+    checked = 0
+    kinds = {spec.name: spec.kinds for spec in fmt.option_specs}
+    for option in sorted(fmt.options.keys() - _NOT_TEMPLATE_OPTIONS):
+        for value in _odd_option_values():
+            if "boolean" not in kinds[option] and not isinstance(plain_template_data(value), str):
+                continue  # (an option that takes a string, and no boolean, refuses a boolean)
+            options = {**base, option: value}
+            expected = oracle(name, messages, None, True, options)
+            assert ours(name, messages, None, True, options) == expected, (option, value)
+            if expected[0] == "ok":  # (the same reading in the format's other entries)
+                assert fmt.render_spans(messages, None, True, **options).text == expected[1]
+                assert fmt.session(None, **options).render(messages, True) == expected[1]
+                checked += 1
+    assert checked or not fmt.options.keys() - _NOT_TEMPLATE_OPTIONS
