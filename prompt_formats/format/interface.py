@@ -222,14 +222,11 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
     message = f"{field}: {TOO_DEEP}"
     spare = InvalidInputError(field, TOO_DEEP)  # where even building one overflows (a caller near the limit)
 
-    plain_options = name in _OPTIONS_READ
-
     @functools.wraps(method)
     def entry(*args: Any, **kwargs: Any) -> Any:
         first: FormatError | None = None  # the first try's refusal, when a second reading follows
-        if kwargs and plain_options:
-            kwargs = _plain_options(args, kwargs)
         try:
+            kwargs = _plain_options(name, args, kwargs) if kwargs else kwargs  # (in the try: it may overflow)
             try:
                 return method(*args, **kwargs)
             except RecursionError:
@@ -279,13 +276,16 @@ def _refusing_deep_stacks(method: Callable[..., Any], name: str) -> Callable[...
 _OPTIONS_READ = frozenset({"render", "render_spans", "session"})
 
 
-def _plain_options(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``kwargs`` with each of the format's template options (``args[0]``'s) whose value is of another type than
+def _plain_options(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """For entry ``name`` (:data:`_OPTIONS_READ`; any other: ``kwargs`` as given), ``kwargs`` with each
+    of the format's template options (``args[0]``'s) whose value is of another type than
     JSON's as its plain data (:func:`~prompt_formats._text.plain.plain_data`: a numpy boolean as
     ``bool``, a ``str`` subclass as its text, any other object as ``"<TypeName>"``), as transformers
     hands a template its keyword arguments: else the template's ``is true`` and ``is false`` tests, and
     the text it prints, read the object itself. ``kwargs`` itself when every value is of a JSON type
     (a list or dict as given: scanning each item would cost every render)."""
+    if name not in _OPTIONS_READ:
+        return kwargs
     for value in kwargs.values():
         kind = type(value)
         if kind is not bool and kind is not str and value is not None and not of_json_type(value):

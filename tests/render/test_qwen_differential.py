@@ -145,11 +145,19 @@ class _Unprintable:
         return 5
 
 
-@pytest.mark.parametrize("effort", [10**5000, _Unprintable()], ids=["integer-past-the-digit-limit", "str-not-a-str"])
-def test_an_effort_the_engine_cannot_print_is_refused_naming_the_option(effort: Any) -> None:
+def test_an_effort_the_engine_cannot_print_is_refused_naming_the_option() -> None:
     # Jinja itself fails printing it into the template's error message; ours names the option.
     with pytest.raises(pf.InvalidInputError, match=r"^reasoning_effort: expected xhigh, medium or low, got a "):
-        pf.get_format("qwen3.8").render([{"role": "user", "content": "q"}], reasoning_effort=effort)
+        pf.get_format("qwen3.8").render([{"role": "user", "content": "q"}], reasoning_effort=10**5000)
+
+
+def test_an_effort_of_no_known_type_is_the_template_error_about_its_placeholder() -> None:
+    # transformers hands the template an object of no kind it knows as "<TypeName>", which it prints.
+    messages = [{"role": "user", "content": "q"}]
+    options = {"reasoning_effort": _Unprintable()}
+    expected = oracle(TEMPLATES["qwen3.8"], messages, None, True, options)
+    assert expected[0] == "error" and "<_Unprintable>" in expected[1]
+    assert ours("qwen3.8", messages, None, True, options) == expected
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
