@@ -119,21 +119,31 @@ class _Literal:
         self.text = text
 
 
-_COMMA = _Literal(",")
+_CLOSE_OBJECT, _CLOSE_LIST, _COMMA = _Literal("}"), _Literal("]"), _Literal(",")
+
+#: How many containers a value opens before it is checked for a cycle (one that holds itself would
+#: grow the stack, and the text, until memory ran out): once, and only for a value this large.
+_CHECKED_AT = 20_000
 
 
-class _Close:
-    """The end of a container on the stack: its bracket, and the container's id (it is no longer open)."""
-
-    __slots__ = ("key", "text")
-
-    def __init__(self, text: str, key: int) -> None:
-        self.text, self.key = text, key
-
-
-def _holds_itself(path: str) -> InvalidInputError:
-    return InvalidInputError(path, "a value that holds itself (a circular reference): the template's recursion "
-                                   "never ends")
+def _check_no_cycle(value: Any, path: str) -> None:
+    """Raise :class:`InvalidInputError` at ``path`` if a container in ``value`` holds itself."""
+    inside: set[int] = set()  # the containers open around the item (ids: alive while value is)
+    stack: list[tuple[Any, bool]] = [(value, True)]
+    while stack:
+        item, entering = stack.pop()
+        if not entering:
+            inside.discard(id(item))
+            continue
+        kind = type(item)
+        if kind is not dict and kind is not list and kind is not tuple:
+            continue
+        if id(item) in inside:
+            raise InvalidInputError(path, "a value that holds itself (a circular reference): the template's "
+                                          "recursion never ends")
+        inside.add(id(item))
+        stack.append((item, False))
+        stack.extend((child, True) for child in (item.values() if kind is dict else item))
 
 
 def argument(value: Any, escape_keys: bool, path: str) -> str:
@@ -141,18 +151,18 @@ def argument(value: Any, escape_keys: bool, path: str) -> str:
     value nested however deep renders whatever the caller's depth."""
     out: list[str] = []
     stack: list[Any] = [value]
-    inside: set[int] = set()  # the containers open around the value written (one met again: a cycle)
+    opened = 0  # the containers met (at _CHECKED_AT of them, the value is checked for a cycle)
     while stack:
         item = stack.pop()
         kind = type(item)
         if kind is _Literal:
             out.append(item.text)
-        elif kind is _Close:
-            out.append(item.text)
-            inside.discard(item.key)
         elif kind is dict:
+            opened += 1
+            if opened == _CHECKED_AT:
+                _check_no_cycle(value, path)
             out.append("{")
-            stack.append(_opened(item, "}", inside, path))
+            stack.append(_CLOSE_OBJECT)
             items = sorted_items(item, path)
             for at in range(len(items) - 1, -1, -1):  # (pushed last first: popped in order)
                 stack.append(items[at][1])
@@ -160,8 +170,11 @@ def argument(value: Any, escape_keys: bool, path: str) -> str:
                 if at:
                     stack.append(_COMMA)
         elif kind is list or kind is tuple:
+            opened += 1
+            if opened == _CHECKED_AT:
+                _check_no_cycle(value, path)
             out.append("[")
-            stack.append(_opened(item, "]", inside, path))
+            stack.append(_CLOSE_LIST)
             for at in range(len(item) - 1, -1, -1):
                 stack.append(item[at])
                 if at:
@@ -169,15 +182,6 @@ def argument(value: Any, escape_keys: bool, path: str) -> str:
         else:
             out.append(_scalar(item, path))
     return "".join(out)
-
-
-def _opened(container: Any, bracket: str, inside: set[int], path: str) -> _Close:
-    """Note ``container`` open (the error if it is open already: it holds itself); its end."""
-    key = id(container)
-    if key in inside:
-        raise _holds_itself(path)
-    inside.add(key)
-    return _Close(bracket, key)
 
 
 def _scalar(value: Any, path: str) -> str:
