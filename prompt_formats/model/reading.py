@@ -52,6 +52,7 @@ __all__ = [
     "plain_scalar",
     "reasoning_field",
     "reasoning_of",
+    "strict_value_at",
     "template_iterated",
 ]
 
@@ -160,6 +161,13 @@ def loads_strict(text: str) -> Any:
     decides what that means (a parser keeps the text, a reader reports the field).
     """
     return _strict_decoder.decode(text)
+
+
+def strict_value_at(text: str, pos: int) -> tuple[Any, int]:
+    """The JSON value that starts at ``pos`` in ``text``, read as :func:`loads_strict` reads it, and
+    where it ends (text may follow); raises what :func:`loads_strict` raises."""
+    found: tuple[Any, int] = _strict_decoder.raw_decode(text, pos)
+    return found
 
 
 class _NotExact(ValueError):

@@ -3,15 +3,13 @@ and the envelope of a record (a request, or a Batch API line holding one in ``bo
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 from ..errors import InvalidInputError
-from ..model.reading import JSONType, json_type_of
+from ..model.reading import JSONType, json_type_of, loads_strict
 from .request_keys import refusal
 
 __all__ = [
@@ -83,22 +81,11 @@ def _check_utf8(data: bytes | memoryview, line: int | None) -> None:
         raise InvalidInputError("record", f"invalid UTF-8 at {where}") from None
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e400: orjson refuses it, so the exact reading does too
-        raise ValueError(f"{text} is beyond the range of a double")
-    return value
-
-
 def _decode_exactly(data: bytes | memoryview) -> Any:
     """The standard library's reading of a line of strict JSON (NaN, Infinity and overflowing floats
     refused); ``InvalidInputError`` for a line nested deeper than it reads."""
     try:
-        return json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+        return loads_strict(bytes(data).decode("utf-8"))  # (1e400 refused too: orjson refuses it)
     except RecursionError:
         raise InvalidInputError("record", _TOO_DEEP_TO_READ_EXACTLY) from None
 

@@ -15,13 +15,12 @@ trims it. Nothing is reasoning: the templates have none.
 from __future__ import annotations
 
 import enum
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._text.tojson import compact_json
-from ...model.reading import NonFiniteJSONError, finite_float
+from ...model.reading import strict_value_at
 from ...replies.held_calls import HeldCallsParser
 from ...replies.streaming import Event, Malformed, Terminator, TerminatorScan
 from .tokens import EOM, EOS, EOT, PYTHON_TAG
@@ -40,13 +39,6 @@ _PAIR = re.compile(r'([A-Za-z_]\w*)="([^"]*)"')
 _CALL_KEYS = frozenset({"name", "parameters", "arguments"})
 
 
-def _refuse_constant(name: str) -> Any:
-    raise NonFiniteJSONError(f"{name} is not valid JSON")
-
-
-# (Strict: no NaN or Infinity, and no number beyond a double's range, which reads as infinity.)
-_decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=finite_float)
-
 #: A call read: its name, its arguments (an object, or the JSON text of another value), their text, notes.
 Read = tuple[str, "Mapping[str, Any] | str", str, list[Event]]
 
@@ -60,9 +52,9 @@ class State(enum.IntEnum):
 
 
 def _strict_value(text: str, pos: int) -> tuple[Any, int] | None:
-    """The JSON value at ``pos`` and where it ends (strict: no ``NaN``), or ``None``."""
+    """The JSON value at ``pos`` and where it ends (strict: no ``NaN``, no number beyond a double), or ``None``."""
     try:
-        found: tuple[Any, int] = _decoder.raw_decode(text, pos)
+        found = strict_value_at(text, pos)
     except (ValueError, RecursionError):  # not JSON, a constant, too many digits; too deep
         return None
     return found
