@@ -10,6 +10,7 @@ the text after the reply's end read past with a note.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -31,7 +32,11 @@ from .streaming import (
     new_call_id,
 )
 
-__all__ = ["HeldCallsParser"]
+__all__ = ["WHITESPACE", "HeldCallsParser"]
+
+#: A run of whitespace (``str.isspace``'s characters, what ``strip()`` takes away), maybe empty:
+#: what these parsers skip between a reply's parts.
+WHITESPACE = re.compile(r"\s*")
 
 
 class HeldCallsParser(StreamParser):

@@ -15,6 +15,7 @@ import enum
 import re
 from collections.abc import Callable
 
+from ...replies.held_calls import WHITESPACE as _WHITESPACE
 from ...replies.held_calls import HeldCallsParser
 from ...replies.streaming import Malformed, Terminator, TerminatorScan
 from ...replies.values import NUMBER_TOO_LARGE, TOO_MANY_DIGITS, digits_note, read_json
@@ -33,7 +34,6 @@ _CONTENT_ENDS = (_CALLS, _END)
 _IN_CALL_ENDS = (_CALL_END, _END)
 #: A call's text between its markers: its type, its name, its arguments in a json code block.
 _CALL_BODY = re.compile(r"([^\n<]*)" + re.escape(SEP) + r"([^\n<]+)\n```(?:json)?\n(.*)\n```\s*", re.DOTALL)
-_WHITESPACE = re.compile(r"\s*")
 
 
 class State(enum.IntEnum):

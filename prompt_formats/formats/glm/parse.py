@@ -22,6 +22,7 @@ from typing import Any
 
 from ..._text.tojson import compact_json
 from ...model.tools import PreparedTools
+from ...replies.held_calls import WHITESPACE as _WHITESPACE
 from ...replies.held_calls import HeldCallsParser
 from ...replies.streaming import Note, Terminator, TerminatorScan
 from ...replies.values import read_json
@@ -38,7 +39,6 @@ _CONTENT_ENDS = (_CALL, *_STOPS)
 _IN_CALL_ENDS = (_CALL_END, *_STOPS)
 _PAIR = re.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
 _NAME = re.compile(r"([^\n<]+?)[ \t]*(?:\n|(?=<arg_key>)|\s*$)")
-_WHITESPACE = re.compile(r"\s*")  # (str.isspace's characters, what lstrip() takes away)
 
 
 class State(enum.IntEnum):

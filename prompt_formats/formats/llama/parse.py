@@ -21,6 +21,7 @@ from typing import Any
 
 from ..._text.tojson import compact_json
 from ...model.reading import strict_value_at
+from ...replies.held_calls import WHITESPACE as _WHITESPACE
 from ...replies.held_calls import HeldCallsParser
 from ...replies.streaming import Event, Malformed, Terminator, TerminatorScan
 from .tokens import EOM, EOS, EOT, PYTHON_TAG
@@ -30,7 +31,6 @@ __all__ = ["LlamaReplyParser", "State", "read_calls"]
 _TAG = Terminator.marker(PYTHON_TAG)
 _ENDS = (Terminator.marker(EOT), Terminator.marker(EOM), Terminator.marker(EOS))
 _CONTENT_ENDS = (_TAG, *_ENDS)
-_WHITESPACE = re.compile(r"\s*")
 _SEPARATOR = re.compile(r"\s*;?\s*")
 #: 3.1's built-in call: ``NAME.call(KEY="VALUE", …)``, as the template writes it (a value unescaped:
 #: one holding a ``"`` cannot be told from the text after it, and is not read).
