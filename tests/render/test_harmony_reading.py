@@ -10,7 +10,7 @@ checks the bytes themselves: ``test_harmony_differential.py``.)
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import hypothesis.strategies as st
 from hypothesis import example, given, settings
@@ -69,6 +69,42 @@ def test_dicts_read_as_any_mapping(messages: list[dict[str, Any]]) -> None:
     parts = [{**m, "content": [MappingProxyType(p) if isinstance(p, dict) else p for p in m["content"]]}
              if isinstance(m["content"], list) else m for m in messages]
     assert outcome(parts) == as_dicts
+
+
+class _Lying(dict):  # type: ignore[type-arg]
+    """A dict whose ``get`` says what its items do not (transformers, and a template, read the items)."""
+
+    # (lies a reader could believe: a value that fails a check would send the render to its slow route)
+    _LIES: ClassVar[dict[str, Any]] = {"content": "lies", "thinking": "lies", "reasoning_content": "lies",
+                                       "tool_name": "python", "name": "python", "tool_call_id": "t2",
+                                       "tool_calls": None}
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._LIES[key] if key in self._LIES else super().get(key, default)
+
+
+def spans_outcome(messages: list[Any]) -> tuple[str, ...]:
+    try:
+        rendered = HARMONY.render_spans(messages, **DATE)
+    except pf.FormatError as exc:
+        return type(exc).__name__, str(exc)
+    return rendered.text, repr(rendered.messages), repr(rendered.generated), repr(rendered.dropped)
+
+
+@settings(max_examples=examples(0.5, 50))
+@given(st.lists(message(), max_size=6))
+@example([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b", "thinking": "c",
+          "tool_calls": [{"id": "t1", "function": {"name": "python", "arguments": {}}}]},
+          {"role": "tool", "content": "d", "tool_call_id": "t1"}])  # a result named by its call
+def test_a_mapping_is_read_as_its_plain_data_not_through_its_own_get(messages: list[dict[str, Any]]) -> None:
+    lying = [_Lying(m) for m in messages]
+    assert outcome(lying) == outcome(messages)
+    assert spans_outcome(lying) == spans_outcome(messages)
+    session = HARMONY.session(None, **DATE)
+    try:
+        assert session.render(lying, True) == outcome(messages)[1]
+    except pf.FormatError as exc:
+        assert (type(exc).__name__, str(exc)) == outcome(messages)
 
 
 def test_the_checked_reading_names_the_first_wrong_field() -> None:

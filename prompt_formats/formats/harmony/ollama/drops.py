@@ -36,7 +36,7 @@ from ....model.messages import Message, named_function
 from ....model.reading import REASONING_FIELDS
 from ....model.tools import PreparedTools, rendered_tools
 from ..tokens import ANALYSIS
-from .render import UNWRITTEN, Note, _content_text
+from .render import UNWRITTEN, Note, _content_text, as_handed
 
 __all__ = ["dropped"]
 
@@ -91,6 +91,7 @@ def _held(message: Any) -> tuple[Any, list[str], bool]:
         calls = [{"name": call.name, "arguments": call.arguments} for call in message.tool_calls]
         return message.content, ["reasoning"] if isinstance(reasoning, str) and reasoning else [], \
             calls_hold_text(calls)
+    message = as_handed(message)
     reasonings = [key for key in REASONING_FIELDS if type(value := message.get(key)) is str and value]
     return message.get("content"), reasonings, _has_calls(message.get("tool_calls"))
 
