@@ -248,7 +248,9 @@ def _call_names(messages: Sequence[Any]) -> dict[str, str]:
     """
     names: dict[str, str] = {}
     for message in reversed(messages):
-        if isinstance(message, Message):
+        if type(message) is dict:
+            calls = message.get("tool_calls")
+        elif isinstance(message, Message):
             calls = _as_set(message).tool_calls
         else:
             calls = as_handed(message).get("tool_calls") if isinstance(message, Mapping) else None
