@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import repeat
 from operator import is_
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 __all__ = ["UNSPLIT", "ExtendingRenderer", "RenderAgain", "drop_chunks_after", "extension", "joined_prompt",
            "joined_with", "turn_texts"]
@@ -15,20 +15,23 @@ __all__ = ["UNSPLIT", "ExtendingRenderer", "RenderAgain", "drop_chunks_after", "
 _COMPILED: Final = not __file__.endswith((".py", ".pyc"))
 
 
-def extension(rendered: list[Any], messages: Any) -> bool | None:
+def extension(rendered: list[Any], messages: Any, first_reads_any: bool = False) -> bool | None:
     """Whether ``messages`` extends ``rendered``, the messages rendered last.
 
     ``True``: a list that starts with the very message objects of ``rendered`` (not empty), the messages
-    after them all dicts; ``False``: a list of dicts that does not (render it from the start);
-    ``None``: anything else (not a list, or a message that is not a dict), which a full render takes.
-    Identity, not equality, is the check: the session's contract is that rendered messages are not
-    mutated, and comparing them would cost what reusing them saves.
+    after them all dicts; ``False``: a list of dicts that does not (render it from the start), or with
+    ``first_reads_any`` (a renderer whose first render reads every message as ``render`` does), any
+    list that does not; ``None``: anything else (not a list, or a message that is not a dict), which a
+    full render takes. Identity, not equality, is the check: the session's contract is that rendered
+    messages are not mutated, and comparing them would cost what reusing them saves.
     """
     if type(messages) is not list:
         return None
     given: list[Any] = messages
     count = len(rendered)
     extends = 0 < count <= len(given) and _same_objects(rendered, given)
+    if not extends and first_reads_any:
+        return False  # (checking each message's type costs about 8% of such a render)
     if not _all_dicts(given[count:] if extends else given):
         return None
     return extends
@@ -161,6 +164,11 @@ class ExtendingRenderer:
     # joined only if it is dropped), and that chunk: UNSPLIT, or its text once joined.
     _split: tuple[_Pieces, str] | None
 
+    #: Whether ``_first`` reads every message as ``render`` reads it, whatever its type (through the
+    #: format's own reading of a message that is not a dict), and ``_extend`` reads only the messages
+    #: after ``_rendered``: a first render then needs no check that every message is a dict.
+    _first_reads_any: ClassVar[bool] = False
+
     def _first(self, messages: list[Any]) -> int:
         raise NotImplementedError
 
@@ -185,7 +193,7 @@ class ExtendingRenderer:
         source = getattr(self, "_source", None)  # an earlier request's first render, taken up below
         self._last = None  # the last prompt is reused only by the request that extends it
         try:
-            checked = extension(self._rendered, messages)
+            checked = extension(self._rendered, messages, self._first_reads_any)
             if checked is None:
                 self._drop_state()
                 return None

@@ -84,6 +84,19 @@ def test_an_earlier_message_that_is_no_dict_is_not_read_again() -> None:
     assert extension(rendered, [*rendered, {"role": "user", "content": "y"}]) is True
 
 
+@pytest.mark.parametrize("odd", [
+    Message(role="user", content="x"), OrderedDict(role="user", content="x"), None, "user: x",
+], ids=["message", "dict-subclass", "none", "str"])
+def test_a_renderer_whose_first_render_reads_any_message_takes_every_list_it_does_not_extend(odd: Any) -> None:
+    # (its walk reads a message of any type as render's does: it is handed the list as it is)
+    rendered = _messages(3)
+    assert extension([], [*rendered, odd], first_reads_any=True) is False
+    assert extension(rendered, [odd, *rendered], first_reads_any=True) is False
+    # ... but the new messages of an extension are the session's own to read: still checked
+    assert extension(rendered, [*rendered, odd], first_reads_any=True) is None
+    assert extension(rendered, tuple(rendered), first_reads_any=True) is None
+
+
 def test_what_is_not_a_list_steps_aside() -> None:
     rendered = _messages(2)
     assert extension(rendered, tuple(rendered)) is None
