@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import prompt_formats as pf
 from prompt_formats.formats.harmony.openai.options import SystemOptions
 from prompt_formats.formats.harmony.openai.prompt import prompt_pieces
+from prompt_formats.formats.harmony.openai.render import FirstRender
 from tests.support.gpt_oss_oracle import render_gpt_oss_jinja
 from tests.support.harmony_oracle import HarmonyOracle, to_case
 from tests.support.oracles import JINJA_TEMPLATES, Outcome, render_jinja, without_nones
@@ -321,14 +322,15 @@ def test_the_gpt_oss_walk_notes_where_each_message_starts(history: list[list[Any
         if k % 3 != 2:
             message.update(content="", reasoning_content=f"plan {k}")
     options = {"current_date": DATE}
-    starts: list[int] = []
+    first = FirstRender()
     try:
         spans = pf.get_format("gpt-oss").render_spans(messages, TOOLS, True, **options)
     except pf.FormatError as error:
         with pytest.raises(type(error)):
-            prompt_pieces(messages, TOOLS, True, SystemOptions(options), noting=False, starts=starts)
+            prompt_pieces(messages, TOOLS, True, SystemOptions(options), noting=False, first=first)
         return
-    head = prompt_pieces(messages, TOOLS, True, SystemOptions(options), noting=False, starts=starts)
+    head = prompt_pieces(messages, TOOLS, True, SystemOptions(options), noting=False, first=first)
+    starts = first.starts
     assert "".join(head.pieces) == spans.text
     offsets = list(itertools.accumulate(map(len, head.pieces), initial=0))
     bounds = [offsets[at] for at in starts]  # each loop message's first character, then the end of the last
@@ -421,6 +423,32 @@ def test_a_message_whose_class_poses_as_dict_is_rendered_as_render_renders_it(na
         ours(session.render, first, True)
         full = ours(functools.partial(fmt.render, **options), conversation, None, True)
         assert ours(session.render, conversation, True) == full
+
+
+class _Lying(dict):  # type: ignore[type-arg]
+    """A dict whose ``get`` hides the text its ``[]`` and iteration show (a template reads those)."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return "lies" if key == "content" else super().get(key, default)
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+def test_a_first_request_of_messages_that_are_no_dicts_renders_as_render_then_extends(name: str) -> None:
+    # A first render reads its messages as render reads them, whatever their type (some walks are
+    # handed the list unchecked); the follow-ups that extend it reuse that reading.
+    fmt = pf.get_format(name)
+    options = {"current_date": DATE} if name in ("harmony", "gpt-oss") else (
+        {"date_string": "26 Jul 2024"} if name.startswith("llama") else {})
+    render = functools.partial(fmt.render, **options)
+    conversation: list[Any] = [
+        pf.Message(role="user", content="what is 2+2?"), _Lying(role="assistant", content="4"),
+        {"role": "user", "content": "and 3+3?"}, _Lying(role="assistant", content="6")]
+    session = fmt.session(None, **options)
+    assert ours(session.render, conversation, True) == ours(render, conversation, None, True)
+    for text in ("and 4+4?", "8", "and 5+5?"):
+        conversation = [*conversation, {"role": "user" if text.startswith("and") else "assistant", "content": text}]
+        assert ours(session.render, conversation, True) == ours(render, conversation, None, True)
+    assert "lies" not in ours(render, conversation, None, True)[-1]  # (what the case is about)
 
 
 def test_session_refuses_unknown_options_when_made() -> None:

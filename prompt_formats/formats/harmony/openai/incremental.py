@@ -31,7 +31,7 @@ from ....format.history import ExtendingRenderer
 from ....model.arguments import decode_arguments_option
 from .options import SystemOptions
 from .prompt import prompt_pieces
-from .render import render_messages, system_message
+from .render import FirstRender, render_messages, system_message
 from .texts import GENERATION
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ class GptOssIncremental(ExtendingRenderer):
 
     __slots__ = ("_call_at", "_call_text", "_developer", "_last_final", "_open_calls",
                  "_options", "_texts", "_tools")
+    _first_reads_any = True  # (every message, and an earlier call a new result follows, is read by the walk)
 
     def __init__(self, tools: Tools, options: Mapping[str, Any]) -> None:
         self._tools, self._options = tools, dict(options)
@@ -109,24 +110,16 @@ class GptOssIncremental(ExtendingRenderer):
 
     def _first(self, messages: list[Any]) -> int:
         """Render every message, by the template's walk; the number of messages (all of them stable)."""
-        starts: list[int] = []
-        head = prompt_pieces(messages, self._tools, True, SystemOptions(self._options), noting=False, starts=starts)
+        first = FirstRender()
+        head = prompt_pieces(messages, self._tools, True, SystemOptions(self._options), noting=False, first=first)
         pieces = head.pieces
         pieces.pop()  # the generation prompt: the request's own tail
         self._developer = pieces[1:head.loop_at]
         # (a first message that gave the instructions has no pieces of its own: its text is "")
-        self._texts = self._unsplit(pieces, [head.loop_at] * head.start + starts)
+        self._texts = self._unsplit(pieces, [head.loop_at] * head.start + first.starts)
         self._chunks, self._chunk_ends = [], []
-        self._open_calls, self._call_at, self._last_final = [], -1, -1
-        for index in range(head.start, len(messages)):
-            message = messages[index]
-            if message.get("role") != "assistant":
-                continue
-            if message.get("tool_calls") is not None:
-                self._open_calls.append(index)
-                self._call_at = index
-            else:
-                self._open_calls, self._call_at, self._last_final = [], -1, index
+        self._open_calls, self._last_final = first.open_calls, first.last_final
+        self._call_at = first.open_calls[-1] if first.open_calls else -1
         self._call_text = self._text(self._texts, self._call_at) if self._call_at >= 0 else ""
         return len(messages)
 

@@ -13,6 +13,7 @@ from ....format.chat_format import Conversation, Tools
 from ....model.tools import PreparedTools, rendered_tools
 from .options import SystemOptions
 from .render import (
+    FirstRender,
     as_mapping,
     checked_messages,
     developer_instructions,
@@ -62,10 +63,10 @@ class PromptPieces:
 
 def prompt_pieces(
     messages: Conversation, tools: Tools, add_generation_prompt: bool, options: SystemOptions, noting: bool = True,
-    starts: list[int] | None = None,
+    first: FirstRender | None = None,
 ) -> PromptPieces:
     """The template's pieces for one conversation, given the validated system options (see
-    :func:`render_gpt_oss` for the errors); ``lost`` only when ``noting``; ``starts`` as
+    :func:`render_gpt_oss` for the errors); ``lost`` only when ``noting``; ``first`` as
     :func:`~.render.render_messages` fills it."""
     messages = checked_messages(messages)
     functions = _functions_text(tools)
@@ -73,7 +74,7 @@ def prompt_pieces(
     out = [system_message(options, bool(tools)), *developer_message(instructions, functions)]
     loop_at = len(out)
     start = 1 if taken else 0
-    lost = render_messages(out, messages, start, add_generation_prompt, noting, starts)
+    lost = render_messages(out, messages, start, add_generation_prompt, noting, first)
     return PromptPieces(out, start, instructions, loop_at, lost)
 
 

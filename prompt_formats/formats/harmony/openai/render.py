@@ -44,8 +44,8 @@ from .texts import (
 )
 
 __all__ = [
-    "REASONING_READ", "LoopState", "as_mapping", "checked_messages", "developer_instructions", "developer_message",
-    "render_messages", "system_message",
+    "REASONING_READ", "FirstRender", "LoopState", "as_mapping", "checked_messages", "developer_instructions",
+    "developer_message", "render_messages", "system_message",
 ]
 
 CONTENT_TAGS_ERROR = (
@@ -304,6 +304,19 @@ def _final_follows(messages: Sequence[Any], index: int) -> bool:
     return _last_final(messages, index + 1) > index
 
 
+class FirstRender:
+    """What a session's first render notes as the walk goes: where each loop message's pieces start
+    in out (then where the last one's end), the last final answer (-1: none) and the tool calls after
+    it (written with their analysis), which the session's next requests start from."""
+
+    __slots__ = ("last_final", "open_calls", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.last_final = -1
+        self.open_calls: list[int] = []
+
+
 class LoopState:
     """What one pass over the loop messages carries: the analyses written so far that a later final
     answer takes out again, and what the template left out (``lost``: ``(message index, field)``,
@@ -312,14 +325,15 @@ class LoopState:
     makes none of the losses of the usual agent request (a dropped analysis, calls after the first,
     an unread alias), which cost it a tenth of its time on agent requests."""
 
-    __slots__ = ("analyses", "lost", "messages", "noting", "starts")
+    __slots__ = ("analyses", "first", "lost", "messages", "noting", "starts")
 
-    def __init__(self, messages: Sequence[Any], noting: bool, starts: list[int] | None = None) -> None:
+    def __init__(self, messages: Sequence[Any], noting: bool, first: FirstRender | None = None) -> None:
         self.messages = messages
         self.noting = noting
         self.analyses: list[tuple[int, int, str]] = []  # (place in out, message index, field)
         self.lost: list[tuple[int, str | None]] = []
-        self.starts = starts  # where each loop message's pieces start in out (a session's first render)
+        self.first = first  # a session's first render: what it notes
+        self.starts = None if first is None else first.starts
 
 
 def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, state: LoopState) -> str:
@@ -431,18 +445,19 @@ def _move_starts(starts: list[int], dropped: list[int]) -> None:
 
 def render_messages(
     out: list[str], messages: Sequence[Any], start: int, add_generation_prompt: bool, noting: bool = True,
-    starts: list[int] | None = None,
+    first: FirstRender | None = None,
 ) -> list[tuple[int, str | None]]:
     """Append the template's text for ``messages[start:]`` (the loop messages) and the generation prompt;
     return what the template left out, as ``(message index, field)`` in message order (field ``""``:
     the whole message; ``None``: a whole message that holds nothing, unwritten but no loss), when
-    ``noting`` (else the list is not to be read). ``starts``, when given, gets where each loop
-    message's pieces start in ``out``, then where the last one's end (before the generation prompt).
+    ``noting`` (else the list is not to be read). ``first``, when given, gets what a session's first
+    render notes (:class:`FirstRender`; its ``starts`` end where the last message's pieces end, before
+    the generation prompt).
 
     Raises :class:`TemplateError` with the template's message where it raises, in the same order, and
     :class:`InvalidInputError` naming the field for input outside the documented shape.
     """
-    state = LoopState(messages, noting, starts)
+    state = LoopState(messages, noting, first)
     if start and noting:  # the first message, a system or developer message the header wrote
         _note_unwritten(messages[0] if type(messages[0]) is dict else message_dict(messages[0], 0), 0, state)
     try:
@@ -452,8 +467,8 @@ def render_messages(
         # (message_dict's error) anywhere after an error still raises first, as it did from that scan.
         _last_final(messages, start)
         raise
-    if starts is not None:
-        starts.append(len(out))
+    if first is not None:
+        first.starts.append(len(out))
     if add_generation_prompt:
         out.append(GENERATION)
     lost = state.lost
@@ -469,7 +484,7 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
     messages = state.messages
     last = len(messages) - 1
     last_tool_name: str | None = None
-    starts = state.starts
+    starts, first = state.starts, state.first
     for index in range(start, len(messages)):
         message = messages[index]
         if starts is not None:
@@ -490,6 +505,8 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
             calls = message.get("tool_calls")
             if calls is not None:
                 last_tool_name = _write_tool_call(out, message, calls, index, state)
+                if first is not None:
+                    first.open_calls.append(index)
             else:
                 if state.analyses:
                     _drop_analyses(out, state)
@@ -497,6 +514,8 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
                 out += _answer(message, index, ends_prompt, state)
                 if not ends_prompt:
                     last_tool_name = None
+                if first is not None:
+                    first.open_calls, first.last_final = [], index
         elif role == "user":
             content = message.get("content")
             if type(content) is not str:
