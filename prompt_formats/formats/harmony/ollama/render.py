@@ -226,7 +226,12 @@ def _fields(message: Any, index: int) -> Fields:
 
 
 def _tool_call_id(message: Any, index: int) -> str | None:
-    value = _as_set(message).tool_call_id if isinstance(message, Message) else as_handed(message).get("tool_call_id")
+    if type(message) is dict:
+        value = message.get("tool_call_id")
+    elif isinstance(message, Message):
+        value = _as_set(message).tool_call_id
+    else:
+        value = as_handed(message).get("tool_call_id")
     return _optional_text(value, index, "tool_call_id")
 
 
