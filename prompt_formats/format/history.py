@@ -152,7 +152,7 @@ class ExtendingRenderer:
     :meth:`_text` and writes each text it renders again.
     """
 
-    __slots__ = ("_chunk_ends", "_chunks", "_last", "_rendered", "_source", "_split")
+    __slots__ = ("_chunk_ends", "_chunks", "_last", "_rendered", "_source", "_split", "_stepped_aside")
     _rendered: list[Any]  # the caller's message objects, as last rendered
     _chunks: list[str]  # the pieces before _chunk_ends[i] (after the one before) joined
     _chunk_ends: list[int]
@@ -163,10 +163,14 @@ class ExtendingRenderer:
     # Such a render's pieces, while the first chunk is made of them (its messages' texts UNSPLIT,
     # joined only if it is dropped), and that chunk: UNSPLIT, or its text once joined.
     _split: tuple[_Pieces, str] | None
+    # Whether a request stepped aside because its walk raised (see _first_reads_any); unset before.
+    _stepped_aside: bool
 
-    #: Whether ``_first`` reads every message as ``render`` reads it, whatever its type (through the
-    #: format's own reading of a message that is not a dict), and ``_extend`` reads only the messages
-    #: after ``_rendered``: a first render then needs no check that every message is a dict.
+    #: Whether ``_first`` reads every message as ``render`` first reads it, whatever its type (the
+    #: format's own reading of a message that is not a dict), and later requests read the earlier
+    #: messages only so (through the walk): a first render then needs no check that every message is
+    #: a dict. Once a request has stepped aside (its walk raised, as on a message ``render`` reads
+    #: only the second time, as plain data), the session checks again: what failed is likely to recur.
     _first_reads_any: ClassVar[bool] = False
 
     def _first(self, messages: list[Any]) -> int:
@@ -193,7 +197,8 @@ class ExtendingRenderer:
         source = getattr(self, "_source", None)  # an earlier request's first render, taken up below
         self._last = None  # the last prompt is reused only by the request that extends it
         try:
-            checked = extension(self._rendered, messages, self._first_reads_any)
+            reads_any = self._first_reads_any and not getattr(self, "_stepped_aside", False)
+            checked = extension(self._rendered, messages, reads_any)
             if checked is None:
                 self._drop_state()
                 return None
@@ -204,6 +209,7 @@ class ExtendingRenderer:
                 stable = self._first_again(messages)
         except Exception:  # the full render raises it, or renders what this could not
             self._drop_state()
+            self._stepped_aside = True
             return None
         settled = checked and source is not None
         if checked:

@@ -10,6 +10,7 @@ format: the prompt, or the same error.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import itertools
 import pickle
@@ -449,6 +450,36 @@ def test_a_first_request_of_messages_that_are_no_dicts_renders_as_render_then_ex
         conversation = [*conversation, {"role": "user" if text.startswith("and") else "assistant", "content": text}]
         assert ours(session.render, conversation, True) == ours(render, conversation, None, True)
     assert "lies" not in ours(render, conversation, None, True)[-1]  # (what the case is about)
+
+
+@dataclasses.dataclass
+class _DataMessage:
+    role: str
+    content: str
+
+
+def test_a_session_whose_walk_failed_on_a_message_checks_the_types_of_the_next_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A dataclass message: Harmony's walk refuses it where render reads it a second time, as plain
+    # data. After one such request, a session checks that the messages are dicts before its walk.
+    name = "harmony"
+    fmt = pf.get_format(name)
+    options = {"current_date": DATE}
+    session = fmt.session(None, **options)
+    renderer: Any = session._incremental
+    walks: list[int] = []
+    original = type(renderer)._first
+    monkeypatch.setattr(type(renderer), "_first", lambda self, messages: walks.append(1) or original(self, messages))
+    conversation: list[Any] = [{"role": "user", "content": "hi"}, _DataMessage("assistant", "yo")]
+    for _ in range(3):
+        conversation = [*conversation, {"role": "user", "content": "and?"}]
+        assert ours(session.render, conversation, True) == ours(functools.partial(fmt.render, **options),
+                                                                conversation, None, True)
+        conversation = [*conversation, _DataMessage("assistant", "so")]
+    assert walks == [1]  # the first request only
+    plain: list[Any] = [{"role": "user", "content": "hi"}]  # ... and dicts are still rendered by the walk
+    assert session.render(plain, True) == fmt.render(plain, None, True, **options)
+    assert walks == [1, 1]  # (checked first, then walked)
 
 
 def test_session_refuses_unknown_options_when_made() -> None:

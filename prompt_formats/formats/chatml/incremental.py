@@ -18,11 +18,11 @@ appended, what can change is:
 
 The new messages are rendered in a *window*: the last query, the context turns and the new
 messages, through the same renderer (so the same checks). Anything unexpected — an error, input
-that is not a list of dicts, images numbered by ``add_vision_id``, ``continue_final_message``,
-``decode_tool_arguments``, ``strict``, a value of an option that ``render`` refuses (read by
-:mod:`.options`, as ``render`` reads it) — steps aside to a full render (the session's fallback), which is the
-one checked path. Why: an agent loop renders the whole conversation again each turn; this writes
-only the new turn.
+that is not a list or new messages that are not dicts, images numbered by ``add_vision_id``,
+``continue_final_message``, ``decode_tool_arguments``, ``strict``, a value of an option that ``render``
+refuses (read by :mod:`.options`, as ``render`` reads it) — steps aside to a full render (the
+session's fallback), which is the one checked path. Why: an agent loop renders the whole
+conversation again each turn; this writes only the new turn.
 """
 
 from __future__ import annotations
@@ -102,6 +102,7 @@ class ChatMLIncremental(ExtendingRenderer):
         "_texts",
         "_tools",
     )
+    _first_reads_any = True  # (every message, old ones in a window too, is read by the walk, as render reads it)
 
     def __init__(self, guard: ControlTokenGuard | None, tools: Tools, template: Template,
                  template_options: dict[str, Any]) -> None:

@@ -4,7 +4,8 @@ Built on the walk of :mod:`.render`: a turn's pieces depend on the message and i
 the session keeps the pieces and writes the new messages after them
 (:func:`~.render.write_turns`). A conversation whose turns have not begun (no message, or a system
 message alone, whose text opens the first turn) is written again whole, as is anything unexpected
-(an error, input that is not a list of dicts: the session's full render, the one checked path).
+(an error, input that is not a list, new messages that are not dicts: the session's full render, the
+one checked path).
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ So the session keeps the pieces and, for each request that appends messages:
   message of the role of the last one (it merges into it), a new tool result named only by its
   ``tool_call_id`` (the name is looked up in every message), a new tool call whose id names an
   earlier such result (the last call with an id names it);
-- a prefill request, or anything unexpected (an error, input that is not a list of dicts, a guard),
-  steps aside to the full render (the session's fallback), which is the one checked path.
+- a prefill request, or anything unexpected (an error, input that is not a list, new messages that
+  are not dicts, a guard), steps aside to the full render (the session's fallback), the one checked path.
 
 Why: an agent loop renders the whole conversation again each turn; this writes only the new turn.
 """

@@ -16,8 +16,8 @@ depends on the message and:
 A session's first request is rendered by the template's one walk, which notes where each message
 starts (its texts left in the walk's pieces: :meth:`~prompt_formats.format.history.ExtendingRenderer._unsplit`);
 each later message is rendered alone (or after its call), through the same writers, so with the
-same checks; anything unexpected — an error, input that is not a list of dicts, a guard,
-``decode_tool_arguments`` — steps aside to the full render (the session's fallback), which is the
+same checks; anything unexpected — an error, input that is not a list, new messages that are not
+dicts, a guard, ``decode_tool_arguments`` — steps aside to the full render (the session's fallback), which is the
 one checked path. Why: an agent loop renders the whole conversation again each turn; this writes
 only the new turn.
 """
