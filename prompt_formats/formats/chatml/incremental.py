@@ -27,6 +27,7 @@ conversation again each turn; this writes only the new turn.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -79,12 +80,25 @@ def _by_message(roles: list[str], origins: Sequence[int | None], starts: list[in
     own starts and ends where the next turn starts. ``roles``, ``origins``, ``starts``: by position."""
     if type(origins) is range:  # every message in place, after the leading ones left out
         return ["system"] * origins.start + roles, [starts[0]] * origins.start + starts
-    first = 1 if origins[0] is None else 0  # the merged system message: the prologue's
-    kinds, bounds, index = ["system"] * count, starts[-1:] * (count + 1), 0
-    for origin, role, start in zip(cast("list[int]", origins[first:]), roles[first:], starts[first:-1], strict=True):
-        if origin != index:  # system messages merged into the prologue: no turn, before this one
-            bounds[index:origin] = [start] * (origin - index)
-        kinds[origin], bounds[origin], index = role, start, origin + 1
+    if not len(roles) == len(origins) == len(starts) - 1:
+        raise LookupError("the walk's notes do not match its turns")  # (a full render)
+    turns = cast("list[int]", origins)  # each turn's input index, by position (after the merged system message)
+    kinds, bounds = ["system"] * count, starts[-1:] * (count + 1)
+    # The turns come in runs of consecutive messages between the system ones (merged into the
+    # prologue: no turn); within a run, a turn's input index less its position is the same, and it
+    # grows from run to run, so each run's end is found by bisection and copied whole (a loop over
+    # every message cost a twentieth of a first render).
+    position = 1 if origins[0] is None else 0  # (the merged system message: the prologue's)
+    index = 0  # the next input index to be given its start
+    while position < len(turns):
+        run = turns[position]
+        end = bisect_right(range(len(turns)), run - position, position, key=lambda at: turns[at] - at)
+        # System messages before the run start (and end) where its first turn starts.
+        bounds[index:run] = [starts[position]] * (run - index)
+        index = run + end - position
+        kinds[run:index] = roles[position:end]
+        bounds[run:index] = starts[position:end]
+        position = end
     return kinds, bounds
 
 
