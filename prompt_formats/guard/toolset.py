@@ -34,7 +34,13 @@ class ToolsetPolicy(FieldPolicy):
         as one; a small one, or one not cacheable, is checked on every call (one orjson encoding,
         one search) and returned itself when unchanged, else as a new list.
         """
-        if self.policy == "allow" or not tools:
+        if self.policy == "allow":
+            return tools
+        if type(tools) is not list and type(tools) is not tuple and isinstance(tools, (list, tuple)):
+            # Another class of list: read once by iteration, as a renderer reads it, and that list
+            # checked and passed on (its own length or truth value could hide what it holds).
+            tools = list(tools)
+        if not tools:
             return tools
         if isinstance(tools, PreparedTools):
             verdict = tools.cached(self._cache_key, self._prepared_verdict)

@@ -64,9 +64,12 @@ PartKind = Literal["image", "video", "text", "unknown"]
 
 def part_kind(part: Mapping[str, Any]) -> PartKind:
     """The kind of a content-part mapping, in the templates' dispatch order (image, video, text)."""
-    if "image" in part or "image_url" in part or part.get("type") == "image":
+    kind = part.get("type")
+    if type(kind) is not str and isinstance(kind, str):
+        kind = str.__str__(kind)  # (its plain text, as a template is handed it: its own == could say anything)
+    if "image" in part or "image_url" in part or kind == "image":
         return "image"
-    if "video" in part or part.get("type") == "video":
+    if "video" in part or kind == "video":
         return "video"
     if "text" in part:
         return "text"

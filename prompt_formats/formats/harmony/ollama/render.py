@@ -159,7 +159,8 @@ def _plain_content(content: Any) -> str | None:
         return None
     texts = []
     for part in content:
-        text = part.get("text") if type(part) is dict and len(part) == 2 and part.get("type") == "text" else None
+        kind = part.get("type") if type(part) is dict and len(part) == 2 else None
+        text = part.get("text") if type(kind) is str and kind == "text" else None  # (else read by _part_text)
         if type(text) is not str:
             return None
         texts.append(text)

@@ -113,8 +113,20 @@ def _guard_printed(guard: ControlTokenGuard, content: Any, path: str) -> Any:
 
 
 def _guard_first_call(guard: ControlTokenGuard, call: Any, path: str) -> Any:
+    """The first tool call with the policy applied to its name, content type and arguments. A call,
+    or its ``function``, that is no exact dict is read once as its plain data and that copy checked
+    and passed on: its own ``get`` or ``in`` could hide what its items hold."""
     if not isinstance(call, Mapping):
         return call
+    given = call
+    try:
+        if type(call) is not dict:
+            call = plain_data(call)
+        function = call.get("function")
+        if function and type(function) is not dict and isinstance(function, Mapping):
+            call = {**call, "function": plain_data(function)}
+    except InvalidInputError:  # (a key that is no text: the renderer refuses the call)
+        return given
     body = call
     function = call.get("function")
     if function:
