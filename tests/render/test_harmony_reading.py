@@ -161,3 +161,18 @@ def test_conversations_read_inline_render_as_read_by_fields(messages: list[dict[
     assert outcome([MappingProxyType(m) for m in messages]) == as_dicts
     mixed = [*messages[:1], pf.Message(role="user", content="b"), *messages[1:]]
     assert outcome(mixed) == outcome([m if isinstance(m, pf.Message) else MappingProxyType(m) for m in mixed])
+
+
+class _Text(str):
+    """A reasoning given as another class of string (nothing of its own)."""
+
+    __slots__ = ()
+
+
+def test_a_reasoning_given_as_another_class_of_string_is_a_loss_where_a_string_is() -> None:
+    # (the analysis of an assistant turn before the last user message is left out)
+    messages: list[Any] = [{"role": "assistant", "content": "a", "thinking": _Text("plan")},
+                           {"role": "user", "content": "u"}]
+    plain = [{"role": "assistant", "content": "a", "thinking": "plan"}, {"role": "user", "content": "u"}]
+    assert spans_outcome(plain)[-1] == repr(("messages[0].thinking",))  # (what the case is about)
+    assert spans_outcome(messages) == spans_outcome(plain)

@@ -71,7 +71,9 @@ def visible_text(content: Any, path: str) -> str:
     if content is None:
         return ""
     if type(content) is not list and type(content) is not tuple:
-        return printed_value(content, path)
+        if not isinstance(content, (list, tuple)):
+            return printed_value(content, path)
+        content = list(content)  # another class of list: its items, as transformers hands it over
     pieces = []
     for j, item in enumerate(content):
         if type(item) is str:

@@ -92,7 +92,7 @@ def _held(message: Any) -> tuple[Any, list[str], bool]:
         return message.content, ["reasoning"] if isinstance(reasoning, str) and reasoning else [], \
             calls_hold_text(calls)
     message = as_handed(message)
-    reasonings = [key for key in REASONING_FIELDS if type(value := message.get(key)) is str and value]
+    reasonings = [key for key in REASONING_FIELDS if isinstance(value := message.get(key), str) and str.__len__(value)]
     return message.get("content"), reasonings, _has_calls(message.get("tool_calls"))
 
 
