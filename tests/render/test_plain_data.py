@@ -199,3 +199,23 @@ def test_a_content_given_as_another_class_of_list_renders_as_its_items(name: str
     options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
     # (templates that print no list content fail on it either way)
     assert ours(name, messages, None, True, options) == oracle(name, messages, None, True, options)
+
+
+class _Lies(str):
+    """A string whose own methods say what its text does not (transformers hands over its text)."""
+
+    __slots__ = ()
+
+    def strip(self, chars: Any = None) -> str:
+        return "lies"
+
+    def __contains__(self, item: object) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_a_reasoning_whose_own_methods_lie_renders_as_its_text(name: str) -> None:
+    messages = [{"role": "user", "content": "q"},
+                {"role": "assistant", "content": "a", "reasoning_content": _Lies(" plan </think> ")}]
+    options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
+    assert ours(name, messages, None, False, options) == oracle(name, messages, None, False, options)

@@ -333,8 +333,10 @@ def _write_assistant(out: list[str], message: dict[str, Any], content: str, inde
         if THINK_CLOSE in content and template.split_inline_think:
             reasoning, content = split_think(content)
             split = True
-    elif type(reasoning) is not str and not isinstance(reasoning, str):
-        raise _bad_reasoning(message, index)
+    elif type(reasoning) is not str:
+        if not isinstance(reasoning, str):
+            raise _bad_reasoning(message, index)
+        reasoning = str.__str__(reasoning)  # (its text, as transformers hands it over: its own strip could lie)
     if kept:
         out.extend((ASSISTANT_THINKING, reasoning.strip(), THINK_BLOCK_END, content))
     else:
