@@ -219,3 +219,31 @@ def test_a_reasoning_whose_own_methods_lie_renders_as_its_text(name: str) -> Non
                 {"role": "assistant", "content": "a", "reasoning_content": _Lies(" plan </think> ")}]
     options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
     assert ours(name, messages, None, False, options) == oracle(name, messages, None, False, options)
+
+
+class _CallLies(dict):  # type: ignore[type-arg]
+    """A tool call (or its function) whose own accessors say what its items do not."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return {"name": "lie", "arguments": {}} if key == "function" else ("lie" if key == "name" else
+                                                                          dict.get(self, key, default))
+
+    def __getitem__(self, key: Any) -> Any:
+        return "lie" if key == "name" else dict.__getitem__(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        return key != "arguments" and dict.__contains__(self, key)
+
+
+@pytest.mark.parametrize("where", ["call", "function"])
+@pytest.mark.parametrize("name", FORMATS)
+def test_a_tool_call_whose_own_accessors_lie_renders_as_its_items(name: str, where: str) -> None:
+    function = {"name": "lookup", "arguments": {"q": "paris"}}
+    call: dict[str, Any] = {"id": "c1", "type": "function", "function": function}
+    call = _CallLies(call) if where == "call" else {**call, "function": _CallLies(function)}
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"}, {"role": "user", "content": "and?"}]
+    options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
+    expected = oracle(name, messages, None, True, options)
+    assert "lie" not in expected[1]  # (the oracle reads the items: what the case is about)
+    assert ours(name, messages, None, True, options) == expected

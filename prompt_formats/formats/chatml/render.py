@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from ..._text.plain import require_plain
+from ..._text.plain import plain_data, require_plain
 from ..._text.tojson import json_refused, printed, tojson
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...format.chat_format import Conversation, Tools
@@ -221,8 +221,10 @@ def _function_of(call: Any, index: int | None, k: int) -> dict[Any, Any]:
     """A tool call's function body (:func:`~prompt_formats.model.reading.call_body`) that is not a
     dict itself, as a dict (a copy of another mapping, which the compiled build reads natively),
     or the error."""
-    if type(call) is not dict and not isinstance(call, Mapping):
-        raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
+    if type(call) is not dict:
+        if not isinstance(call, Mapping):
+            raise _not_an_object(f"messages[{index}].tool_calls[{k}]", call)
+        call = plain_data(call)  # (its items, as transformers hands it over: its own get could lie)
     function = call_body(call)
     if type(function) is dict:
         return function

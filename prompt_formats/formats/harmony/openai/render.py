@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import orjson
 
-from ...._text.plain import printed_value
+from ...._text.plain import plain_data, printed_value
 from ...._text.tojson import json_chunks, json_refused, tojson
 from ....errors import FormatError, InvalidInputError, TemplateError, type_name
 from ....model.messages import message_dict
@@ -348,14 +348,18 @@ def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, ind
         _refuse_calls(calls, index)
     call = calls[0]  # the first call only, as the template
     field = "tool_calls[0]"
-    if type(call) is not dict and not isinstance(call, Mapping):
-        raise InvalidInputError(f"messages[{index}].{field}", f"expected a tool call object, got {type_name(call)}")
+    if type(call) is not dict:
+        if not isinstance(call, Mapping):
+            raise InvalidInputError(f"messages[{index}].{field}", f"expected a tool call object, got {type_name(call)}")
+        call = plain_data(call)  # (its items, as transformers hands it over: its own get could lie)
     function = call.get("function")
     if function:
         call = function
         field = "tool_calls[0].function"
-        if type(call) is not dict and not isinstance(call, Mapping):
-            raise InvalidInputError(f"messages[{index}].{field}", f"expected an object, got {type_name(call)}")
+        if type(call) is not dict:
+            if not isinstance(call, Mapping):
+                raise InvalidInputError(f"messages[{index}].{field}", f"expected an object, got {type_name(call)}")
+            call = plain_data(call)
     if content and thinking:
         raise TemplateError(BOTH_ERROR)
     analysis, key = (content, "content") if content else (thinking, thinking_key)
