@@ -176,3 +176,13 @@ def test_a_reasoning_given_as_another_class_of_string_is_a_loss_where_a_string_i
     plain = [{"role": "assistant", "content": "a", "thinking": "plan"}, {"role": "user", "content": "u"}]
     assert spans_outcome(plain)[-1] == repr(("messages[0].thinking",))  # (what the case is about)
     assert spans_outcome(messages) == spans_outcome(plain)
+
+
+class _PartLies(dict):  # type: ignore[type-arg]
+    def __getitem__(self, key: Any) -> Any:
+        return "lies" if key == "text" else dict.__getitem__(self, key)
+
+
+def test_a_content_part_whose_own_accessors_lie_is_read_as_its_plain_data() -> None:
+    lying: list[Any] = [{"role": "user", "content": [_PartLies(type="text", text="paris")]}]
+    assert outcome(lying) == outcome([{"role": "user", "content": [{"type": "text", "text": "paris"}]}])

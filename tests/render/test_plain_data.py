@@ -247,3 +247,25 @@ def test_a_tool_call_whose_own_accessors_lie_renders_as_its_items(name: str, whe
     expected = oracle(name, messages, None, True, options)
     assert "lie" not in expected[1]  # (the oracle reads the items: what the case is about)
     assert ours(name, messages, None, True, options) == expected
+
+
+class _PartLies(dict):  # type: ignore[type-arg]
+    """A content part whose own ``[]``, ``get`` and ``in`` say what its items do not."""
+
+    def __getitem__(self, key: Any) -> Any:
+        return "lie" if key == "text" else dict.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return "lie" if key == "text" else dict.get(self, key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key == "image" or dict.__contains__(self, key)
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_a_content_part_whose_own_accessors_lie_renders_as_its_items(name: str) -> None:
+    messages = [{"role": "user", "content": [_PartLies(type="text", text="paris")]}]
+    options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
+    expected = oracle(name, messages, None, True, options)
+    assert "lie" not in expected[1]  # (the oracle reads the items: what the case is about)
+    assert ours(name, messages, None, True, options) == expected

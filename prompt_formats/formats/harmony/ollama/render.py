@@ -131,6 +131,7 @@ def _part_text(part: Any, index: int, j: int) -> str:
     The path an error names is made only then: a part read costs no string building.
     """
     if type(part) is dict or isinstance(part, Mapping):
+        part = as_handed(part)  # (a mapping other than a dict as its items: its own [] could lie)
         kind = part_kind(part)
         if kind == "text":
             return _part_string(part["text"], index, j)
