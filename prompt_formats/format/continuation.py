@@ -74,6 +74,8 @@ def tag_final_message(messages: Any, field: str, template: str | None = None) ->
     tuple of parts, to the last part with text; any other value is left as render meets it, so render
     raises its own error), and the text it was appended to; the caller's messages are not changed.
     ``template``: the template's text, which must name the field (transformers' check)."""
+    if type(messages) is not list and isinstance(messages, (list, tuple)):
+        messages = list(messages)  # (its items, read once by iteration: its own indexing or length could lie)
     if not is_list(messages) or not messages:
         if is_list(messages):
             raise FormatError("continue_final_message is set but the conversation is empty!")

@@ -269,3 +269,31 @@ def test_a_content_part_whose_own_accessors_lie_renders_as_its_items(name: str) 
     expected = oracle(name, messages, None, True, options)
     assert "lie" not in expected[1]  # (the oracle reads the items: what the case is about)
     assert ours(name, messages, None, True, options) == expected
+
+
+class _IndexingLies(list):  # type: ignore[type-arg]
+    """Messages whose indexing and length say what iterating them does not."""
+
+    def __getitem__(self, index: Any) -> Any:
+        items = list(iter(self))
+        return items[::-1][index]  # (reversed: a reader that indexes sees another conversation)
+
+    def __len__(self) -> int:
+        return list.__len__(self)
+
+
+@pytest.mark.parametrize("name", pf.available_formats())
+def test_messages_whose_indexing_lies_render_as_their_items(name: str) -> None:
+    # As transformers hands them over: iterated once (the same input as an exact list is compared
+    # with the reference engines elsewhere); with continue_final_message where the format takes it.
+    options: dict[str, Any] = ({"current_date": "2025-08-05"} if name in ("harmony", "gpt-oss") else
+                               {"date_string": "26 Jul 2024"} if name.startswith("llama") else {})
+    fmt = pf.get_format(name)
+    plain = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "second"},
+             {"role": "user", "content": "third"}, {"role": "assistant", "content": "fourth"}]
+    cases = [({}, None)]
+    if "continue_final_message" in fmt.options:
+        cases.append(({"continue_final_message": True}, False))
+    for extra, gen in cases:
+        expected = render_or_crash(fmt.render, plain, None, gen, **options, **extra)
+        assert render_or_crash(fmt.render, _IndexingLies(plain), None, gen, **options, **extra) == expected

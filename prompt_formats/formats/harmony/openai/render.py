@@ -70,14 +70,18 @@ NO_CALL_ERROR = "Message has tool role, but there was no previous assistant mess
 
 
 def checked_messages(messages: Any) -> Sequence[Any]:
-    """``messages`` itself once it is a non-empty list (or sequence) of messages."""
-    if (type(messages) is not list and type(messages) is not tuple) and (
-        isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence)
-    ):
-        raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
-    if not messages:
+    """``messages`` itself once it is a non-empty list (or sequence) of messages; another class of
+    list or tuple as the list of its items (read once by iteration, as transformers hands it over:
+    the walk indexes it, and its own indexing or length could say what its items do not)."""
+    given: Sequence[Any] = messages
+    if type(messages) is not list and type(messages) is not tuple:
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+            raise InvalidInputError("messages", f"expected a list of messages, got {type_name(messages)}")
+        if isinstance(messages, (list, tuple)):
+            given = list(messages)
+    if not given:
         raise InvalidInputError("messages", "expected at least one message (the template reads messages[0])")
-    return messages
+    return given
 
 
 def as_mapping(message: Any, index: int) -> Mapping[str, Any]:
