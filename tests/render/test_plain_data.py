@@ -191,14 +191,21 @@ _FIXED_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
+def _as_the_oracle_reads_it(name: str, messages: list[Any], gen: bool, lie: str | None = None) -> None:
+    """Ours on ``messages`` equals the oracle fed as transformers feeds it (which reads no ``lie``)."""
+    options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
+    expected = oracle(name, messages, None, gen, options)
+    if lie is not None:
+        assert lie not in expected[1]  # (the oracle reads the items: what the case is about)
+    assert ours(name, messages, None, gen, options) == expected
+
+
 @pytest.mark.parametrize("name", FORMATS)
 def test_a_content_given_as_another_class_of_list_renders_as_its_items(name: str) -> None:
     messages = [{"role": "user", "content": _Parts([{"type": "text", "text": "hi"}])},
                 {"role": "assistant", "content": _Parts([{"type": "text", "text": "yo"}])},
                 {"role": "user", "content": "and?"}]
-    options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
-    # (templates that print no list content fail on it either way)
-    assert ours(name, messages, None, True, options) == oracle(name, messages, None, True, options)
+    _as_the_oracle_reads_it(name, messages, True)  # (templates that print no list content fail on it either way)
 
 
 class _Lies(str):
@@ -217,8 +224,7 @@ class _Lies(str):
 def test_a_reasoning_whose_own_methods_lie_renders_as_its_text(name: str) -> None:
     messages = [{"role": "user", "content": "q"},
                 {"role": "assistant", "content": "a", "reasoning_content": _Lies(" plan </think> ")}]
-    options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
-    assert ours(name, messages, None, False, options) == oracle(name, messages, None, False, options)
+    _as_the_oracle_reads_it(name, messages, False, "lies")
 
 
 class _CallLies(dict):  # type: ignore[type-arg]
@@ -243,10 +249,7 @@ def test_a_tool_call_whose_own_accessors_lie_renders_as_its_items(name: str, whe
     call = _CallLies(call) if where == "call" else {**call, "function": _CallLies(function)}
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": "c1", "content": "sunny"}, {"role": "user", "content": "and?"}]
-    options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
-    expected = oracle(name, messages, None, True, options)
-    assert "lie" not in expected[1]  # (the oracle reads the items: what the case is about)
-    assert ours(name, messages, None, True, options) == expected
+    _as_the_oracle_reads_it(name, messages, True, "lie")
 
 
 class _PartLies(dict):  # type: ignore[type-arg]
@@ -265,21 +268,15 @@ class _PartLies(dict):  # type: ignore[type-arg]
 @pytest.mark.parametrize("name", FORMATS)
 def test_a_content_part_whose_own_accessors_lie_renders_as_its_items(name: str) -> None:
     messages = [{"role": "user", "content": [_PartLies(type="text", text="paris")]}]
-    options = gemma4_strategies.oracle_options({}) if name == "gemma-4" else _FIXED_OPTIONS.get(name, {})
-    expected = oracle(name, messages, None, True, options)
-    assert "lie" not in expected[1]  # (the oracle reads the items: what the case is about)
-    assert ours(name, messages, None, True, options) == expected
+    _as_the_oracle_reads_it(name, messages, True, "lie")
 
 
 class _IndexingLies(list):  # type: ignore[type-arg]
-    """Messages whose indexing and length say what iterating them does not."""
+    """Messages whose indexing says what iterating them does not."""
 
     def __getitem__(self, index: Any) -> Any:
         items = list(iter(self))
         return items[::-1][index]  # (reversed: a reader that indexes sees another conversation)
-
-    def __len__(self) -> int:
-        return list.__len__(self)
 
 
 @pytest.mark.parametrize("name", pf.available_formats())
