@@ -31,7 +31,7 @@ def extension(rendered: list[Any], messages: Any, first_reads_any: bool = False)
     count = len(rendered)
     extends = 0 < count <= len(given) and _same_objects(rendered, given)
     if not extends and first_reads_any:
-        return False  # (checking each message's type costs about 8% of such a render)
+        return False  # (checking each message's type cost 2-8% of such a render)
     if not _all_dicts(given[count:] if extends else given):
         return None
     return extends

@@ -24,7 +24,7 @@ class Gemma3Incremental(ExtendingRenderer):
     """One session's pieces of the prompt. Not shared: the session holds it under a lock."""
 
     __slots__ = ("_bos", "_first_turn", "_out")
-    _first_reads_any = True  # (the walk reads a message of any type as render's does)
+    _first_reads_any = True  # (the walk reads a message of any type as render first reads it)
 
     def __init__(self, bos: str) -> None:
         self._bos = bos

@@ -75,7 +75,7 @@ class HarmonyIncremental(ExtendingRenderer):
 
     __slots__ = ("_analyses", "_current_date", "_header", "_last_role",
                  "_named_by_id", "_out", "_run", "_system", "_system_count")
-    _first_reads_any = True  # (the walk reads a message of any type as render's does)
+    _first_reads_any = True  # (the walk reads a message of any type as render first reads it)
 
     def __init__(self, header: list[str], current_date: Any) -> None:
         self._header, self._current_date = header, current_date
