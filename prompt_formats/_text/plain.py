@@ -16,7 +16,8 @@ from typing import Any
 
 from ..errors import InvalidInputError
 
-__all__ = ["JSON_TYPES", "NotPlainData", "of_json_type", "plain_data", "plain_scalar", "printed_value", "require_plain"]
+__all__ = ["JSON_TYPES", "NotPlainData", "as_handed", "of_json_type", "plain_data", "plain_scalar", "printed_value",
+           "require_plain"]
 
 #: The exact types of decoded JSON values: a value of one of them (its items too, for a list or a
 #: dict) is read as it is.
@@ -67,6 +68,13 @@ def plain_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return _plain_container(list(value) if isinstance(value, list) else tuple(value))
     return _plain_object(value)
+
+
+def as_handed(value: Any) -> Any:
+    """``value`` where a template reads a mapping (a message, a part, a call): a mapping other than a
+    dict as its plain data, as transformers hands it over (its own ``get``, ``[]`` or ``in`` could show
+    what its items do not); a dict, or anything else, as it is."""
+    return plain_data(value) if type(value) is not dict and isinstance(value, Mapping) else value
 
 
 def plain_scalar(value: Any) -> Any:

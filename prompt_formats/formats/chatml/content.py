@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._text.plain import plain_data
+from ..._text.plain import as_handed
 from ..._text.tojson import printed
 from ...errors import InvalidInputError, TemplateError, type_name
 from ...model.reading import part_kind
@@ -76,8 +76,7 @@ def content_text(
         if type(item) is dict:  # (the usual part: no ABC test)
             kind = part_kind(item)
         else:
-            if isinstance(item, Mapping):
-                item = plain_data(item)  # (its items, as transformers hands it over: its own [] or in could lie)
+            item = as_handed(item)
             kind = item_kind(item, f"messages[{index}].content[{j}]")
             if kind == "text" and not isinstance(item, Mapping):
                 continue  # `item.text` of a string or a list: undefined, printed as nothing

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...._text.plain import plain_data, printed_value
+from ...._text.plain import as_handed, printed_value
 from ...._text.tojson import printed as chars  # a string's characters: what a template writes of it
 from ....errors import InvalidInputError, type_name
 from ....model.reading import part_kind
@@ -51,8 +51,7 @@ def _items(content: Any, path: str) -> list[Any]:
     if content is None or content is ABSENT:
         return []
     if isinstance(content, (Mapping, list, tuple)):
-        # (a part that is a mapping other than a dict as its items: its own [] or in could lie)
-        return [item if type(item) is dict or not isinstance(item, Mapping) else plain_data(item) for item in content]
+        return [as_handed(item) for item in content]
     raise InvalidInputError(path, f"expected a string or a list of content parts, got {type_name(content)}")
 
 

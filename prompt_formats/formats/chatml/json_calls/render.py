@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...._text.plain import plain_data, require_plain
+from ...._text.plain import as_handed, require_plain
 from ...._text.tojson import json_chunks, tojson_at
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
@@ -119,7 +119,8 @@ def _call_body(call: Any, template: JsonTemplate, path: str) -> Mapping[str, Any
         if template.function_if_present or function:
             if not isinstance(function, Mapping):  # the engine reads no arguments from it
                 raise InvalidInputError(path + ".function", f"expected an object, got {type_name(function)}")
-            return function if type(function) is dict else plain_data(function)
+            body: Mapping[str, Any] = as_handed(function)
+            return body
         if template.strings_only:  # the guard checks the function's fields, not the call's own
             raise InvalidInputError(path + ".function", f"an empty {type_name(function)}: the template reads the "
                                     "call's own name and arguments (with a guard, refused: they go unchecked)")
@@ -162,8 +163,7 @@ def _write_calls(out: list[str], calls: Any, content: Any, index: int, template:
         path = ""
         if type(body) is not dict or not body:
             path = f"messages[{index}].tool_calls[{k}]"
-            if type(call) is not dict and isinstance(call, Mapping):
-                call = plain_data(call)  # (its items, as transformers hands it over: its own get could lie)
+            call = as_handed(call)
             body = _call_body(call, template, path)
             if body is not call:
                 path += ".function"

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ...._text.plain import plain_data, printed_value
+from ...._text.plain import as_handed, printed_value
 from ...._text.tojson import json_refused, tojson
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Tools
@@ -53,8 +53,9 @@ def fields_of(value: Any, path: str) -> Mapping[Any, Any] | None:
     """The fields the template reads of a value (a tool's function, a parameter, a call): a
     mapping's; none (``None``) of JSON data that is no object, on which Jinja finds no such
     attribute; another object is refused, since Jinja would read its attributes."""
-    if isinstance(value, Mapping):  # (another mapping as its items, as transformers hands it over)
-        return value if type(value) is dict else plain_data(value)
+    if isinstance(value, Mapping):
+        fields: Mapping[Any, Any] = as_handed(value)
+        return fields
     if value is None or isinstance(value, (str, int, float, list, tuple)):
         return None
     raise InvalidInputError(path, f"expected an object, got {type_name(value)}")

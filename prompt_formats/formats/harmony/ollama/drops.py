@@ -29,14 +29,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...._text.plain import JSON_TYPES
+from ...._text.plain import JSON_TYPES, as_handed
 from ....format.chat_format import Conversation, Tools
 from ....format.spans import calls_hold_text
 from ....model.messages import Message, named_function
 from ....model.reading import REASONING_FIELDS
 from ....model.tools import PreparedTools, rendered_tools
 from ..tokens import ANALYSIS
-from .render import UNWRITTEN, Note, _content_text, as_handed
+from .render import UNWRITTEN, Note, _content_text
 
 __all__ = ["dropped"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ...._text.plain import plain_data
+from ...._text.plain import as_handed
 from ....errors import InvalidInputError, type_name
 from ....format.chat_format import Conversation, Tools
 from ....model.messages import ImagePart, Message, TextPart, ToolCall, VideoPart, named_function
@@ -190,19 +190,12 @@ def _first_text(message: Mapping[str, Any], key: str | None, index: int) -> str 
     return None if key is None else _optional_text(message.get(key), index, key)
 
 
-def as_handed(message: Any) -> Any:
-    """A message as a template is handed it: a mapping other than a dict as its plain data (transformers'
-    reading, every format's: its own ``get`` could show what its items do not), anything else as it is."""
-    return plain_data(message) if type(message) is not dict and isinstance(message, Mapping) else message
-
-
 def _fields(message: Any, index: int) -> Fields:
     """``(role, content, thinking, tool_name)`` of one message, validated; ``developer`` -> ``system``.
 
     Reasoning is read (and validated) only on assistant messages and the tool name only on tool
     messages: the template reads them nowhere else. Absent ones are ``None``.
     """
-    message = as_handed(message)
     if isinstance(message, Mapping):
         role = message.get("role")
         content = message.get("content")
@@ -228,12 +221,7 @@ def _fields(message: Any, index: int) -> Fields:
 
 
 def _tool_call_id(message: Any, index: int) -> str | None:
-    if type(message) is dict:
-        value = message.get("tool_call_id")
-    elif isinstance(message, Message):
-        value = _as_set(message).tool_call_id
-    else:
-        value = as_handed(message).get("tool_call_id")
+    value = _as_set(message).tool_call_id if isinstance(message, Message) else message.get("tool_call_id")
     return _optional_text(value, index, "tool_call_id")
 
 
