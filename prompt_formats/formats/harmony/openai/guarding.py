@@ -124,11 +124,11 @@ def _guard_first_call(guard: ControlTokenGuard, call: Any, path: str) -> Any:
             call = plain_data(call)
         function = call.get("function")
         if function and type(function) is not dict and isinstance(function, Mapping):
-            call = {**call, "function": plain_data(function)}
+            function = plain_data(function)
+            call = {**call, "function": function}
     except InvalidInputError:  # (a key that is no text: the renderer refuses the call)
         return given
     body = call
-    function = call.get("function")
     if function:
         if not isinstance(function, Mapping):
             return call

@@ -329,7 +329,7 @@ class LoopState:
     makes none of the losses of the usual agent request (a dropped analysis, calls after the first,
     an unread alias), which cost it a tenth of its time on agent requests."""
 
-    __slots__ = ("analyses", "first", "lost", "messages", "noting", "starts")
+    __slots__ = ("analyses", "first", "lost", "messages", "noting")
 
     def __init__(self, messages: Sequence[Any], noting: bool, first: FirstRender | None = None) -> None:
         self.messages = messages
@@ -337,7 +337,6 @@ class LoopState:
         self.analyses: list[tuple[int, int, str]] = []  # (place in out, message index, field)
         self.lost: list[tuple[int, str | None]] = []
         self.first = first  # a session's first render: what it notes
-        self.starts = None if first is None else first.starts
 
 
 def _write_tool_call(out: list[str], message: Mapping[str, Any], calls: Any, index: int, state: LoopState) -> str:
@@ -437,8 +436,8 @@ def _drop_analyses(out: list[str], state: LoopState) -> None:
         state.lost += [(index, key) for _, index, key in analyses]
     kept += out[previous:]
     out[first:] = kept
-    if state.starts is not None:
-        _move_starts(state.starts, [at for at, _, _ in analyses])
+    if state.first is not None:
+        _move_starts(state.first.starts, [at for at, _, _ in analyses])
     analyses.clear()
 
 
@@ -492,7 +491,8 @@ def _render_loop(out: list[str], state: LoopState, start: int, add_generation_pr
     messages = state.messages
     last = len(messages) - 1
     last_tool_name: str | None = None
-    starts, first = state.starts, state.first
+    first = state.first
+    starts = None if first is None else first.starts
     for index in range(start, len(messages)):
         message = messages[index]
         if starts is not None:
